@@ -1,0 +1,44 @@
+# The front door. `make demo` (README command 1) and `make test` (README command 2) work on a fresh machine.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+export DO_NOT_TRACK := 1
+
+.PHONY: install demo test unit engine-up engine-down clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip uv
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	bash scripts/install-system-deps.sh
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/uv pip install -q -e '.[dev]'
+	touch $(STAMP)
+
+## install: Python packages, Debian packages and the OpenSearch engine (cached)
+install: $(STAMP)
+	$(BIN)/stroidok engine install
+
+## demo: install, start the engine, create the index
+demo: install
+	$(BIN)/stroidok engine up
+	$(BIN)/stroidok index init
+	$(BIN)/stroidok engine status
+
+## test: install and run the whole suite (integration tests start their own node)
+test: install
+	$(BIN)/pytest
+
+unit: $(STAMP)
+	$(BIN)/pytest tests/unit
+
+engine-up: install
+	$(BIN)/stroidok engine up
+
+engine-down:
+	$(BIN)/stroidok engine down
+
+clean:
+	rm -rf $(VENV) .pytest_cache

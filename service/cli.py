@@ -1,0 +1,138 @@
+"""The ``stroidok`` command. Subcommands parse flags and delegate; they hold no logic.
+
+Logs go to stderr (stdout is for results, and for the MCP protocol under ``serve``).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import asdict
+
+import typer
+from loguru import logger
+from rich.console import Console
+from rich.table import Table
+
+from service.engine.process import EngineProcess, log_tail
+from service.engine.status import read_status
+from service.errors import StroidokError
+from service.index_admin import apply_all, index_status
+from service.opensearch import build_client
+from service.settings import Settings
+
+app = typer.Typer(
+    help="StroiDok search: Russian construction documents on OpenSearch.", no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+engine_app = typer.Typer(help="The managed local OpenSearch node.", no_args_is_help=True)
+index_app = typer.Typer(help="The chunk index, its template and search pipelines.", no_args_is_help=True)
+app.add_typer(engine_app, name="engine")
+app.add_typer(index_app, name="index")
+
+out = Console()
+
+
+class State:
+    settings: Settings
+
+
+state = State()
+
+
+@app.callback()
+def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging on stderr.")) -> None:
+    logger.remove()
+    logger.add(sys.stderr, level="DEBUG" if verbose else "INFO", format="{time:HH:mm:ss} {level:<7} {message}")
+    state.settings = Settings()
+
+
+@engine_app.command("install")
+def engine_install() -> None:
+    """Find Java 21+, download and assemble OpenSearch with k-NN and neural-search (cached)."""
+    jdk, install_dir = EngineProcess(state.settings.engine).install()
+    out.print(f"OpenSearch {state.settings.engine.version} ready in {install_dir} (Java {jdk.major} at {jdk.home})")
+
+
+@engine_app.command("up")
+def engine_up() -> None:
+    """Start the node on loopback (idempotent) and wait until it is green."""
+    result = EngineProcess(state.settings.engine).up()
+    verb = "started" if result.started else "already running"
+    out.print(f"OpenSearch {verb} at {result.url} (pid {result.pid}), green after {result.seconds:.1f}s")
+
+
+@engine_app.command("down")
+def engine_down() -> None:
+    """Stop the node this tool started (never another one)."""
+    pid = EngineProcess(state.settings.engine).down()
+    out.print(f"OpenSearch (pid {pid}) stopped" if pid else "no managed OpenSearch node was running")
+
+
+@engine_app.command("status")
+def engine_status(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
+    """Version, plugins, health, heap, indexes and doc counts of the configured node."""
+    settings = state.settings
+    status = read_status(build_client(settings), settings.opensearch_url)
+    if as_json:
+        out.print_json(json.dumps(asdict(status)))
+        return
+    out.print(f"[bold]{status.url}[/] OpenSearch {status.version}, cluster {status.cluster_status}, "
+              f"heap {status.heap_used_mb}/{status.heap_max_mb} MB")
+    out.print("plugins: " + ", ".join(status.plugins))
+    table = Table("index", "health", "docs", "size")
+    for index in status.indexes:
+        table.add_row(index.name, index.health, str(index.docs), index.size)
+    out.print(table)
+
+
+@engine_app.command("logs")
+def engine_logs(lines: int = typer.Option(50, "--lines", "-n", min=1, max=10000)) -> None:
+    """The last lines of the managed node's console log."""
+    for line in log_tail(EngineProcess(state.settings.engine).paths, lines):
+        out.print(line, markup=False, highlight=False)
+
+
+@index_app.command("init")
+def index_init() -> None:
+    """Apply the index template, search pipelines and aliased index (idempotent)."""
+    changes = apply_all(build_client(state.settings), state.settings.index)
+    for change in changes:
+        out.print(f"{change.kind:<16} {change.name:<40} {change.action}")
+
+
+@index_app.command("status")
+def index_status_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
+    """Check the engine's template, pipelines and index against index_templates/ and settings."""
+    status = index_status(build_client(state.settings), state.settings.index)
+    if as_json:
+        out.print_json(json.dumps({**asdict(status), "ok": status.ok}))
+    else:
+        out.print(f"alias {status.alias} -> {status.concrete_index} ({status.doc_count} chunks), "
+                  f"vector dim {status.embedding_dim}")
+        for problem in status.problems:
+            out.print(f"[red]problem:[/] {problem}")
+        out.print("[green]ok[/]" if status.ok else "[red]not ok[/]")
+    if not status.ok:
+        raise typer.Exit(1)
+
+
+def main() -> None:
+    """Entry point: product errors become one clear stderr message and exit code 2, never a traceback."""
+    try:
+        app()
+    except StroidokError as exc:
+        err = Console(stderr=True)
+        err.print(f"[bold red]error {exc.code}:[/] {exc.message}", highlight=False)
+        for key, value in exc.details.items():
+            if isinstance(value, list):
+                err.print(f"  {key}:", highlight=False)
+                for item in value:
+                    err.print(f"    {item}", markup=False, highlight=False)
+            else:
+                err.print(f"  {key}: {value}", markup=False, highlight=False)
+        sys.exit(2)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,300 @@
+"""Run, watch and stop one managed OpenSearch node on loopback.
+
+A node is identified by its state directory (``EngineSettings.state_dir``): it holds the node's own
+config, data, logs and pid file. ``down`` stops only a process whose command line names that config
+directory, so it never kills a node somebody else started.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from loguru import logger
+from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
+
+from service.engine.artifacts import ensure_installed
+from service.engine.java import Jdk, find_jdk
+from service.errors import EngineError, EngineStartTimeout, NodeDied, PortInUse
+from service.settings import EngineSettings
+
+
+@dataclass(frozen=True)
+class NodePaths:
+    """Where one node keeps its state."""
+
+    root: Path
+
+    @property
+    def config(self) -> Path:
+        return self.root / "config"
+
+    @property
+    def data(self) -> Path:
+        return self.root / "data"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "logs"
+
+    @property
+    def tmp(self) -> Path:
+        return self.root / "tmp"
+
+    @property
+    def pid_file(self) -> Path:
+        return self.root / "opensearch.pid"
+
+    @property
+    def console_log(self) -> Path:
+        return self.logs / "console.log"
+
+
+@dataclass(frozen=True)
+class UpResult:
+    url: str
+    pid: int
+    started: bool
+    seconds: float
+
+
+class _NotReady(Exception):
+    """The node answers no health yet (retried)."""
+
+
+def render_opensearch_yml(settings: EngineSettings, paths: NodePaths) -> str:
+    """The node's ``opensearch.yml``: single node, loopback only, our ports and paths."""
+    config = {
+        "cluster.name": "stroidok",
+        "node.name": f"stroidok-{settings.http_port}",
+        "discovery.type": "single-node",
+        "network.host": "127.0.0.1",
+        "http.port": settings.http_port,
+        "transport.port": settings.transport_port,
+        "path.data": str(paths.data),
+        "path.logs": str(paths.logs),
+        "cluster.routing.allocation.disk.threshold_enabled": False,
+    }
+    return "".join(f"{key}: {json.dumps(value)}\n" for key, value in config.items())
+
+
+def render_jvm_options(template: str, settings: EngineSettings, paths: NodePaths, install_dir: Path) -> str:
+    """The distribution's ``jvm.options`` with our heap and every relative path made absolute."""
+    text = re.sub(r"^-Xms\S+$", f"-Xms{settings.heap}", template, flags=re.M)
+    text = re.sub(r"^-Xmx\S+$", f"-Xmx{settings.heap}", text, flags=re.M)
+    text = text.replace("HeapDumpPath=data", f"HeapDumpPath={paths.data}")
+    text = text.replace("file=logs/", f"file={paths.logs}/").replace("ErrorFile=logs/", f"ErrorFile={paths.logs}/")
+    return text.replace("-javaagent:agent/", f"-javaagent:{install_dir}/agent/")
+
+
+def port_is_free(port: int, host: str = "127.0.0.1") -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+def read_pid(paths: NodePaths) -> int | None:
+    try:
+        return int(paths.pid_file.read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def is_our_process(pid: int, paths: NodePaths) -> bool:
+    """True when ``pid`` is alive and is the OpenSearch started with this node's config directory."""
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+    return f"-Dopensearch.path.conf={paths.config}" in cmdline.replace("\0", " ")
+
+
+def running_pid(paths: NodePaths) -> int | None:
+    """The pid of this state directory's node when it is running, else None."""
+    pid = read_pid(paths)
+    return pid if pid is not None and is_our_process(pid, paths) else None
+
+
+def log_tail(paths: NodePaths, lines: int = 40) -> list[str]:
+    """The last lines of the node's console log (what it printed before dying)."""
+    try:
+        return paths.console_log.read_text(errors="replace").splitlines()[-lines:]
+    except OSError:
+        return []
+
+
+def http_json(url: str, timeout: float = 5.0) -> dict:
+    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (loopback only)
+        return json.loads(response.read())
+
+
+def _terminate(process: subprocess.Popen, timeout_s: float = 30.0) -> None:
+    """Stop a node that failed to come up, so no half-started process is left behind."""
+    if process.poll() is not None:
+        return
+    process.terminate()
+    try:
+        process.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+
+
+class EngineProcess:
+    """Lifecycle of the managed node described by ``EngineSettings``."""
+
+    def __init__(self, settings: EngineSettings) -> None:
+        self.settings = settings
+        self.paths = NodePaths(settings.state_dir)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.settings.http_port}"
+
+    def install(self) -> tuple[Jdk, Path]:
+        """Find Java, then fetch and assemble the engine (cached). Java first: it fails fastest."""
+        jdk = find_jdk([self.settings.opensearch_java_home, self.settings.java_home], self.settings.jvm_roots)
+        return jdk, ensure_installed(self.settings, jdk)
+
+    def up(self) -> UpResult:
+        """Start the node (or find it running) and wait until the cluster is green."""
+        began = time.monotonic()
+        pid = running_pid(self.paths)
+        if pid is not None:
+            self._wait_green(pid, lambda: is_our_process(pid, self.paths))
+            return UpResult(self.url, pid, started=False, seconds=time.monotonic() - began)
+        jdk, install_dir = self.install()
+        self._check_ports()
+        self._prepare_state(install_dir)
+        process = self._spawn(jdk, install_dir)
+        logger.info("OpenSearch starting (pid {}), waiting for green on {}", process.pid, self.url)
+        try:
+            self._wait_green(process.pid, lambda: process.poll() is None)
+        except EngineError:
+            _terminate(process)
+            raise
+        return UpResult(self.url, process.pid, started=True, seconds=time.monotonic() - began)
+
+    def down(self, timeout_s: float = 60.0) -> int | None:
+        """Stop this node if it runs; returns the pid stopped, or None when nothing was running."""
+        pid = running_pid(self.paths)
+        if pid is None:
+            self.paths.pid_file.unlink(missing_ok=True)
+            return None
+        os.kill(pid, signal.SIGTERM)
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline and is_our_process(pid, self.paths):
+            time.sleep(0.2)
+        if is_our_process(pid, self.paths):
+            logger.warning("node {} ignored SIGTERM for {}s, killing it", pid, timeout_s)
+            os.kill(pid, signal.SIGKILL)
+        self.paths.pid_file.unlink(missing_ok=True)
+        return pid
+
+    def _check_ports(self) -> None:
+        for name, port in (("http", self.settings.http_port), ("transport", self.settings.transport_port)):
+            if not port_is_free(port):
+                env = f"STROIDOK_ENGINE_{name.upper()}_PORT"
+                raise PortInUse(
+                    f"{name} port {port} on 127.0.0.1 is taken by another process; stop it or set {env}",
+                    details={"port": port, "setting": env},
+                )
+
+    def _run_user(self) -> pwd.struct_passwd | None:
+        """The unprivileged account to run as when we are root (created on first use)."""
+        if os.geteuid() != 0:
+            return None
+        name = self.settings.run_as
+        try:
+            return pwd.getpwnam(name)
+        except KeyError:
+            pass
+        logger.info("creating system user {} to run OpenSearch (it refuses to run as root)", name)
+        done = subprocess.run(["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+                              capture_output=True, text=True)
+        if done.returncode != 0:
+            raise EngineError(f"could not create user {name}: {done.stderr.strip()}")
+        return pwd.getpwnam(name)
+
+    def _prepare_state(self, install_dir: Path) -> None:
+        paths = self.paths
+        shutil.rmtree(paths.config, ignore_errors=True)
+        shutil.copytree(install_dir / "config", paths.config)
+        for directory in (paths.data, paths.logs, paths.tmp):
+            directory.mkdir(parents=True, exist_ok=True)
+        (paths.config / "opensearch.yml").write_text(render_opensearch_yml(self.settings, paths))
+        jvm = paths.config / "jvm.options"
+        jvm.write_text(render_jvm_options(jvm.read_text(), self.settings, paths, install_dir))
+        paths.pid_file.unlink(missing_ok=True)
+        user = self._run_user()
+        if user is not None:
+            for path in [paths.root, *paths.root.rglob("*")]:
+                os.chown(path, user.pw_uid, user.pw_gid)
+
+    def _spawn(self, jdk: Jdk, install_dir: Path) -> subprocess.Popen:
+        paths = self.paths
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "OPENSEARCH_JAVA_HOME": str(jdk.home),
+            "OPENSEARCH_PATH_CONF": str(paths.config),
+            "OPENSEARCH_TMPDIR": str(paths.tmp),
+            "OPENSEARCH_JAVA_OPTS": f"-Xms{self.settings.heap} -Xmx{self.settings.heap}",
+            "HOME": str(paths.root),
+            "LANG": "C.UTF-8",
+        }
+        user = self._run_user()
+        identity = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user else {}
+        with paths.console_log.open("ab") as console:
+            process = subprocess.Popen(
+                [str(install_dir / "bin" / "opensearch")],
+                cwd=install_dir, env=env, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
+                start_new_session=True, **identity,
+            )
+        paths.pid_file.write_text(str(process.pid))
+        if user is not None:
+            os.chown(paths.pid_file, user.pw_uid, user.pw_gid)
+        return process
+
+    def _health_once(self, pid: int, alive: Callable[[], bool]) -> dict:
+        if not alive():
+            raise NodeDied(
+                f"OpenSearch (pid {pid}) exited during startup; see {self.paths.console_log}",
+                details={"log_tail": log_tail(self.paths)},
+            )
+        try:
+            health = http_json(f"{self.url}/_cluster/health?wait_for_status=green&timeout=2s", timeout=5)
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            raise _NotReady(str(exc)) from exc
+        if health.get("status") != "green":
+            raise _NotReady(f"cluster status {health.get('status')}")
+        return health
+
+    def _wait_green(self, pid: int, alive: Callable[[], bool]) -> dict:
+        retrying = Retrying(
+            stop=stop_after_delay(self.settings.start_timeout_s),
+            wait=wait_fixed(1),
+            retry=retry_if_exception_type(_NotReady),
+        )
+        try:
+            return retrying(self._health_once, pid, alive)
+        except RetryError as exc:
+            raise EngineStartTimeout(
+                f"OpenSearch did not turn green within {self.settings.start_timeout_s:.0f}s",
+                details={"last_error": str(exc.last_attempt.exception()), "log_tail": log_tail(self.paths)},
+            ) from exc

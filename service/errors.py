@@ -1,0 +1,79 @@
+"""The one exception tree of the product; each member carries a public, machine-readable code.
+
+    StroidokError                      (INTERNAL_ERROR)
+    ├── ConfigError                    (CONFIG_ERROR)
+    ├── EngineError                    (ENGINE_ERROR)    managed node lifecycle
+    │   ├── JavaNotFound               (JAVA_NOT_FOUND)
+    │   ├── PortInUse                  (PORT_IN_USE)
+    │   ├── ArtifactDownloadFailed     (DOWNLOAD_FAILED)
+    │   ├── EngineAssemblyFailed       (ASSEMBLY_FAILED)
+    │   ├── NodeDied                   (NODE_DIED)
+    │   └── EngineStartTimeout         (START_TIMEOUT)
+    └── SearchError                    (DATABASE_ERROR)  talking to the engine
+        ├── IndexUnavailable           (INDEX_UNAVAILABLE)
+        └── IndexSetupError            (INDEX_SETUP_ERROR)
+
+opensearch-py exceptions become members of this tree in exactly one place: ``service.opensearch``.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class StroidokError(Exception):
+    """Base of every error the product raises on purpose."""
+
+    code: ClassVar[str] = "INTERNAL_ERROR"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details = details or {}
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"code": self.code, "message": self.message, "details": self.details}
+
+
+class ConfigError(StroidokError):
+    code = "CONFIG_ERROR"
+
+
+class EngineError(StroidokError):
+    code = "ENGINE_ERROR"
+
+
+class JavaNotFound(EngineError):
+    code = "JAVA_NOT_FOUND"
+
+
+class PortInUse(EngineError):
+    code = "PORT_IN_USE"
+
+
+class ArtifactDownloadFailed(EngineError):
+    code = "DOWNLOAD_FAILED"
+
+
+class EngineAssemblyFailed(EngineError):
+    code = "ASSEMBLY_FAILED"
+
+
+class NodeDied(EngineError):
+    code = "NODE_DIED"
+
+
+class EngineStartTimeout(EngineError):
+    code = "START_TIMEOUT"
+
+
+class SearchError(StroidokError):
+    code = "DATABASE_ERROR"
+
+
+class IndexUnavailable(SearchError):
+    code = "INDEX_UNAVAILABLE"
+
+
+class IndexSetupError(SearchError):
+    code = "INDEX_SETUP_ERROR"

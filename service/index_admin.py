@@ -1,0 +1,200 @@
+"""Apply and check the chunk index template, its alias and the hybrid search pipelines.
+
+The JSON under ``index_templates/`` is the source of truth; settings fill in the parts that vary
+(index pattern, vector dimension, shards, fusion weights). Applying is idempotent: each resource
+is compared with what the engine holds and written only when it differs.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from opensearchpy import OpenSearch
+from opensearchpy import exceptions as os_exc
+
+from service.errors import IndexSetupError
+from service.opensearch import engine_errors
+from service.settings import IndexSettings
+
+TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "index_templates"
+HASH_KEY = "stroidok_template_hash"
+
+Action = Literal["created", "updated", "unchanged"]
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    name: str
+    action: Action
+
+
+@dataclass
+class IndexStatus:
+    alias: str
+    concrete_index: str | None
+    doc_count: int | None
+    template_current: bool
+    pipelines_current: dict[str, bool]
+    embedding_dim: int | None
+    problems: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def load_json(relative: str, templates_dir: Path = TEMPLATES_DIR) -> dict[str, Any]:
+    """A JSON file from ``index_templates/`` with its ``_comment`` keys removed."""
+    data = json.loads((templates_dir / relative).read_text(encoding="utf-8"))
+    data.pop("_comment", None)
+    return data
+
+
+def content_hash(body: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def build_index_template(raw: dict[str, Any], settings: IndexSettings) -> dict[str, Any]:
+    """The index template body for ``settings.alias``, stamped with a hash of its own content."""
+    body = copy.deepcopy(raw)
+    body["index_patterns"] = [f"{settings.alias}-*"]
+    index = body["template"]["settings"]["index"]
+    index["number_of_shards"] = settings.shards
+    index["number_of_replicas"] = settings.replicas
+    body["template"]["mappings"]["properties"]["embedding"]["dimension"] = settings.embedding_dim
+    body["template"]["mappings"]["_meta"] = {HASH_KEY: content_hash(body)}
+    return body
+
+
+def build_hybrid_pipeline(raw: dict[str, Any], settings: IndexSettings) -> dict[str, Any]:
+    """The normalization pipeline with the configured technique and BM25/dense weights."""
+    body = copy.deepcopy(raw)
+    processor = body["phase_results_processors"][0]["normalization-processor"]
+    processor["normalization"]["technique"] = settings.normalization
+    processor["combination"]["parameters"]["weights"] = [settings.bm25_weight, settings.dense_weight]
+    return body
+
+
+def build_rrf_pipeline(raw: dict[str, Any], settings: IndexSettings) -> dict[str, Any]:
+    body = copy.deepcopy(raw)
+    body["phase_results_processors"][0]["score-ranker-processor"]["combination"]["rank_constant"] = (
+        settings.rrf_rank_constant
+    )
+    return body
+
+
+def wanted_pipelines(settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> dict[str, dict[str, Any]]:
+    """Pipeline id → body, for every search pipeline the product uses."""
+    return {
+        settings.hybrid_pipeline: build_hybrid_pipeline(load_json("pipelines/hybrid.json", templates_dir), settings),
+        settings.rrf_pipeline: build_rrf_pipeline(load_json("pipelines/rrf.json", templates_dir), settings),
+    }
+
+
+def wanted_template(settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> dict[str, Any]:
+    return build_index_template(load_json("chunks.json", templates_dir), settings)
+
+
+def _installed_template_hash(client: OpenSearch, name: str) -> str | None:
+    try:
+        found = client.indices.get_index_template(name=name)
+    except os_exc.NotFoundError:
+        return None
+    template = found["index_templates"][0]["index_template"]
+    return template.get("template", {}).get("mappings", {}).get("_meta", {}).get(HASH_KEY, "")
+
+
+def _installed_pipeline(client: OpenSearch, pipeline_id: str) -> dict[str, Any] | None:
+    try:
+        return client.search_pipeline.get(id=pipeline_id)[pipeline_id]
+    except os_exc.NotFoundError:
+        return None
+
+
+def _alias_indices(client: OpenSearch, alias: str) -> list[str]:
+    try:
+        return sorted(client.indices.get_alias(name=alias))
+    except os_exc.NotFoundError:
+        return []
+
+
+def _apply_template(client: OpenSearch, settings: IndexSettings, body: dict[str, Any]) -> Change:
+    installed = _installed_template_hash(client, settings.template_name)
+    wanted = body["template"]["mappings"]["_meta"][HASH_KEY]
+    if installed == wanted:
+        return Change("index_template", settings.template_name, "unchanged")
+    client.indices.put_index_template(name=settings.template_name, body=body)
+    return Change("index_template", settings.template_name, "created" if installed is None else "updated")
+
+
+def _apply_pipeline(client: OpenSearch, pipeline_id: str, body: dict[str, Any]) -> Change:
+    installed = _installed_pipeline(client, pipeline_id)
+    if installed == body:
+        return Change("search_pipeline", pipeline_id, "unchanged")
+    client.search_pipeline.put(id=pipeline_id, body=body)
+    return Change("search_pipeline", pipeline_id, "created" if installed is None else "updated")
+
+
+def _apply_index(client: OpenSearch, settings: IndexSettings) -> Change:
+    if _alias_indices(client, settings.alias):
+        return Change("index", settings.alias, "unchanged")
+    if client.indices.exists(index=settings.alias):
+        raise IndexSetupError(
+            f"'{settings.alias}' exists as a plain index, not an alias; delete it or choose another "
+            "STROIDOK_INDEX_ALIAS",
+        )
+    client.indices.create(index=settings.first_index, body={"aliases": {settings.alias: {"is_write_index": True}}})
+    return Change("index", f"{settings.alias} -> {settings.first_index}", "created")
+
+
+def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> list[Change]:
+    """Make the engine hold the template, pipelines and aliased index described by the files."""
+    with engine_errors():
+        changes = [_apply_template(client, settings, wanted_template(settings, templates_dir))]
+        changes += [_apply_pipeline(client, pid, body) for pid, body in wanted_pipelines(settings, templates_dir).items()]
+        changes.append(_apply_index(client, settings))
+    status = index_status(client, settings, templates_dir)
+    if status.problems:
+        raise IndexSetupError("index set up, but it does not match settings", details={"problems": status.problems})
+    return changes
+
+
+def _embedding_dim(client: OpenSearch, index: str) -> int | None:
+    mapping = client.indices.get_mapping(index=index)[index]["mappings"]
+    return mapping.get("properties", {}).get("embedding", {}).get("dimension")
+
+
+def index_status(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> IndexStatus:
+    """Compare what the engine holds with the files and settings; ``problems`` says what differs."""
+    with engine_errors():
+        template_hash = _installed_template_hash(client, settings.template_name)
+        wanted_hash = wanted_template(settings, templates_dir)["template"]["mappings"]["_meta"][HASH_KEY]
+        pipelines = {pid: _installed_pipeline(client, pid) == body
+                     for pid, body in wanted_pipelines(settings, templates_dir).items()}
+        indices = _alias_indices(client, settings.alias)
+        concrete = indices[-1] if indices else None
+        count = client.count(index=settings.alias)["count"] if concrete else None
+        dim = _embedding_dim(client, concrete) if concrete else None
+    status = IndexStatus(settings.alias, concrete, count, template_hash == wanted_hash, pipelines, dim)
+    status.problems = _problems(status, settings)
+    return status
+
+
+def _problems(status: IndexStatus, settings: IndexSettings) -> list[str]:
+    problems = []
+    if not status.template_current:
+        problems.append(f"index template {settings.template_name} is missing or differs from index_templates/")
+    problems += [f"search pipeline {pid} is missing or differs" for pid, ok in status.pipelines_current.items()
+                 if not ok]
+    if status.concrete_index is None:
+        problems.append(f"alias {settings.alias} points to no index")
+    elif status.embedding_dim != settings.embedding_dim:
+        problems.append(f"index {status.concrete_index} has vector dimension {status.embedding_dim}, settings say "
+                        f"{settings.embedding_dim}: reindex or change STROIDOK_INDEX_EMBEDDING_DIM")
+    return problems

@@ -1,0 +1,1 @@
+"""Search requests: pure builders of OpenSearch request bodies."""

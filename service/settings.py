@@ -1,0 +1,121 @@
+"""Configuration, one pydantic-settings class per concern, built once at the entry point.
+
+Every variable carries the ``STROIDOK_`` prefix, except the conventional Java locations
+(``OPENSEARCH_JAVA_HOME``, ``JAVA_HOME``) and ``OPENSEARCH_URL``, which other tools set too.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, BaseModel, Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+OPENSEARCH_VERSION = "3.6.0"
+"""The engine version; the three Maven artifacts exist together only for this one (see docs/engine.md)."""
+
+
+def _default_home() -> Path:
+    """Where the managed engine and its data live: outside /root when root, since the node runs unprivileged."""
+    if os.geteuid() == 0:
+        return Path("/var/lib/stroidok")
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "stroidok"
+
+
+class EngineSettings(BaseSettings):
+    """The managed single-node OpenSearch: where it is assembled, how it runs."""
+
+    model_config = SettingsConfigDict(env_prefix="STROIDOK_ENGINE_", extra="ignore", populate_by_name=True)
+
+    home: Path = Field(default_factory=_default_home, description="Artifacts cache, install and node state.")
+    version: str = OPENSEARCH_VERSION
+    http_port: int = Field(default=9200, ge=1, le=65535)
+    transport_port: int = Field(default=9300, ge=1, le=65535)
+    heap: str = Field(default="1g", pattern=r"^\d+[mg]$", description="JVM heap, -Xms and -Xmx.")
+    start_timeout_s: float = Field(default=180.0, gt=0)
+    run_as: str = Field(default="stroidok", description="Unprivileged user the node runs as when we are root.")
+    jvm_roots: list[Path] = Field(default_factory=lambda: [Path("/usr/lib/jvm")])
+    opensearch_java_home: Path | None = Field(
+        default=None, validation_alias=AliasChoices("STROIDOK_ENGINE_JAVA_HOME", "OPENSEARCH_JAVA_HOME")
+    )
+    java_home: Path | None = Field(default=None, validation_alias="JAVA_HOME")
+    maven: str = Field(default="mvn", description="Maven executable used to fetch the artifacts.")
+
+    @property
+    def state_dir(self) -> Path:
+        """Data, logs, config and pid of the node listening on ``http_port``."""
+        return self.home / "nodes" / str(self.http_port)
+
+    @property
+    def install_dir(self) -> Path:
+        return self.home / f"opensearch-{self.version}"
+
+    @property
+    def artifacts_dir(self) -> Path:
+        return self.home / "artifacts"
+
+
+class OpenSearchSettings(BaseSettings):
+    """How the product reaches the engine (managed, Docker or remote)."""
+
+    model_config = SettingsConfigDict(env_prefix="STROIDOK_OPENSEARCH_", extra="ignore", populate_by_name=True)
+
+    url: str | None = Field(
+        default=None,
+        validation_alias=AliasChoices("STROIDOK_OPENSEARCH_URL", "OPENSEARCH_URL"),
+        description="Defaults to the managed engine on loopback.",
+    )
+    timeout_s: float = Field(default=30.0, gt=0)
+    verify_certs: bool = False
+
+    def resolved_url(self, engine: EngineSettings) -> str:
+        return self.url or f"http://127.0.0.1:{engine.http_port}"
+
+
+class IndexSettings(BaseSettings):
+    """The chunk index, its template and the hybrid search pipelines."""
+
+    model_config = SettingsConfigDict(env_prefix="STROIDOK_INDEX_", extra="ignore")
+
+    alias: str = Field(default="stroidok-chunks", pattern=r"^[a-z0-9][a-z0-9_\-]{0,100}$")
+    embedding_dim: int = Field(default=300, ge=2, le=16000)
+    shards: int = Field(default=1, ge=1)
+    replicas: int = Field(default=0, ge=0)
+    bm25_weight: float = Field(default=0.8, ge=0, le=1)
+    rrf_rank_constant: int = Field(default=60, ge=1)
+    normalization: Literal["min_max", "l2", "z_score"] = "min_max"
+
+    @property
+    def dense_weight(self) -> float:
+        return round(1.0 - self.bm25_weight, 6)
+
+    @property
+    def template_name(self) -> str:
+        return f"{self.alias}-template"
+
+    @property
+    def first_index(self) -> str:
+        return f"{self.alias}-000001"
+
+    @property
+    def hybrid_pipeline(self) -> str:
+        return f"{self.alias}-hybrid"
+
+    @property
+    def rrf_pipeline(self) -> str:
+        return f"{self.alias}-rrf"
+
+
+class Settings(BaseModel):
+    """All concerns together; the CLI builds this once and passes parts down."""
+
+    engine: EngineSettings = Field(default_factory=EngineSettings)
+    opensearch: OpenSearchSettings = Field(default_factory=OpenSearchSettings)
+    index: IndexSettings = Field(default_factory=IndexSettings)
+
+    @property
+    def opensearch_url(self) -> str:
+        return self.opensearch.resolved_url(self.engine)

@@ -1,0 +1,85 @@
+"""The real index template and search pipelines, applied to a real node."""
+
+from __future__ import annotations
+
+import pytest
+from opensearchpy import OpenSearch
+
+from service.errors import IndexSetupError
+from service.index_admin import apply_all, index_status
+from service.settings import IndexSettings
+
+pytestmark = pytest.mark.integration
+
+
+def _snapshot(client: OpenSearch, settings: IndexSettings) -> dict:
+    return {
+        "template": client.indices.get_index_template(name=settings.template_name),
+        "pipelines": client.search_pipeline.get(id=f"{settings.hybrid_pipeline},{settings.rrf_pipeline}"),
+        "indices": sorted(client.indices.get_alias(name=settings.alias)),
+        "mapping": client.indices.get_mapping(index=settings.alias),
+        "settings": client.indices.get_settings(index=settings.alias)[settings.first_index]["settings"]["index"].get("analysis"),
+    }
+
+
+def test_templates_and_pipelines_apply_twice_without_change(client: OpenSearch, index_settings: IndexSettings):
+    first = apply_all(client, index_settings)
+    assert {c.action for c in first} == {"created"}
+    before = _snapshot(client, index_settings)
+
+    second = apply_all(client, index_settings)
+
+    assert {c.action for c in second} == {"unchanged"}
+    assert _snapshot(client, index_settings) == before
+    assert before["indices"] == [index_settings.first_index]
+
+
+def test_changed_weights_update_the_pipeline_in_place(client: OpenSearch, index_settings: IndexSettings):
+    apply_all(client, index_settings)
+    reweighted = index_settings.model_copy(update={"bm25_weight": 0.3})
+
+    changes = {c.name: c.action for c in apply_all(client, reweighted)}
+
+    assert changes[index_settings.hybrid_pipeline] == "updated"
+    assert changes[index_settings.rrf_pipeline] == "unchanged"
+    stored = client.search_pipeline.get(id=index_settings.hybrid_pipeline)[index_settings.hybrid_pipeline]
+    weights = stored["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"]
+    assert weights == [0.3, 0.7]
+
+
+def test_status_reports_ok_after_init_and_problems_before(client: OpenSearch, index_settings: IndexSettings):
+    assert not index_status(client, index_settings).ok
+    apply_all(client, index_settings)
+    status = index_status(client, index_settings)
+    assert status.ok, status.problems
+    assert status.concrete_index == index_settings.first_index
+    assert status.embedding_dim == 4
+    assert status.doc_count == 0
+
+
+def test_dimension_mismatch_is_refused(client: OpenSearch, index_settings: IndexSettings):
+    apply_all(client, index_settings)
+    wider = index_settings.model_copy(update={"embedding_dim": 8})
+
+    with pytest.raises(IndexSetupError) as caught:
+        apply_all(client, wider)
+
+    assert any("vector dimension 4" in p for p in caught.value.details["problems"])
+
+
+def test_a_plain_index_under_the_alias_name_is_refused(client: OpenSearch, index_settings: IndexSettings):
+    client.indices.create(index=index_settings.alias)
+    try:
+        with pytest.raises(IndexSetupError, match="plain index"):
+            apply_all(client, index_settings)
+    finally:
+        client.indices.delete(index=index_settings.alias)
+
+
+def test_vector_field_is_lucene_hnsw_cosine(client: OpenSearch, index_settings: IndexSettings):
+    apply_all(client, index_settings)
+    mapping = client.indices.get_mapping(index=index_settings.alias)[index_settings.first_index]["mappings"]
+    vector = mapping["properties"]["embedding"]
+    assert vector["type"] == "knn_vector"
+    assert vector["method"]["engine"] == "lucene"
+    assert vector["method"]["space_type"] == "cosinesimil"

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+from service.engine.process import NodePaths, port_is_free, render_jvm_options, render_opensearch_yml
+from service.settings import EngineSettings
+
+JVM_TEMPLATE = """-Xms1g
+-Xmx1g
+-XX:HeapDumpPath=data
+-XX:ErrorFile=logs/hs_err_pid%p.log
+9-:-Xlog:gc*,gc+age=trace,safepoint:file=logs/gc.log:utctime,pid,tags:filecount=32,filesize=64m
+21-:-javaagent:agent/opensearch-agent.jar
+"""
+
+
+def test_opensearch_yml_binds_loopback_single_node_with_our_ports(tmp_path: Path):
+    settings = EngineSettings(http_port=19200, transport_port=19300, home=tmp_path)
+    text = render_opensearch_yml(settings, NodePaths(tmp_path / "n"))
+    lines = dict(line.split(": ", 1) for line in text.splitlines())
+    assert lines["discovery.type"] == '"single-node"'
+    assert lines["network.host"] == '"127.0.0.1"'
+    assert lines["http.port"] == "19200"
+    assert lines["transport.port"] == "19300"
+    assert lines["path.data"] == f'"{tmp_path}/n/data"'
+    assert lines["cluster.routing.allocation.disk.threshold_enabled"] == "false"
+
+
+def test_jvm_options_get_our_heap_and_absolute_paths(tmp_path: Path):
+    paths = NodePaths(tmp_path / "n")
+    settings = EngineSettings(heap="2g", home=tmp_path)
+    text = render_jvm_options(JVM_TEMPLATE, settings, paths, Path("/opt/os"))
+    assert text.splitlines()[:2] == ["-Xms2g", "-Xmx2g"]
+    assert f"HeapDumpPath={paths.data}" in text
+    assert f"ErrorFile={paths.logs}/hs_err" in text
+    assert f"file={paths.logs}/gc.log" in text
+    assert "-javaagent:/opt/os/agent/opensearch-agent.jar" in text
+    assert "=logs/" not in text and "=data\n" not in text
+
+
+def test_port_is_free_sees_a_listening_socket():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        port = sock.getsockname()[1]
+        assert not port_is_free(port)
+    assert port_is_free(port)

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+from service.index_admin import (
+    HASH_KEY,
+    build_hybrid_pipeline,
+    build_index_template,
+    build_rrf_pipeline,
+    load_json,
+    wanted_pipelines,
+)
+from service.settings import IndexSettings
+
+
+def test_template_follows_settings():
+    settings = IndexSettings(alias="docs", embedding_dim=768, replicas=1)
+    body = build_index_template(load_json("chunks.json"), settings)
+    assert body["index_patterns"] == ["docs-*"]
+    assert body["template"]["mappings"]["properties"]["embedding"]["dimension"] == 768
+    assert body["template"]["settings"]["index"]["number_of_replicas"] == 1
+    assert "_comment" not in body
+
+
+def test_template_hash_changes_with_content_only():
+    raw = load_json("chunks.json")
+    a = build_index_template(raw, IndexSettings(embedding_dim=300))
+    b = build_index_template(raw, IndexSettings(embedding_dim=300))
+    c = build_index_template(raw, IndexSettings(embedding_dim=384))
+    meta = lambda body: body["template"]["mappings"]["_meta"][HASH_KEY]  # noqa: E731
+    assert meta(a) == meta(b)
+    assert meta(a) != meta(c)
+
+
+def test_hybrid_pipeline_carries_weights_and_technique():
+    body = build_hybrid_pipeline(load_json("pipelines/hybrid.json"), IndexSettings(bm25_weight=0.7, normalization="l2"))
+    processor = body["phase_results_processors"][0]["normalization-processor"]
+    assert processor["combination"]["parameters"]["weights"] == [0.7, 0.3]
+    assert processor["normalization"]["technique"] == "l2"
+
+
+def test_rrf_pipeline_carries_rank_constant():
+    body = build_rrf_pipeline(load_json("pipelines/rrf.json"), IndexSettings(rrf_rank_constant=20))
+    assert body["phase_results_processors"][0]["score-ranker-processor"]["combination"]["rank_constant"] == 20
+
+
+def test_default_weights_are_the_measured_best():
+    pipelines = wanted_pipelines(IndexSettings())
+    hybrid = pipelines["stroidok-chunks-hybrid"]["phase_results_processors"][0]["normalization-processor"]
+    assert hybrid["combination"]["parameters"]["weights"] == [0.8, 0.2]
+    assert set(pipelines) == {"stroidok-chunks-hybrid", "stroidok-chunks-rrf"}

@@ -1,0 +1,36 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from service.settings import EngineSettings, Settings
+
+
+def test_opensearch_url_defaults_to_the_managed_engine(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.delenv("OPENSEARCH_URL", raising=False)
+    monkeypatch.delenv("STROIDOK_OPENSEARCH_URL", raising=False)
+    monkeypatch.setenv("STROIDOK_ENGINE_HTTP_PORT", "9311")
+    assert Settings().opensearch_url == "http://127.0.0.1:9311"
+
+
+def test_opensearch_url_honours_the_conventional_variable(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENSEARCH_URL", "http://search:9200")
+    assert Settings().opensearch_url == "http://search:9200"
+
+
+def test_java_homes_come_from_their_conventional_variables(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("OPENSEARCH_JAVA_HOME", "/opt/a")
+    monkeypatch.setenv("JAVA_HOME", "/opt/b")
+    settings = EngineSettings()
+    assert settings.opensearch_java_home == Path("/opt/a")
+    assert settings.java_home == Path("/opt/b")
+
+
+def test_state_dir_is_per_port(tmp_path: Path):
+    assert EngineSettings(home=tmp_path, http_port=9201).state_dir == tmp_path / "nodes" / "9201"
+
+
+def test_bad_heap_is_rejected():
+    with pytest.raises(ValueError):
+        EngineSettings(heap="lots")
