@@ -5,6 +5,8 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 export DO_NOT_TRACK := 1
+export UNSTRUCTURED_DISABLE_NOTICE := 1
+export HF_HUB_OFFLINE := 1
 
 .PHONY: install demo test unit engine-up engine-down clean
 
@@ -12,9 +14,10 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip uv
 
-$(STAMP): pyproject.toml | $(BIN)/python
+$(STAMP): pyproject.toml packaging/en_core_web_sm/en_core_web_sm/__init__.py | $(BIN)/python
 	bash scripts/install-system-deps.sh
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/uv pip install -q -e '.[dev]'
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/uv pip install -q --no-deps 'unstructured-inference==1.6.14' ./packaging/en_core_web_sm
 	touch $(STAMP)
 
 ## install: Python packages, Debian packages and the OpenSearch engine (cached)

@@ -9,6 +9,9 @@
     │   ├── EngineAssemblyFailed       (ASSEMBLY_FAILED)
     │   ├── NodeDied                   (NODE_DIED)
     │   └── EngineStartTimeout         (START_TIMEOUT)
+    ├── EmbeddingError                 (EMBEDDING_ERROR)
+    ├── IngestError                    (INGEST_ERROR)
+    │   └── ParseError                 (PARSE_ERROR)     one file could not be read
     └── SearchError                    (DATABASE_ERROR)  talking to the engine
         ├── IndexUnavailable           (INDEX_UNAVAILABLE)
         └── IndexSetupError            (INDEX_SETUP_ERROR)
@@ -65,6 +68,18 @@ class NodeDied(EngineError):
 
 class EngineStartTimeout(EngineError):
     code = "START_TIMEOUT"
+
+
+class EmbeddingError(StroidokError):
+    code = "EMBEDDING_ERROR"
+
+
+class IngestError(StroidokError):
+    code = "INGEST_ERROR"
+
+
+class ParseError(IngestError):
+    code = "PARSE_ERROR"
 
 
 class SearchError(StroidokError):

@@ -63,7 +63,7 @@ def content_hash(body: dict[str, Any]) -> str:
 def build_index_template(raw: dict[str, Any], settings: IndexSettings) -> dict[str, Any]:
     """The index template body for ``settings.alias``, stamped with a hash of its own content."""
     body = copy.deepcopy(raw)
-    body["index_patterns"] = [f"{settings.alias}-*"]
+    body["index_patterns"] = [f"{settings.alias}-0*"]
     index = body["template"]["settings"]["index"]
     index["number_of_shards"] = settings.shards
     index["number_of_replicas"] = settings.replicas
@@ -153,12 +153,23 @@ def _apply_index(client: OpenSearch, settings: IndexSettings) -> Change:
     return Change("index", f"{settings.alias} -> {settings.first_index}", "created")
 
 
+def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any]) -> Change:
+    """Create a side index if missing; its mapping only ever gains fields, so existing ones are kept."""
+    if client.indices.exists(index=name):
+        client.indices.put_mapping(index=name, body=body["mappings"])
+        return Change("index", name, "unchanged")
+    client.indices.create(index=name, body=body)
+    return Change("index", name, "created")
+
+
 def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> list[Change]:
     """Make the engine hold the template, pipelines and aliased index described by the files."""
     with engine_errors():
         changes = [_apply_template(client, settings, wanted_template(settings, templates_dir))]
         changes += [_apply_pipeline(client, pid, body) for pid, body in wanted_pipelines(settings, templates_dir).items()]
         changes.append(_apply_index(client, settings))
+        changes.append(_apply_side_index(client, settings.files_index, load_json("files.json", templates_dir)))
+        changes.append(_apply_side_index(client, settings.meta_index, load_json("meta.json", templates_dir)))
     status = index_status(client, settings, templates_dir)
     if status.problems:
         raise IndexSetupError("index set up, but it does not match settings", details={"problems": status.problems})

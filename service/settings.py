@@ -108,6 +108,53 @@ class IndexSettings(BaseSettings):
     def rrf_pipeline(self) -> str:
         return f"{self.alias}-rrf"
 
+    @property
+    def meta_index(self) -> str:
+        """Small side index: embedder identity and statistics, one document per concern."""
+        return f"{self.alias}-meta"
+
+    @property
+    def files_index(self) -> str:
+        """The ingest registry: one document per source file (hash, chunk count, outcome)."""
+        return f"{self.alias}-files"
+
+
+class EmbedderSettings(BaseSettings):
+    """Which embedder turns text into vectors, at ingest and at query time alike."""
+
+    model_config = SettingsConfigDict(env_prefix="STROIDOK_EMBEDDER_", extra="ignore")
+
+    provider: Literal["navec", "sentence-transformers", "http"] = "navec"
+    model: str = Field(default="", description="Model name or local path (sentence-transformers, http).")
+    url: str = Field(default="", description="OpenAI-compatible endpoint base, e.g. http://host:8000/v1.")
+    api_key: str = ""
+    dimension: int | None = Field(default=None, ge=2, le=16000, description="Required for http.")
+    batch_size: int = Field(default=256, ge=1, le=4096)
+    timeout_s: float = Field(default=60.0, gt=0)
+    sif_a: float = Field(default=1e-3, gt=0, description="SIF smoothing a in a/(a+p(w)).")
+    lemma_fallback: bool = True
+    remove_pc: bool = True
+    fit_sample: int = Field(default=20000, ge=100, description="Chunks used to fit SIF statistics.")
+
+
+class IngestSettings(BaseSettings):
+    """Batch ingestion defaults (CLI flags override them)."""
+
+    model_config = SettingsConfigDict(env_prefix="STROIDOK_INGEST_", extra="ignore")
+
+    pdf_parser: Literal["pdfium", "unstructured"] = "pdfium"
+    chunk_chars: int = Field(default=1000, ge=200, le=20000)
+    chunk_overlap: int = Field(default=150, ge=0, le=5000)
+    batch_size: int = Field(default=500, ge=1, le=10000, description="Chunks per bulk request.")
+    workers: int = Field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)), ge=1, le=64)
+    file_timeout_s: float = Field(default=600.0, gt=0, description="Per-file parse time cap.")
+    file_memory_mb: int = Field(default=4096, ge=256, description="Per-file parse address-space cap.")
+    max_file_mb: int = Field(default=512, ge=1, description="Larger files are refused unparsed.")
+    ocr_languages: str = "rus+eng"
+    ocr_min_chars: int = Field(default=20, ge=0, description="A PDF page with fewer characters is a scan.")
+    access_rules: Path | None = Field(default=None, description="JSON file: path patterns to access groups.")
+    default_groups: list[str] = Field(default_factory=lambda: ["public"])
+
 
 class Settings(BaseModel):
     """All concerns together; the CLI builds this once and passes parts down."""
@@ -115,6 +162,8 @@ class Settings(BaseModel):
     engine: EngineSettings = Field(default_factory=EngineSettings)
     opensearch: OpenSearchSettings = Field(default_factory=OpenSearchSettings)
     index: IndexSettings = Field(default_factory=IndexSettings)
+    embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
+    ingest: IngestSettings = Field(default_factory=IngestSettings)
 
     @property
     def opensearch_url(self) -> str:

@@ -14,7 +14,7 @@ from service.settings import IndexSettings
 def test_template_follows_settings():
     settings = IndexSettings(alias="docs", embedding_dim=768, replicas=1)
     body = build_index_template(load_json("chunks.json"), settings)
-    assert body["index_patterns"] == ["docs-*"]
+    assert body["index_patterns"] == ["docs-0*"]
     assert body["template"]["mappings"]["properties"]["embedding"]["dimension"] == 768
     assert body["template"]["settings"]["index"]["number_of_replicas"] == 1
     assert "_comment" not in body

@@ -1,0 +1,32 @@
+"""What every parser returns: blocks of text with page numbers, independent of the format."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+BlockKind = Literal["title", "text", "table"]
+
+
+@dataclass(frozen=True)
+class Block:
+    """A paragraph, heading or table (as readable text) on one page."""
+
+    text: str
+    page: int
+    kind: BlockKind = "text"
+    page_label: str | None = None
+
+
+@dataclass
+class ParsedDocument:
+    blocks: list[Block]
+    page_count: int
+    parser: str
+    title: str | None = None
+    ocr_pages: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def char_count(self) -> int:
+        return sum(len(b.text) for b in self.blocks)

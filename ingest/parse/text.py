@@ -1,0 +1,84 @@
+"""Text clean-up and heading detection shared by every parser."""
+
+from __future__ import annotations
+
+import re
+
+from ingest.parse.model import Block, BlockKind
+
+_HEADING_RE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",
+                         re.IGNORECASE)
+_SOFT_BREAK_RE = re.compile(r"[\ufffe\u00ad]\s*\n\s*")
+_SPACES_RE = re.compile(r"[ \t\u00a0]+")
+_LEADER_RE = re.compile(r"(?:\.\s?){4,}|_{4,}")
+
+
+def clean_text(text: str) -> str:
+    """Join words hyphenated across lines (soft hyphens), drop control characters, fold spaces."""
+    text = _SOFT_BREAK_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = text.replace("\ufffe", "").replace("\u00ad", "").replace("\x00", "")
+    text = _LEADER_RE.sub(" … ", text)
+    return "\n".join(_SPACES_RE.sub(" ", line).strip() for line in text.split("\n"))
+
+
+def looks_like_heading(line: str) -> bool:
+    """A short numbered or upper-case line without a final full stop."""
+    line = line.strip()
+    words = len(line.split())
+    if not 3 <= len(line) <= 100 or line.endswith((".", ",", ";", ":")):
+        return False
+    if _HEADING_RE.match(line):
+        return words <= 10
+    letters = [c for c in line if c.isalpha()]
+    return len(letters) >= 4 and words <= 8 and all(c.isupper() for c in letters)
+
+
+def _line_key(line: str) -> str:
+    return re.sub(r"\d+", "#", line.strip().lower())
+
+
+def strip_running_lines(pages: list[str], edge: int = 2, min_share: float = 0.3) -> list[str]:
+    """Drop running headers and footers: edge lines repeated (digits aside) on many pages."""
+    if len(pages) < 4:
+        return pages
+    counts: dict[str, int] = {}
+    edges = []
+    for text in pages:
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        keys = {_line_key(ln) for ln in lines[:edge] + lines[-edge:]}
+        edges.append(keys)
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+    running = {k for k, c in counts.items() if c >= max(3, min_share * len(pages))}
+    if not running:
+        return pages
+    return ["\n".join(ln for ln in text.splitlines() if _line_key(ln) not in running or _line_key(ln) not in keys)
+            for text, keys in zip(pages, edges)]
+
+
+def split_paragraphs(text: str) -> list[str]:
+    """Paragraphs separated by blank lines; lines inside a paragraph are joined with spaces."""
+    return [" ".join(p.split("\n")).strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+
+
+def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Block]:
+    """Blocks of one page: heading lines become ``title`` blocks, the rest paragraphs."""
+    blocks: list[Block] = []
+    buffer: list[str] = []
+
+    def flush(kind: BlockKind = "text") -> None:
+        if buffer:
+            blocks.append(Block(" ".join(buffer), page, kind, page_label))
+            buffer.clear()
+
+    for line in clean_text(text).split("\n"):
+        if not line:
+            flush()
+        elif looks_like_heading(line):
+            flush()
+            buffer.append(line)
+            flush("title")
+        else:
+            buffer.append(line)
+    flush()
+    return blocks

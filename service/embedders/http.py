@@ -1,0 +1,53 @@
+"""Embeddings from an OpenAI-compatible ``/embeddings`` endpoint (a large model served elsewhere)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import numpy as np
+from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
+
+from service.embedders.base import EmbedderIdentity, l2_normalize
+from service.errors import ConfigError, EmbeddingError
+from service.settings import EmbedderSettings
+
+
+class HttpEmbedder:
+    def __init__(self, settings: EmbedderSettings) -> None:
+        if not settings.url or not settings.model or not settings.dimension:
+            raise ConfigError("the http embedder needs STROIDOK_EMBEDDER_URL, _MODEL and _DIMENSION")
+        self.settings = settings
+        self.identity = EmbedderIdentity("http", settings.model, settings.dimension)
+        headers = {"Authorization": f"Bearer {settings.api_key}"} if settings.api_key else {}
+        self._client = httpx.Client(base_url=settings.url.rstrip("/"), headers=headers, timeout=settings.timeout_s)
+
+    @retry(retry=retry_if_exception_type(httpx.TransportError), stop=stop_after_attempt(3),
+           wait=wait_exponential(max=10), reraise=True)
+    def _post(self, texts: list[str]) -> list[list[float]]:
+        response = self._client.post("/embeddings", json={"model": self.settings.model, "input": texts})
+        response.raise_for_status()
+        data = sorted(response.json()["data"], key=lambda item: item["index"])
+        return [item["embedding"] for item in data]
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.identity.dimension), dtype=np.float32)
+        try:
+            rows = [v for start in range(0, len(texts), self.settings.batch_size)
+                    for v in self._post(texts[start:start + self.settings.batch_size])]
+        except (httpx.HTTPError, KeyError, ValueError) as exc:
+            raise EmbeddingError(f"embedding endpoint failed: {exc}") from exc
+        matrix = np.asarray(rows, dtype=np.float32)
+        if matrix.shape[1] != self.identity.dimension:
+            raise ConfigError(f"endpoint returned dimension {matrix.shape[1]}, settings say {self.identity.dimension}")
+        return l2_normalize(matrix)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+    def fit(self, texts: list[str]) -> dict[str, Any] | None:
+        return None
+
+    def load_stats(self, stats: dict[str, Any]) -> None:
+        return None

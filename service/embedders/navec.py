@@ -1,0 +1,121 @@
+"""Russian static embeddings without torch: navec GloVe vectors (shipped inside the ``natasha`` wheel)
+averaged with SIF weights (Arora et al. 2017).
+
+A text's vector is the weighted mean of its words' vectors, weight a/(a+p(w)), p(w) the word's
+frequency in the indexed corpus; a word navec lacks falls back to its pymorphy3 lemma; the corpus's
+first principal component is removed. The statistics come from the index's own corpus (``fit``) and
+are stored with the index, so queries are embedded exactly like the chunks they are compared with.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from service.embedders.base import EmbedderIdentity, l2_normalize
+from service.settings import EmbedderSettings
+
+NAVEC_FILE = "navec_news_v1_1B_250K_300d_100q.tar"
+_WORD_RE = re.compile(r"[а-яa-z]+(?:-[а-яa-z]+)*")
+_STRESS = dict.fromkeys(map(ord, "\u0301\u0300"))
+
+
+def navec_path() -> Path:
+    import natasha
+
+    return Path(natasha.__file__).parent / "data" / "emb" / NAVEC_FILE
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercased Russian/Latin words with ё folded to е and stress marks removed."""
+    return _WORD_RE.findall(text.translate(_STRESS).lower().replace("ё", "е"))
+
+
+def fit_stats(token_lists: list[list[str]], min_count: int = 2) -> dict[str, Any]:
+    """Word counts over a corpus sample (rare words dropped to keep the stored table small)."""
+    counts = Counter(w for tokens in token_lists for w in tokens)
+    total = sum(counts.values())
+    return {"total": total, "counts": {w: c for w, c in counts.items() if c >= min_count}}
+
+
+class NavecEmbedder:
+    """SIF-weighted navec averages; thread-compatible, loads the vectors once."""
+
+    def __init__(self, settings: EmbedderSettings) -> None:
+        from navec import Navec
+
+        self.settings = settings
+        self.navec = Navec.load(str(navec_path()))
+        self.identity = EmbedderIdentity("navec", NAVEC_FILE.removesuffix(".tar") + "+sif", self.navec.pq.dim)
+        self._counts: dict[str, int] = {}
+        self._total = 0
+        self._pc: np.ndarray | None = None
+        self._vector = lru_cache(maxsize=200_000)(self._lookup)
+        self._morph = None
+
+    def _lemma(self, word: str) -> str:
+        if self._morph is None:
+            import pymorphy3
+
+            self._morph = pymorphy3.MorphAnalyzer()
+        return self._morph.parse(word)[0].normal_form.replace("ё", "е")
+
+    def _lookup(self, word: str) -> np.ndarray | None:
+        if word in self.navec:
+            return self.navec[word]
+        if self.settings.lemma_fallback and (lemma := self._lemma(word)) != word and lemma in self.navec:
+            return self.navec[lemma]
+        return None
+
+    def _weight(self, word: str) -> float:
+        if not self._total:
+            return 1.0
+        p = self._counts.get(word, 1) / self._total
+        return self.settings.sif_a / (self.settings.sif_a + p)
+
+    def _raw(self, text: str) -> np.ndarray:
+        total = np.zeros(self.identity.dimension, dtype=np.float32)
+        weight_sum = 0.0
+        for word in tokenize(text):
+            vector = self._vector(word)
+            if vector is not None:
+                weight = self._weight(word)
+                total += weight * vector
+                weight_sum += weight
+        return total / weight_sum if weight_sum else total
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        matrix = np.vstack([self._raw(t) for t in texts]) if texts else np.zeros((0, self.identity.dimension))
+        if self._pc is not None:
+            matrix = matrix - np.outer(matrix @ self._pc, self._pc)
+        return l2_normalize(matrix).astype(np.float32)
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._embed(texts)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self._embed([text])[0]
+
+    def fit(self, texts: list[str]) -> dict[str, Any]:
+        """Word counts and (optionally) the first principal component of the sample's SIF vectors."""
+        stats = fit_stats([tokenize(t) for t in texts])
+        self.load_stats({**stats, "pc": None})
+        if self.settings.remove_pc and len(texts) >= 2:
+            matrix = np.vstack([self._raw(t) for t in texts])
+            _, _, vt = np.linalg.svd(matrix, full_matrices=False)
+            stats["pc"] = vt[0].astype(float).tolist()
+        else:
+            stats["pc"] = None
+        self.load_stats(stats)
+        return stats
+
+    def load_stats(self, stats: dict[str, Any]) -> None:
+        self._counts = dict(stats.get("counts") or {})
+        self._total = int(stats.get("total") or 0)
+        pc = stats.get("pc")
+        self._pc = None if pc is None else np.asarray(pc, dtype=np.float32)

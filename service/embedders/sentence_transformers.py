@@ -1,0 +1,38 @@
+"""Any sentence-transformers model by name or local path (optional extra: torch is not installed by default)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from service.embedders.base import EmbedderIdentity
+from service.errors import ConfigError
+from service.settings import EmbedderSettings
+
+
+class SentenceTransformersEmbedder:
+    def __init__(self, settings: EmbedderSettings) -> None:
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError as exc:
+            raise ConfigError("install the extra: pip install 'stroidok[sentence-transformers]'") from exc
+        if not settings.model:
+            raise ConfigError("set STROIDOK_EMBEDDER_MODEL to a model name or local path")
+        self.settings = settings
+        self.model = SentenceTransformer(settings.model, device="cpu")
+        dimension = self.model.get_sentence_embedding_dimension()
+        self.identity = EmbedderIdentity("sentence-transformers", settings.model, int(dimension))
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self.model.encode(texts, batch_size=min(64, self.settings.batch_size), normalize_embeddings=True,
+                                 convert_to_numpy=True).astype(np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+    def fit(self, texts: list[str]) -> dict[str, Any] | None:
+        return None
+
+    def load_stats(self, stats: dict[str, Any]) -> None:
+        return None
