@@ -41,10 +41,11 @@ state = State()
 
 
 @app.callback()
-def _root(verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging on stderr.")) -> None:
+def _root(ctx: typer.Context, verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging on stderr.")) -> None:
     logger.remove()
     logger.add(sys.stderr, level="DEBUG" if verbose else "INFO", format="{time:HH:mm:ss} {level:<7} {message}")
     state.settings = Settings()
+    ctx.obj = state.settings
 
 
 @engine_app.command("install")
@@ -117,8 +118,18 @@ def index_status_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
         raise typer.Exit(1)
 
 
+def _load_plugins() -> None:
+    """Commands contributed by other packages (``ingest`` adds ``stroidok ingest``) through the
+    ``stroidok.commands`` entry-point group, so this package never imports them directly."""
+    from importlib.metadata import entry_points
+
+    for entry in entry_points(group="stroidok.commands"):
+        entry.load()(app)
+
+
 def main() -> None:
     """Entry point: product errors become one clear stderr message and exit code 2, never a traceback."""
+    _load_plugins()
     try:
         app()
     except StroidokError as exc:

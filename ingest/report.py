@@ -1,0 +1,109 @@
+"""Per-file outcomes of a run, their totals, and how they are shown (rich on a terminal, log lines otherwise)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Literal
+
+from loguru import logger
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+Status = Literal["indexed", "skipped", "failed", "deleted", "planned"]
+
+
+@dataclass(frozen=True)
+class FileOutcome:
+    path: str
+    status: Status
+    chunks: int = 0
+    pages: int = 0
+    reason: str = ""
+
+    def line(self) -> str:
+        if self.status == "indexed":
+            return f"indexed ({self.chunks} chunks, {self.pages} pages)  {self.path}"
+        if self.status == "deleted":
+            return f"deleted ({self.chunks} chunks)  {self.path}"
+        if self.status == "planned":
+            return f"would {self.reason}  {self.path}"
+        return f"{self.status}: {self.reason}  {self.path}"
+
+
+@dataclass
+class RunReport:
+    outcomes: list[FileOutcome] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=lambda: {"parse": 0.0, "embed": 0.0, "index": 0.0})
+    wall_s: float = 0.0
+
+    def add(self, outcome: FileOutcome) -> None:
+        self.outcomes.append(outcome)
+
+    @property
+    def counts(self) -> Counter:
+        return Counter(o.status for o in self.outcomes)
+
+    @property
+    def failed(self) -> bool:
+        return self.counts["failed"] > 0
+
+    def totals(self) -> dict[str, int | float]:
+        indexed = [o for o in self.outcomes if o.status == "indexed"]
+        return {**{s: self.counts[s] for s in ("indexed", "skipped", "failed", "deleted", "planned")},
+                "chunks": sum(o.chunks for o in indexed), "pages": sum(o.pages for o in indexed),
+                "wall_s": round(self.wall_s, 2), **{f"{k}_s": round(v, 2) for k, v in self.timings.items()}}
+
+    def to_dict(self) -> dict:
+        return {"files": [asdict(o) for o in self.outcomes], "totals": self.totals()}
+
+
+class Reporter:
+    """Shows progress and each outcome as it happens; stdout gets the final report only."""
+
+    def __init__(self, total: int, quiet: bool = False) -> None:
+        self.console = Console(stderr=True)
+        self.live = self.console.is_terminal and not quiet
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=self.console, disable=not self.live)
+        self.task = self.progress.add_task("ingesting", total=total)
+        self.total, self.done, self.last_log = total, 0, 0.0
+
+    def __enter__(self) -> Reporter:
+        self.progress.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.progress.stop()
+
+    def outcome(self, outcome: FileOutcome) -> None:
+        """Live: a line per file above the bar. Plain: failures at once, progress every 10 s."""
+        if outcome.status != "deleted":
+            self.progress.advance(self.task)
+            self.done += 1
+        if self.live:
+            self.progress.console.print(outcome.line(), markup=False, highlight=False)
+        elif outcome.status == "failed":
+            logger.warning(outcome.line())
+        elif time.monotonic() - self.last_log > 10 or self.done == self.total:
+            self.last_log = time.monotonic()
+            logger.info("ingest progress: {}/{} files", self.done, self.total)
+
+
+def print_report(report: RunReport, as_json: bool) -> None:
+    out = Console(file=sys.stdout, soft_wrap=True)
+    if as_json:
+        import json
+
+        out.print_json(json.dumps(report.to_dict(), ensure_ascii=False))
+        return
+    for outcome in report.outcomes:
+        out.print(outcome.line(), markup=False, highlight=False)
+    t = report.totals()
+    out.print(f"\n{t['indexed']} indexed ({t['chunks']} chunks, {t['pages']} pages), {t['skipped']} unchanged, "
+              f"{t['deleted']} deleted, {t['failed']} failed"
+              + (f", {t['planned']} planned (dry run)" if t["planned"] else "")
+              + f" in {t['wall_s']:.1f}s (parse {t['parse_s']:.1f}s, embed {t['embed_s']:.1f}s, "
+              f"index {t['index_s']:.1f}s)", markup=False, highlight=False)
