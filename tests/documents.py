@@ -1,0 +1,61 @@
+"""Real and generated test documents: the shared originals, plus XLSX, TXT and a scanned PDF made here."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+CONSTRUCTION = SHARED / "construction_ru"
+GOST_PDF = CONSTRUCTION / "gost_27772_2021" / "GOST_27772-2021.pdf"
+GOST_JSON = CONSTRUCTION / "russian_construction_standards" / "metadata" / "ГОСТ 27772-2021.json"
+DOCX_DIR = CONSTRUCTION / "shasha_rag_task" / "docs"
+FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
+
+XLSX_SHEETS = {
+    "Смета": [["Наименование работ", "Ед. изм.", "Количество"],
+              ["Устройство монолитной железобетонной фундаментной плиты", "м3", 120],
+              ["Армирование каркаса стальной арматурой класса А500С", "т", 14.5]],
+    "Материалы": [["Материал", "Марка"],
+                  ["Бетон тяжелый класса прочности В25", "W6 F150"],
+                  ["Минераловатный утеплитель плотностью 110 кг/м3", "ППЖ-110"]],
+}
+TXT_TEXT = ("Пояснительная записка к проекту организации строительства.\n\n"
+            "Продолжительность строительства жилого дома составляет четырнадцать месяцев.\n\n"
+            "Ёмкость противопожарного резервуара принята равной пятидесяти кубическим метрам.\n")
+SCAN_LINES = ["Акт освидетельствования скрытых работ", "Бетонирование ростверка выполнено",
+              "в соответствии с проектной документацией"]
+
+
+def make_xlsx(path: Path) -> Path:
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.remove(book.active)
+    for name, rows in XLSX_SHEETS.items():
+        sheet = book.create_sheet(name)
+        for row in rows:
+            sheet.append(row)
+    book.save(path)
+    return path
+
+
+def make_txt(path: Path, encoding: str) -> Path:
+    path.write_bytes(TXT_TEXT.encode(encoding))
+    return path
+
+
+def make_scanned_pdf(path: Path, lines: list[str] = SCAN_LINES, pages: int = 1) -> Path:
+    """An image-only PDF (no text layer): Russian text rendered to a 200 dpi bitmap."""
+    from PIL import Image, ImageDraw, ImageFont
+
+    font = ImageFont.truetype(str(FONT), 40)
+    images = []
+    for number in range(pages):
+        image = Image.new("L", (1654, 2339), 255)
+        draw = ImageDraw.Draw(image)
+        for row, line in enumerate(lines):
+            draw.text((120, 200 + row * 80), line, font=font, fill=0)
+        draw.text((120, 2200), f"Лист {number + 1}", font=font, fill=0)
+        images.append(image)
+    images[0].save(path, "PDF", resolution=200.0, save_all=True, append_images=images[1:])
+    return path
