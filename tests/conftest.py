@@ -78,7 +78,33 @@ def index_settings(client: OpenSearch) -> Iterator[IndexSettings]:
 
 
 def drop_index_resources(client: OpenSearch, settings: IndexSettings) -> None:
-    client.indices.delete(index=f"{settings.alias}-*", ignore=[404])
+    client.indices.delete(index=f"{settings.alias}-*", ignore=[404], expand_wildcards="all")
     client.indices.delete_index_template(name=settings.template_name, ignore=[404])
     for pipeline in (settings.hybrid_pipeline, settings.rrf_pipeline):
         client.search_pipeline.delete(id=pipeline, ignore=[404])
+
+
+@pytest.fixture(scope="session")
+def navec_embedder():
+    from service.embedders.navec import NavecEmbedder
+    from service.settings import EmbedderSettings
+
+    return NavecEmbedder(EmbedderSettings())
+
+
+def product_settings(opensearch_url: str, alias: str, **ingest: object):
+    """Full product settings against the test node, with a unique alias and small per-file caps."""
+    from service.settings import IngestSettings, OpenSearchSettings, Settings
+
+    return Settings(
+        opensearch=OpenSearchSettings(url=opensearch_url),
+        index=IndexSettings(alias=alias, embedding_dim=300),
+        ingest=IngestSettings(**{"workers": 2, "file_timeout_s": 120, **ingest}),
+    )
+
+
+@pytest.fixture
+def settings(opensearch_url: str, client: OpenSearch):
+    made = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}")
+    yield made
+    drop_index_resources(client, made.index)

@@ -1,0 +1,162 @@
+"""Re-runs are cheap and exact; bad files are reported, never indexed empty, never stop the batch."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+import zipfile
+from pathlib import Path
+
+import pikepdf
+import pytest
+from opensearchpy import OpenSearch
+
+from ingest.discover import document_id
+from ingest.pipeline import IngestOptions, run_ingest
+from tests.conftest import drop_index_resources, product_settings
+from tests.documents import GOST_PDF, make_scanned_pdf
+
+pytestmark = pytest.mark.integration
+
+PARAGRAPH = "Раздел {n}. Требования к устройству монолитных бетонных конструкций номер {n} и контролю прочности.\n\n"
+
+
+def write_doc(path: Path, paragraphs: int, marker: str) -> Path:
+    path.write_text(f"{marker}\n\n" + "".join(PARAGRAPH.format(n=i) * 8 for i in range(paragraphs)), encoding="utf-8")
+    return path
+
+
+def phrase_hits(client: OpenSearch, alias: str, phrase: str) -> int:
+    return client.count(index=alias, body={"query": {"match_phrase": {"text": phrase}}})["count"]
+
+
+def chunks_of(client: OpenSearch, alias: str, path: Path) -> int:
+    return client.count(index=alias, body={"query": {"term": {"doc_id": document_id(path)}}})["count"]
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    root.mkdir()
+    for i in range(3):
+        write_doc(root / f"doc{i}.txt", 6, f"маркерный текст документа {i}")
+    return root
+
+
+def ingest(root: Path, settings, client, embedder, **options):
+    return run_ingest(IngestOptions([root], **options), settings, client, embedder, quiet=True)
+
+
+def test_unchanged_rerun_parses_and_embeds_nothing(folder, settings, client, navec_embedder):
+    first = ingest(folder, settings, client, navec_embedder)
+    assert first.counts["indexed"] == 3
+
+    again = ingest(folder, settings, client, navec_embedder)
+
+    assert again.counts == {"skipped": 3}
+    assert again.timings == {"parse": 0.0, "embed": 0.0, "index": 0.0}
+
+
+def test_editing_one_file_reindexes_only_that_file(folder, settings, client, navec_embedder):
+    ingest(folder, settings, client, navec_embedder)
+    write_doc(folder / "doc1.txt", 6, "совершенно новая редакция документа")
+
+    report = ingest(folder, settings, client, navec_embedder)
+
+    assert report.counts == {"indexed": 1, "skipped": 2}
+    assert [Path(o.path).name for o in report.outcomes if o.status == "indexed"] == ["doc1.txt"]
+    alias = settings.index.alias
+    assert phrase_hits(client, alias, "совершенно новая редакция документа") == 1
+    assert phrase_hits(client, alias, "маркерный текст документа 1") == 0
+
+
+def test_a_shorter_new_version_leaves_no_stale_chunks(folder, settings, client, navec_embedder):
+    ingest(folder, settings, client, navec_embedder)
+    before = chunks_of(client, settings.index.alias, folder / "doc2.txt")
+    write_doc(folder / "doc2.txt", 1, "короткая редакция")
+
+    report = ingest(folder, settings, client, navec_embedder)
+
+    (outcome,) = [o for o in report.outcomes if o.status == "indexed"]
+    after = chunks_of(client, settings.index.alias, folder / "doc2.txt")
+    assert after == outcome.chunks < before
+
+
+def test_deleting_a_file_removes_its_chunks(folder, settings, client, navec_embedder):
+    ingest(folder, settings, client, navec_embedder)
+    assert chunks_of(client, settings.index.alias, folder / "doc0.txt") > 0
+    (folder / "doc0.txt").unlink()
+
+    report = ingest(folder, settings, client, navec_embedder)
+
+    assert report.counts == {"deleted": 1, "skipped": 2}
+    assert chunks_of(client, settings.index.alias, folder / "doc0.txt") == 0
+    assert client.count(index=settings.index.files_index)["count"] == 2
+
+
+def test_dry_run_changes_nothing(folder, settings, client, navec_embedder):
+    report = ingest(folder, settings, client, navec_embedder, dry_run=True)
+    assert report.counts == {"planned": 3}
+    assert client.count(index=settings.index.alias)["count"] == 0
+
+
+def make_bad_files(root: Path) -> dict[str, str]:
+    """Corrupt inputs of several kinds; values are words the failure reason must contain."""
+    (root / "truncated.pdf").write_bytes(GOST_PDF.read_bytes()[:5000])
+    with pikepdf.open(GOST_PDF) as pdf:
+        pdf.save(root / "encrypted.pdf", encryption=pikepdf.Encryption(user="secret", owner="secret"))
+    (root / "empty.txt").write_bytes(b"")
+    (root / "garbage.docx").write_bytes(os.urandom(4096))
+    with zipfile.ZipFile(root / "bomb.docx", "w", zipfile.ZIP_DEFLATED) as bomb:
+        bomb.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/'
+                      'package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/></Types>')
+        body = "<w:p><w:r><w:t>" + "бетон " * 50_000 + "</w:t></w:r></w:p>"
+        bomb.writestr("word/document.xml", '<w:document xmlns:w="http://schemas.openxmlformats.org/'
+                      'wordprocessingml/2006/main"><w:body>' + body * 2000 + "</w:body></w:document>")
+    return {"truncated.pdf": "PDF", "encrypted.pdf": "PDF", "empty.txt": "", "garbage.docx": "",
+            "bomb.docx": ""}
+
+
+def test_corrupt_files_are_reported_and_the_rest_indexed(folder, opensearch_url, client, navec_embedder):
+    bad = make_bad_files(folder)
+    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}", file_memory_mb=1024,
+                                file_timeout_s=60)
+    try:
+        report = ingest(folder, settings, client, navec_embedder)
+        outcomes = {Path(o.path).name: o for o in report.outcomes}
+        assert {n for n, o in outcomes.items() if o.status == "indexed"} == {"doc0.txt", "doc1.txt", "doc2.txt"}
+        for name, word in bad.items():
+            assert outcomes[name].status == "failed", outcomes[name]
+            assert outcomes[name].reason and word in outcomes[name].reason
+        assert client.count(index=settings.index.files_index)["count"] == 3
+    finally:
+        drop_index_resources(client, settings.index)
+
+
+def test_a_file_over_the_time_cap_is_stopped_and_reported(tmp_path, opensearch_url, client, navec_embedder):
+    root = tmp_path / "slow"
+    root.mkdir()
+    make_scanned_pdf(root / "long-scan.pdf", pages=6)
+    write_doc(root / "quick.txt", 2, "быстрый документ")
+    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}", file_timeout_s=3)
+    try:
+        report = ingest(root, settings, client, navec_embedder)
+        outcomes = {Path(o.path).name: o for o in report.outcomes}
+        assert outcomes["quick.txt"].status == "indexed"
+        assert outcomes["long-scan.pdf"].status == "failed"
+        assert "longer than 3s" in outcomes["long-scan.pdf"].reason
+    finally:
+        drop_index_resources(client, settings.index)
+
+
+def test_cli_exits_non_zero_when_a_file_failed(folder, settings, opensearch_url):
+    (folder / "empty.txt").write_bytes(b"")
+    env = {**os.environ, "OPENSEARCH_URL": opensearch_url, "STROIDOK_INDEX_ALIAS": settings.index.alias,
+           "DO_NOT_TRACK": "1"}
+    done = subprocess.run([sys.executable, "-m", "service.cli", "ingest", str(folder)],
+                          capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert "3 indexed" in done.stdout and "1 failed" in done.stdout
+    assert "failed: no text found" in done.stdout
