@@ -24,10 +24,14 @@ $(STAMP): pyproject.toml packaging/en_core_web_sm/en_core_web_sm/__init__.py | $
 install: $(STAMP)
 	$(BIN)/stroidok engine install
 
-## demo: install, start the engine, create the index
+SAMPLE := .stroidok/sample
+
+## demo: install, start the engine, create the index, ingest a sample of real documents
 demo: install
 	$(BIN)/stroidok engine up
 	$(BIN)/stroidok index init
+	$(BIN)/python -m ingest.sample $(SAMPLE)
+	$(BIN)/stroidok ingest $(SAMPLE)
 	$(BIN)/stroidok engine status
 
 ## test: install and run the whole suite (integration tests start their own node)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ingest.parse.model import Block, ParsedDocument
-from ingest.parse.text import clean_text
+from ingest.parse.text import clean_text, looks_like_heading
 from service.errors import ParseError
 
 SKIPPED_CATEGORIES = {"PageBreak", "Image", "Header", "Footer", "PageNumber"}
@@ -34,7 +34,8 @@ def element_block(element, page: int, label: str | None) -> Block | None:
     if category == "Table" and html:
         text, kind = html_table_text(html), "table"
     else:
-        text, kind = clean_text(str(element)).replace("\n", " "), "title" if category == "Title" else "text"
+        text = clean_text(str(element)).replace("\n", " ")
+        kind = "title" if category == "Title" or looks_like_heading(text) else "text"
     text = text.strip()
     return Block(text, page, kind, label) if text else None
 

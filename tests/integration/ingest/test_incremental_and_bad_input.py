@@ -102,6 +102,29 @@ def test_dry_run_changes_nothing(folder, settings, client, navec_embedder):
     assert client.count(index=settings.index.alias)["count"] == 0
 
 
+def make_docx_bomb(path: Path) -> None:
+    """A valid DOCX whose 1.4 MB zip holds a 360 MB document.xml."""
+    import docx
+
+    base = path.with_suffix(".base.docx")
+    document = docx.Document()
+    document.add_paragraph("x")
+    document.save(base)
+    paragraph = ("<w:p><w:r><w:t>" + "бетон " * 2000 + "</w:t></w:r></w:p>") * 100
+    with zipfile.ZipFile(base) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as bomb:
+        for item in source.infolist():
+            if item.filename != "word/document.xml":
+                bomb.writestr(item, source.read(item.filename))
+                continue
+            with bomb.open("word/document.xml", "w", force_zip64=True) as xml:
+                xml.write(b'<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main">'
+                          b"<w:body>")
+                for _ in range(300):
+                    xml.write(paragraph.encode())
+                xml.write(b"</w:body></w:document>")
+    base.unlink()
+
+
 def make_bad_files(root: Path) -> dict[str, str]:
     """Corrupt inputs of several kinds; values are words the failure reason must contain."""
     (root / "truncated.pdf").write_bytes(GOST_PDF.read_bytes()[:5000])
@@ -109,14 +132,9 @@ def make_bad_files(root: Path) -> dict[str, str]:
         pdf.save(root / "encrypted.pdf", encryption=pikepdf.Encryption(user="secret", owner="secret"))
     (root / "empty.txt").write_bytes(b"")
     (root / "garbage.docx").write_bytes(os.urandom(4096))
-    with zipfile.ZipFile(root / "bomb.docx", "w", zipfile.ZIP_DEFLATED) as bomb:
-        bomb.writestr("[Content_Types].xml", '<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/'
-                      'package/2006/content-types"><Default Extension="xml" ContentType="application/xml"/></Types>')
-        body = "<w:p><w:r><w:t>" + "бетон " * 50_000 + "</w:t></w:r></w:p>"
-        bomb.writestr("word/document.xml", '<w:document xmlns:w="http://schemas.openxmlformats.org/'
-                      'wordprocessingml/2006/main"><w:body>' + body * 2000 + "</w:body></w:document>")
-    return {"truncated.pdf": "PDF", "encrypted.pdf": "PDF", "empty.txt": "", "garbage.docx": "",
-            "bomb.docx": ""}
+    make_docx_bomb(root / "bomb.docx")
+    return {"truncated.pdf": "not a readable PDF", "encrypted.pdf": "password", "empty.txt": "no text found",
+            "garbage.docx": "not a ZIP archive", "bomb.docx": "MemoryError"}
 
 
 def test_corrupt_files_are_reported_and_the_rest_indexed(folder, opensearch_url, client, navec_embedder):
