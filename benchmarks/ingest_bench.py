@@ -54,7 +54,7 @@ def parse_rate(files: list[Path], parser: str) -> tuple[float, int]:
 def naive_ingest(files: list[Path], settings: Settings, client: OpenSearch, embedder) -> tuple[float, int]:
     began, chunks = time.perf_counter(), 0
     for path in files:
-        parsed = parse_file(path, ParseOptions(PdfOptions(ocr="never")))
+        parsed = parse_file(path, ParseOptions(PdfOptions(ocr="auto")))
         for chunk in chunk_blocks(parsed.blocks, settings.ingest.chunk_chars, settings.ingest.chunk_overlap):
             vector = embedder.embed_documents([chunk.text])[0]
             body = {"text": chunk.text, "page_number": chunk.page, "doc_id": path.stem, "chunk_index": chunk.index}

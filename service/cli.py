@@ -17,7 +17,7 @@ from rich.table import Table
 from service.engine.process import EngineProcess, log_tail
 from service.engine.status import read_status
 from service.errors import StroidokError
-from service.index_admin import apply_all, index_status
+from service.index_admin import apply_all, index_status, migrate
 from service.opensearch import build_client
 from service.settings import Settings
 
@@ -100,6 +100,13 @@ def index_init() -> None:
     changes = apply_all(build_client(state.settings), state.settings.index)
     for change in changes:
         out.print(f"{change.kind:<16} {change.name:<40} {change.action}")
+
+
+@index_app.command("migrate")
+def index_migrate() -> None:
+    """Rebuild the index from the current template (reindex + atomic alias switch), no downtime."""
+    old, new, count = migrate(build_client(state.settings), state.settings.index)
+    out.print(f"{state.settings.index.alias}: {old} -> {new}, {count} chunks reindexed")
 
 
 @index_app.command("status")

@@ -94,6 +94,7 @@ def wanted_pipelines(settings: IndexSettings, templates_dir: Path = TEMPLATES_DI
     return {
         settings.hybrid_pipeline: build_hybrid_pipeline(load_json("pipelines/hybrid.json", templates_dir), settings),
         settings.rrf_pipeline: build_rrf_pipeline(load_json("pipelines/rrf.json", templates_dir), settings),
+        settings.single_pipeline: load_json("pipelines/single.json", templates_dir),
     }
 
 
@@ -176,9 +177,11 @@ def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path =
     return changes
 
 
-def _embedding_dim(client: OpenSearch, index: str) -> int | None:
+def _index_mapping_facts(client: OpenSearch, index: str) -> tuple[int | None, str | None]:
+    """The vector dimension and the template hash the concrete index was created from."""
     mapping = client.indices.get_mapping(index=index)[index]["mappings"]
-    return mapping.get("properties", {}).get("embedding", {}).get("dimension")
+    dim = mapping.get("properties", {}).get("embedding", {}).get("dimension")
+    return dim, mapping.get("_meta", {}).get(HASH_KEY)
 
 
 def index_status(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> IndexStatus:
@@ -191,9 +194,11 @@ def index_status(client: OpenSearch, settings: IndexSettings, templates_dir: Pat
         indices = _alias_indices(client, settings.alias)
         concrete = indices[-1] if indices else None
         count = client.count(index=settings.alias)["count"] if concrete else None
-        dim = _embedding_dim(client, concrete) if concrete else None
+        dim, index_hash = _index_mapping_facts(client, concrete) if concrete else (None, None)
     status = IndexStatus(settings.alias, concrete, count, template_hash == wanted_hash, pipelines, dim)
     status.problems = _problems(status, settings)
+    if concrete and dim == settings.embedding_dim and index_hash != wanted_hash:
+        status.problems.append(f"index {concrete} was created from an older template: run `stroidok index migrate`")
     return status
 
 
@@ -209,3 +214,32 @@ def _problems(status: IndexStatus, settings: IndexSettings) -> list[str]:
         problems.append(f"index {status.concrete_index} has vector dimension {status.embedding_dim}, settings say "
                         f"{settings.embedding_dim}: reindex or change STROIDOK_INDEX_EMBEDDING_DIM")
     return problems
+
+
+def next_index_name(current: str) -> str:
+    """``alias-000001`` → ``alias-000002``."""
+    stem, _, number = current.rpartition("-")
+    return f"{stem}-{int(number) + 1:06d}"
+
+
+def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> tuple[str, str, int]:
+    """Reindex the alias's index into a new one built from the current template, then switch the alias
+    atomically and drop the old index. Vectors come along through k-NN derived source."""
+    with engine_errors():
+        _apply_template(client, settings, wanted_template(settings, templates_dir))
+        (old,) = _alias_indices(client, settings.alias)[-1:] or [None]
+        if old is None:
+            raise IndexSetupError(f"alias {settings.alias} points to no index; run `stroidok index init`")
+        new = next_index_name(old)
+        client.indices.create(index=new)
+        result = client.reindex(body={"source": {"index": old}, "dest": {"index": new}},
+                                wait_for_completion=True, refresh=True, request_timeout=3600)
+        if result.get("failures"):
+            client.indices.delete(index=new)
+            raise IndexSetupError("reindex failed; the old index is untouched", details={"failures": result["failures"][:5]})
+        client.indices.update_aliases(body={"actions": [
+            {"remove": {"index": old, "alias": settings.alias}},
+            {"add": {"index": new, "alias": settings.alias, "is_write_index": True}},
+        ]})
+        client.indices.delete(index=old)
+    return old, new, int(result.get("total", 0))

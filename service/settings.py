@@ -109,6 +109,15 @@ class IndexSettings(BaseSettings):
         return f"{self.alias}-rrf"
 
     @property
+    def single_pipeline(self) -> str:
+        return f"{self.alias}-single"
+
+    @property
+    def queries_index(self) -> str:
+        """The query log, for inspection in OpenSearch Dashboards."""
+        return f"{self.alias}-queries"
+
+    @property
     def meta_index(self) -> str:
         """Small side index: embedder identity and statistics, one document per concern."""
         return f"{self.alias}-meta"

@@ -80,7 +80,7 @@ def index_settings(client: OpenSearch) -> Iterator[IndexSettings]:
 def drop_index_resources(client: OpenSearch, settings: IndexSettings) -> None:
     client.indices.delete(index=f"{settings.alias}-*", ignore=[404], expand_wildcards="all")
     client.indices.delete_index_template(name=settings.template_name, ignore=[404])
-    for pipeline in (settings.hybrid_pipeline, settings.rrf_pipeline):
+    for pipeline in (settings.hybrid_pipeline, settings.rrf_pipeline, settings.single_pipeline):
         client.search_pipeline.delete(id=pipeline, ignore=[404])
 
 

@@ -1,6 +1,7 @@
 """PDF text through pypdfium2 (fast, the default) or unstructured; scanned pages through OCR.
 
-A page with fewer than ``ocr_min_chars`` characters has no text layer worth the name. With OCR
+A page with fewer than ``ocr_min_chars`` characters but with an image is a scan (a page with neither
+is blank and is left alone). With OCR
 ``auto`` such pages (only those) are copied into a temporary PDF and read by unstructured's
 ``ocr_only`` strategy with tesseract's Russian model; ``always`` OCRs every page; ``never`` leaves
 them out and says so.
@@ -53,6 +54,17 @@ def pdfium_pages(pdf) -> list[str]:
     return texts
 
 
+def has_images(pdf, index: int) -> bool:
+    """Whether a page carries any image (a page with neither text nor images is blank, not a scan)."""
+    import pypdfium2.raw as pdfium_c
+
+    page = pdf[index]
+    try:
+        return any(True for _ in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3))
+    finally:
+        page.close()
+
+
 def unstructured_pages(path: Path, page_count: int, languages: list[str]) -> list[str]:
     """Page texts via unstructured's ``fast`` strategy (pdfminer), elements joined per page."""
     from unstructured.partition.pdf import partition_pdf
@@ -96,7 +108,7 @@ def parse_pdf(path: Path, options: PdfOptions) -> ParsedDocument:
             raise ParseError("the PDF has no pages")
         languages = tesseract_languages(options.ocr_languages)
         texts = pdfium_pages(pdf) if options.parser == "pdfium" else unstructured_pages(path, count, languages)
-        scanned = [i for i, t in enumerate(texts) if len(t.strip()) < options.ocr_min_chars]
+        scanned = [i for i, t in enumerate(texts) if len(t.strip()) < options.ocr_min_chars and has_images(pdf, i)]
         to_ocr = list(range(count)) if options.ocr == "always" else scanned if options.ocr == "auto" else []
         warnings = []
         if to_ocr:

@@ -46,4 +46,4 @@ def test_default_weights_are_the_measured_best():
     pipelines = wanted_pipelines(IndexSettings())
     hybrid = pipelines["stroidok-chunks-hybrid"]["phase_results_processors"][0]["normalization-processor"]
     assert hybrid["combination"]["parameters"]["weights"] == [0.8, 0.2]
-    assert set(pipelines) == {"stroidok-chunks-hybrid", "stroidok-chunks-rrf"}
+    assert set(pipelines) == {"stroidok-chunks-hybrid", "stroidok-chunks-rrf", "stroidok-chunks-single"}
