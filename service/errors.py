@@ -12,6 +12,10 @@
     ├── EmbeddingError                 (EMBEDDING_ERROR)
     ├── IngestError                    (INGEST_ERROR)
     │   └── ParseError                 (PARSE_ERROR)     one file could not be read
+    ├── InvalidQuery                   (INVALID_QUERY)   bad search input
+    ├── RateLimited                    (RATE_LIMIT)
+    ├── Unauthorized                   (UNAUTHORIZED)    unknown or missing credentials
+    ├── NotFound                       (NOT_FOUND)       no such id visible to the caller
     └── SearchError                    (DATABASE_ERROR)  talking to the engine
         ├── IndexUnavailable           (INDEX_UNAVAILABLE)
         └── IndexSetupError            (INDEX_SETUP_ERROR)
@@ -80,6 +84,22 @@ class IngestError(StroidokError):
 
 class ParseError(IngestError):
     code = "PARSE_ERROR"
+
+
+class InvalidQuery(StroidokError):
+    code = "INVALID_QUERY"
+
+
+class RateLimited(StroidokError):
+    code = "RATE_LIMIT"
+
+
+class Unauthorized(StroidokError):
+    code = "UNAUTHORIZED"
+
+
+class NotFound(StroidokError):
+    code = "NOT_FOUND"
 
 
 class SearchError(StroidokError):

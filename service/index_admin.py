@@ -171,6 +171,7 @@ def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path =
         changes.append(_apply_index(client, settings))
         changes.append(_apply_side_index(client, settings.files_index, load_json("files.json", templates_dir)))
         changes.append(_apply_side_index(client, settings.meta_index, load_json("meta.json", templates_dir)))
+        changes.append(_apply_side_index(client, settings.queries_index, load_json("queries.json", templates_dir)))
     status = index_status(client, settings, templates_dir)
     if status.problems:
         raise IndexSetupError("index set up, but it does not match settings", details={"problems": status.problems})

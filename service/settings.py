@@ -165,6 +165,36 @@ class IngestSettings(BaseSettings):
     default_groups: list[str] = Field(default_factory=lambda: ["public"])
 
 
+class SearchSettings(BaseSettings):
+    """Query-time behaviour of the search service."""
+
+    model_config = SettingsConfigDict(env_prefix="STROIDOK_SEARCH_", extra="ignore")
+
+    knn_k: int = Field(default=100, ge=1, le=1000, description="Candidates from the dense leg.")
+    pagination_depth: int = Field(default=1000, ge=10, le=10000, description="Candidates per leg and shard.")
+    cache_ttl_s: float = Field(default=300.0, ge=0, description="0 disables the query cache.")
+    cache_size: int = Field(default=1024, ge=1)
+    rate_limit: str = Field(default="120/minute", description="Per client, `limits` notation.")
+    response_budget_chars: int = Field(default=40000, ge=2000,
+                                       description="A response is cut to this size (~16K tokens).")
+    chunk_chars: int = Field(default=500, ge=50, le=5000)
+    few_results: int = Field(default=3, ge=0, description="Below this many results, suggest related queries.")
+    log_queries: bool = True
+
+
+class ServerSettings(BaseSettings):
+    """Who the caller is: a fixed principal over stdio, bearer tokens over HTTP."""
+
+    model_config = SettingsConfigDict(env_prefix="STROIDOK_SERVER_", extra="ignore")
+
+    principal: str = "local"
+    groups: list[str] = Field(default_factory=lambda: ["public"])
+    tokens: dict[str, list[str]] = Field(
+        default_factory=dict, description='HTTP bearer token -> groups, e.g. {"s3cret": ["public", "legal"]}.')
+    host: str = "127.0.0.1"
+    http_port: int = Field(default=8765, ge=1, le=65535)
+
+
 class Settings(BaseModel):
     """All concerns together; the CLI builds this once and passes parts down."""
 
@@ -173,6 +203,8 @@ class Settings(BaseModel):
     index: IndexSettings = Field(default_factory=IndexSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     ingest: IngestSettings = Field(default_factory=IngestSettings)
+    search: SearchSettings = Field(default_factory=SearchSettings)
+    server: ServerSettings = Field(default_factory=ServerSettings)
 
     @property
     def opensearch_url(self) -> str:

@@ -1,18 +1,26 @@
 """Pure ``build_*`` functions producing OpenSearch request bodies; no I/O here.
 
 The vector field is always excluded from ``_source`` in responses (it is kept in the index through
-k-NN derived source, so a reindex still carries it).
+k-NN derived source, so a reindex still carries it). User text only ever reaches ``match``-family
+queries and suggesters, never ``query_string``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Literal
+
+from service.query.models import SearchRequest
+from service.query.parse import ParsedQuery
 
 Operator = Literal["AND", "OR"]
 
 VECTOR_FIELD = "embedding"
 TEXT_FIELDS = ("text", "title^2", "section_title^1.5", "text.codes", "title.codes^2")
+PHRASE_FIELDS = ("text", "title", "section_title", "text.codes")
 SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD]}
+HIGHLIGHT_TAGS = {"pre_tags": ["**"], "post_tags": ["**"]}
 
 
 def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...] = TEXT_FIELDS) -> dict[str, Any]:
@@ -21,9 +29,106 @@ def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...
                             "operator": operator.lower()}}
 
 
+def build_phrase(text: str) -> dict[str, Any]:
+    return {"multi_match": {"query": text, "fields": list(PHRASE_FIELDS), "type": "phrase"}}
+
+
+def build_text_query(parsed: ParsedQuery, operator: Operator) -> dict[str, Any]:
+    """Terms with the operator, each quoted phrase as a phrase; AND requires all parts, OR any."""
+    parts = [build_phrase(p) for p in parsed.phrases]
+    if parsed.terms:
+        parts.append(build_bm25_leg(parsed.terms, operator))
+    if len(parts) == 1:
+        return parts[0]
+    return {"bool": {"must": parts}} if operator == "AND" else {"bool": {"should": parts, "minimum_should_match": 1}}
+
+
+def build_multi_text_query(queries: list[ParsedQuery], operator: Operator) -> dict[str, Any]:
+    """Several phrasings: a chunk scores by its best-matching phrasing."""
+    legs = [build_text_query(q, operator) for q in queries]
+    return legs[0] if len(legs) == 1 else {"dis_max": {"queries": legs}}
+
+
 def build_knn_leg(vector: list[float], k: int, field: str = VECTOR_FIELD) -> dict[str, Any]:
     """Approximate nearest neighbours (Lucene HNSW) of ``vector``."""
     return {"knn": {field: {"vector": vector, "k": k}}}
+
+
+def escape_wildcard(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("*", "\\*").replace("?", "\\?")
+
+
+def build_source_filter(value: str) -> dict[str, Any]:
+    """An absolute path prefix, or a folder/file name fragment anywhere in the path."""
+    if value.startswith("/"):
+        return {"prefix": {"file_path": value}}
+    return {"wildcard": {"file_path": {"value": f"*{escape_wildcard(value)}*"}}}
+
+
+def build_access_filter(groups: list[str]) -> dict[str, Any]:
+    return {"terms": {"access_groups": sorted(set(groups))}}
+
+
+def build_filters(request: SearchRequest, groups: list[str]) -> dict[str, Any]:
+    """Every filter (AND between kinds, OR within a list), the caller's access groups always among them."""
+    clauses = [build_access_filter(groups)]
+    if request.document_types:
+        clauses.append({"terms": {"file_type": request.document_types}})
+    if request.date_range and (request.date_range.from_ or request.date_range.to):
+        bounds: dict[str, str] = {}
+        if request.date_range.from_:
+            bounds["gte"] = request.date_range.from_.isoformat()
+        if request.date_range.to:
+            bounds["lt"] = (request.date_range.to + timedelta(days=1)).isoformat()
+        clauses.append({"range": {"updated_at": bounds}})
+    if request.source_filter:
+        clauses.append(build_source_filter(request.source_filter))
+    return {"bool": {"filter": clauses}}
+
+
+def build_aggregations() -> dict[str, Any]:
+    """Facets counted in documents, not chunks."""
+    docs = {"docs": {"cardinality": {"field": "doc_id", "precision_threshold": 40000}}}
+    return {
+        "total_docs": docs["docs"],
+        "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": docs},
+        "date_distribution": {"date_histogram": {"field": "updated_at", "calendar_interval": "month",
+                                                 "format": "yyyy-MM", "min_doc_count": 1}, "aggs": docs},
+    }
+
+
+def build_collapse(max_chunks: int) -> dict[str, Any]:
+    """One hit per document, with its best ``max_chunks`` chunks and their highlights."""
+    return {"field": "doc_id", "inner_hits": {
+        "name": "chunks", "size": max_chunks, "_source": SOURCE_EXCLUDES,
+        "highlight": {"fields": {"text": {"fragment_size": 160, "number_of_fragments": 2}}, **HIGHLIGHT_TAGS},
+    }}
+
+
+def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
+    """A phrase suggester whose candidates are kept only if they match a document the caller may read."""
+    collate = {"bool": {"must": {"match_phrase": {"text.suggest": "{{suggestion}}"}},
+                        "filter": build_access_filter(groups)}}
+    return {"text": text[:200], "corrected": {"phrase": {
+        "field": "text.suggest", "size": 1, "gram_size": 3, "max_errors": 2, "confidence": 0.0,
+        "direct_generator": [{"field": "text.suggest", "suggest_mode": "always", "min_word_length": 3}],
+        "collate": {"query": {"source": collate}, "prune": True},
+    }}}
+
+
+@dataclass(frozen=True)
+class SearchPlan:
+    """Everything a search request needs, decided before the body is built."""
+
+    legs: tuple[dict[str, Any], ...]
+    filters: dict[str, Any]
+    offset: int
+    size: int
+    max_chunks: int
+    pagination_depth: int
+    min_score: float | None
+    suggest_text: str | None
+    groups: tuple[str, ...]
 
 
 def build_search_body(query: dict[str, Any], size: int) -> dict[str, Any]:
@@ -38,3 +143,37 @@ def build_hybrid_body(
     if filter_ is not None:
         hybrid["filter"] = filter_
     return build_search_body({"hybrid": hybrid}, size)
+
+
+def build_request(plan: SearchPlan) -> dict[str, Any]:
+    """The one request of a search: hybrid query, per-document grouping, facets, suggestions."""
+    body = build_hybrid_body(list(plan.legs), plan.size, plan.filters)
+    body["query"]["hybrid"]["pagination_depth"] = plan.pagination_depth
+    body["from"] = plan.offset
+    body["collapse"] = build_collapse(plan.max_chunks)
+    body["aggs"] = build_aggregations()
+    body["track_total_hits"] = True
+    if plan.min_score is not None:
+        body["min_score"] = plan.min_score
+    if plan.suggest_text:
+        body["suggest"] = build_suggest(plan.suggest_text, list(plan.groups))
+    return body
+
+
+def build_document_query(doc_id: str, groups: list[str]) -> dict[str, Any]:
+    return {"bool": {"filter": [{"term": {"doc_id": doc_id}}, build_access_filter(groups)]}}
+
+
+def build_chunks_by_index(doc_id: str, indexes: list[int], groups: list[str]) -> dict[str, Any]:
+    query = build_document_query(doc_id, groups)
+    query["bool"]["filter"].append({"terms": {"chunk_index": indexes}})
+    return {"query": query, "size": len(indexes), "_source": SOURCE_EXCLUDES, "sort": [{"chunk_index": "asc"}]}
+
+
+def build_sources_body(groups: list[str]) -> dict[str, Any]:
+    docs = {"docs": {"cardinality": {"field": "doc_id", "precision_threshold": 40000}}}
+    return {"size": 0, "query": {"bool": {"filter": [build_access_filter(groups)]}}, "track_total_hits": True,
+            "aggs": {"total_docs": docs["docs"],
+                     "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": docs},
+                     "folders": {"terms": {"field": "folder", "size": 50}, "aggs": docs},
+                     "earliest": {"min": {"field": "updated_at"}}, "latest": {"max": {"field": "updated_at"}}}}

@@ -1,0 +1,64 @@
+"""Engine responses → the public result models. Pure functions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from service.query.models import ChunkResult, DocumentResult, Facets
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, with an ellipsis when cut."""
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit - 1)
+    return text[: cut if cut > limit // 2 else limit - 1].rstrip(" ,;:") + "…"
+
+
+def map_chunk(hit: dict[str, Any], score: float, limit: int) -> ChunkResult:
+    src = hit["_source"]
+    return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"], text=cut_at_word(src["text"], limit),
+                       page_number=src.get("page_number"), page_label=src.get("page_label"),
+                       section_title=src.get("section_title"), relevance_score=round(score, 4))
+
+
+def clamp(score: float | None) -> float:
+    return round(min(1.0, max(0.0, score or 0.0)), 4)
+
+
+def map_document(src: dict[str, Any], score: float) -> DocumentResult:
+    return DocumentResult(id=src["doc_id"], title=src.get("title") or src["file_name"], file_path=src["file_path"],
+                          file_type=src["file_type"], file_size=src.get("file_size") or 0,
+                          created_at=src.get("created_at"), updated_at=src.get("updated_at"),
+                          page_count=src.get("page_count"), relevance_score=clamp(score))
+
+
+def map_hit(hit: dict[str, Any], include_context: bool, chunk_chars: int) -> DocumentResult:
+    """A collapsed hit: the document, its best chunks (scores scaled to the document's) and highlights."""
+    doc = map_document(hit["_source"], hit.get("_score") or 0.0)
+    inner = hit.get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", []) or [hit]
+    top = max((h.get("_score") or 0.0 for h in inner), default=0.0) or 1.0
+    highlights = [f for h in inner for f in h.get("highlight", {}).get("text", [])]
+    doc.highlights = [cut_at_word(f, 300) for f in dict.fromkeys(highlights)][:3]
+    if include_context:
+        doc.context_chunks = [map_chunk(h, doc.relevance_score * (h.get("_score") or 0.0) / top, chunk_chars)
+                              for h in inner]
+    return doc
+
+
+def map_facets(aggs: dict[str, Any]) -> Facets:
+    return Facets(
+        document_types={b["key"]: b["docs"]["value"] for b in aggs.get("document_types", {}).get("buckets", [])},
+        date_distribution={b["key_as_string"]: b["docs"]["value"]
+                           for b in aggs.get("date_distribution", {}).get("buckets", [])},
+    )
+
+
+def map_correction(suggest: dict[str, Any] | None, original: str) -> str | None:
+    """The suggester's best correction, if it differs from what was asked."""
+    for entry in (suggest or {}).get("corrected", []):
+        for option in entry.get("options", []):
+            if option["text"].strip().lower() != " ".join(original.lower().replace("ё", "е").split()):
+                return option["text"]
+    return None

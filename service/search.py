@@ -1,0 +1,309 @@
+"""SearchService: validate → embed → build → execute → map, with fallback, timings, cache, budget and log.
+
+A search request reads top to bottom in ``SearchService.search``; every DSL detail is one hop away in
+``service.query.build``. Access filters are part of every request body the service builds.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import re
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from cachetools import TTLCache
+from loguru import logger
+from opensearchpy import OpenSearch
+from pydantic import ValidationError
+
+from service.embedders.base import Embedder
+from service.errors import EmbeddingError, IndexUnavailable, InvalidQuery, NotFound, SearchError, StroidokError
+from service.index_meta import load_embedder_state
+from service.opensearch import engine_errors
+from service.query.build import (
+    SearchPlan, build_chunks_by_index, build_filters, build_knn_leg, build_multi_text_query, build_request, build_sources_body,
+)
+from service.query.map import map_chunk, map_correction, map_document, map_facets, map_hit
+from service.query.models import (
+    Pagination, SearchMeta, SearchRequest, SearchResponse, Suggestions, Timings, DocumentResponse, SourcesResponse,
+)
+from service.query.parse import ParsedQuery, parse_query
+from service.querylog import QueryLog
+from service.security import Principal, RateLimiter
+from service.settings import Settings
+
+_ID_RE = re.compile(r"^(?P<doc>[0-9a-f]{20})(?::(?P<chunk>\d{1,7}))?$")
+
+
+@dataclass
+class _Route:
+    legs: tuple[dict[str, Any], ...]
+    pipeline: str
+    name: str
+    fallback_reason: str | None = None
+
+
+def validate_request(arguments: dict[str, Any]) -> SearchRequest:
+    """Tool/CLI arguments → ``SearchRequest``; pydantic's complaints become one ``INVALID_QUERY``."""
+    try:
+        return SearchRequest.model_validate(arguments)
+    except ValidationError as exc:
+        problems = [{"field": ".".join(map(str, e["loc"])) or "request", "problem": e["msg"]} for e in exc.errors()]
+        raise InvalidQuery("invalid search request: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems),
+                           details={"problems": problems}) from exc
+
+
+def request_fingerprint(request: SearchRequest) -> str:
+    """Identifies a query independent of its page (what a cursor belongs to)."""
+    data = request.model_dump(mode="json", exclude={"page", "cursor"})
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
+
+
+def encode_cursor(request: SearchRequest, page: int) -> str:
+    raw = json.dumps({"p": page, "f": request_fingerprint(request)}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def apply_cursor(request: SearchRequest) -> SearchRequest:
+    """The request at the page its cursor names; a cursor from another query is refused."""
+    if not request.cursor:
+        return request
+    try:
+        data = json.loads(base64.urlsafe_b64decode(request.cursor + "=" * (-len(request.cursor) % 4)))
+        page, fingerprint = int(data["p"]), str(data["f"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidQuery("cursor is not valid; pass the next_cursor of a previous response") from exc
+    if fingerprint != request_fingerprint(request):
+        raise InvalidQuery("cursor belongs to another query or other filters; start again without it")
+    return validate_request({**request.model_dump(mode="json", by_alias=True), "page": page, "cursor": None})
+
+
+def related_queries(parsed: ParsedQuery, correction: str | None) -> list[str]:
+    """Broader variants an agent can try when little was found: the correction, unquoted, one term fewer."""
+    related = [correction] if correction else []
+    if parsed.phrases:
+        related.append(parsed.plain)
+    words = parsed.terms.split()
+    if len(words) > 1:
+        related += [" ".join(w for j, w in enumerate(words) if j != i) for i in range(len(words))][:3]
+    return list(dict.fromkeys(r for r in related if r))[:5]
+
+
+class SearchService:
+    """The search side of the product, shared by the MCP server and the CLI."""
+
+    def __init__(self, settings: Settings, client: OpenSearch, embedder: Embedder | None) -> None:
+        self.settings, self.client, self.embedder = settings, client, embedder
+        self.cache: TTLCache | None = (TTLCache(settings.search.cache_size, settings.search.cache_ttl_s)
+                                       if settings.search.cache_ttl_s > 0 else None)
+        self.limiter = RateLimiter(settings.search.rate_limit)
+        self.log = QueryLog(client, settings.index.queries_index, settings.search.log_queries)
+        self._embedder_state_loaded = False
+
+    # -- search -----------------------------------------------------------------------------------
+
+    def search(self, arguments: dict[str, Any], principal: Principal, client_id: str | None = None) -> SearchResponse:
+        began = time.perf_counter()
+        request: SearchRequest | None = None
+        try:
+            self.limiter.check(client_id or principal.name)
+            request = apply_cursor(validate_request(arguments))
+            response = self._cached_or_run(request, principal, began)
+        except StroidokError as exc:
+            self._log(request, principal, None, exc, began, arguments)
+            raise
+        self._log(request, principal, response, None, began, arguments)
+        return response
+
+    def _cached_or_run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
+        key = (principal.groups, request.model_dump_json())
+        if self.cache is not None and key in self.cache:
+            response = self.cache[key].model_copy(deep=True)
+            response.meta.cached = True
+            response.meta.timings.total_ms = round((time.perf_counter() - began) * 1000, 2)
+            return response
+        response = self._run(request, principal, began)
+        if self.cache is not None:
+            self.cache[key] = response.model_copy(deep=True)
+        return response
+
+    def _run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
+        parsed = [parse_query(q) for q in request.all_queries]
+        route, embedding_ms = self._route(request, parsed)
+        plan = self._plan(request, principal, route, parsed[0])
+        search_began = time.perf_counter()
+        try:
+            raw = self._execute(plan, route.pipeline)
+        except IndexUnavailable:
+            raise
+        except SearchError as exc:
+            if route.name == "bm25":
+                raise
+            logger.warning("{} request failed ({}), falling back to BM25", route.name, exc.message)
+            route = self._bm25_route(request, parsed, f"{route.name} request failed: {exc.message}")
+            plan = self._plan(request, principal, route, parsed[0])
+            raw = self._execute(plan, route.pipeline)
+        search_ms = (time.perf_counter() - search_began) * 1000
+        response = self._map(request, parsed[0], route, raw)
+        response.meta.timings = Timings(embedding_ms=round(embedding_ms, 2), search_ms=round(search_ms, 2),
+                                        total_ms=round((time.perf_counter() - began) * 1000, 2))
+        return fit_budget(response, self.settings.search.response_budget_chars)
+
+    def _route(self, request: SearchRequest, parsed: list[ParsedQuery]) -> tuple[_Route, float]:
+        """Which legs run: the requested mode, or BM25 alone when the query cannot be embedded."""
+        if request.search_mode == "fulltext":
+            return self._bm25_route(request, parsed, None), 0.0
+        began = time.perf_counter()
+        try:
+            vector = self._embed([q.plain for q in parsed])
+        except (EmbeddingError, StroidokError) as exc:
+            reason = f"query embedding failed: {exc.message}"
+            return self._bm25_route(request, parsed, reason), (time.perf_counter() - began) * 1000
+        except Exception as exc:  # noqa: BLE001 — a broken embedder must not break search
+            reason = f"query embedding failed: {type(exc).__name__}: {exc}"
+            return self._bm25_route(request, parsed, reason), (time.perf_counter() - began) * 1000
+        elapsed = (time.perf_counter() - began) * 1000
+        if vector is None:
+            return self._bm25_route(request, parsed, "the query has no words the embedder knows"), elapsed
+        knn = build_knn_leg(vector, self.settings.search.knn_k)
+        index = self.settings.index
+        if request.search_mode == "semantic":
+            return _Route((knn,), index.single_pipeline, "knn"), elapsed
+        text = build_multi_text_query(parsed, request.operator)
+        return _Route((text, knn), index.hybrid_pipeline, "hybrid"), elapsed
+
+    def _bm25_route(self, request: SearchRequest, parsed: list[ParsedQuery], reason: str | None) -> _Route:
+        text = build_multi_text_query(parsed, request.operator)
+        return _Route((text,), self.settings.index.single_pipeline, "bm25", reason)
+
+    def _embed(self, texts: list[str]) -> list[float] | None:
+        if self.embedder is None:
+            raise EmbeddingError("no embedder is configured")
+        if not self._embedder_state_loaded:
+            load_embedder_state(self.client, self.embedder, self.settings.index)
+            self._embedder_state_loaded = True
+        matrix = self.embedder.embed_documents(texts)
+        mean = matrix.mean(axis=0)
+        norm = float(np.linalg.norm(mean))
+        return None if norm == 0 else (mean / norm).astype(float).tolist()
+
+    def _plan(self, request: SearchRequest, principal: Principal, route: _Route, first: ParsedQuery) -> SearchPlan:
+        wordy = any(len(w) >= 3 and w.isalpha() for w in first.plain.split())
+        suggest = first.plain if route.name != "knn" and wordy else None
+        return SearchPlan(legs=route.legs, filters=build_filters(request, list(principal.groups)),
+                          offset=(request.page - 1) * request.limit, size=request.limit,
+                          max_chunks=request.max_chunks, pagination_depth=self.settings.search.pagination_depth,
+                          min_score=request.threshold, suggest_text=suggest, groups=principal.groups)
+
+    def _execute(self, plan: SearchPlan, pipeline: str) -> dict[str, Any]:
+        with engine_errors():
+            return self.client.search(index=self.settings.index.alias, body=build_request(plan),
+                                      params={"search_pipeline": pipeline})
+
+    def _map(self, request: SearchRequest, first: ParsedQuery, route: _Route, raw: dict[str, Any]) -> SearchResponse:
+        hits = raw["hits"]["hits"]
+        results = [map_hit(h, request.include_context, self.settings.search.chunk_chars) for h in hits]
+        aggs = raw.get("aggregations", {})
+        total = int(aggs.get("total_docs", {}).get("value", len(results)))
+        if request.threshold is not None:
+            total = min(total, (request.page - 1) * request.limit + len(results)) if len(results) < request.limit \
+                else total
+        correction = map_correction(raw.get("suggest"), first.plain)
+        suggestions = Suggestions(corrected_query=correction)
+        if total < self.settings.search.few_results:
+            suggestions.related_queries = related_queries(first, correction)
+        pages = max(1, -(-total // request.limit))
+        has_more = request.page < pages and len(results) == request.limit
+        pagination = Pagination(page=request.page, limit=request.limit, total_pages=pages, has_more=has_more,
+                                next_cursor=encode_cursor(request, request.page + 1) if has_more else None)
+        meta = SearchMeta(query=request.query, total_results=total, route_used=route.name,  # type: ignore[arg-type]
+                          fallback_reason=route.fallback_reason, timings=Timings(), facets=map_facets(aggs),
+                          suggestions=suggestions, pagination=pagination)
+        return SearchResponse(results=results, meta=meta)
+
+    def _log(self, request: SearchRequest | None, principal: Principal, response: SearchResponse | None,
+             error: StroidokError | None, began: float, arguments: dict[str, Any]) -> None:
+        entry: dict[str, Any] = {
+            "tool": "search_documents", "principal": principal.name,
+            "query": str((request.query if request else arguments.get("query")) or "")[:500],
+            "status": "error" if error else "ok", "error_code": error.code if error else None,
+            "total_ms": round((time.perf_counter() - began) * 1000, 2),
+        }
+        if request:
+            entry.update(search_mode=request.search_mode, operator=request.operator, page=request.page,
+                         document_types=request.document_types)
+        if response:
+            entry.update(route_used=response.meta.route_used, total_results=response.meta.total_results,
+                         returned=len(response.results), cached=response.meta.cached,
+                         truncated=response.meta.truncated, embedding_ms=response.meta.timings.embedding_ms,
+                         search_ms=response.meta.timings.search_ms)
+        self.log.record(entry)
+
+    # -- retrieval by id --------------------------------------------------------------------------
+
+    def get_document(self, result_id: str, principal: Principal, client_id: str | None = None) -> DocumentResponse:
+        """A document (by ``id``) or a chunk (by ``chunk_id``) with its neighbouring chunks.
+
+        A document the caller may not read answers ``NOT_FOUND``, exactly like one that does not exist,
+        so ids cannot be probed for existence."""
+        self.limiter.check(client_id or principal.name)
+        match = _ID_RE.match(result_id.strip()) if isinstance(result_id, str) else None
+        if not match:
+            raise InvalidQuery("id must be a document id (20 hex characters) or a chunk id (<document id>:<n>)")
+        doc_id = match["doc"]
+        wanted = int(match["chunk"]) if match["chunk"] is not None else None
+        centre = wanted if wanted is not None else 0
+        indexes = [i for i in (centre - 1, centre, centre + 1) if i >= 0]
+        body = build_chunks_by_index(doc_id, indexes, list(principal.groups))
+        with engine_errors():
+            hits = self.client.search(index=self.settings.index.alias, body=body)["hits"]["hits"]
+        by_index = {h["_source"]["chunk_index"]: h for h in hits}
+        if centre not in by_index:
+            raise NotFound(f"no document or chunk with id {result_id} is visible to you",
+                           details={"id": result_id})
+        limit = self.settings.search.chunk_chars * 4
+        chunk_hit = by_index[centre]
+        document = map_document(chunk_hit["_source"], 1.0)
+        chunk = map_chunk(chunk_hit, 1.0, limit)
+        neighbours = [map_chunk(by_index[i], 0.0, limit) for i in indexes if i != centre and i in by_index]
+        return DocumentResponse(id=result_id, document=document, chunk=chunk if wanted is not None else chunk,
+                                neighbours=neighbours)
+
+    def list_sources(self, principal: Principal) -> SourcesResponse:
+        """What the caller can search: documents by type and folder, the date span."""
+        with engine_errors():
+            raw = self.client.search(index=self.settings.index.alias, body=build_sources_body(list(principal.groups)))
+        aggs = raw["aggregations"]
+        return SourcesResponse(
+            total_documents=int(aggs["total_docs"]["value"]), total_chunks=int(raw["hits"]["total"]["value"]),
+            document_types={b["key"]: b["docs"]["value"] for b in aggs["document_types"]["buckets"]},
+            folders={b["key"]: b["docs"]["value"] for b in aggs["folders"]["buckets"]},
+            earliest=aggs["earliest"].get("value_as_string"), latest=aggs["latest"].get("value_as_string"))
+
+
+def response_size(response: SearchResponse) -> int:
+    return len(response.model_dump_json())
+
+
+def fit_budget(response: SearchResponse, budget_chars: int) -> SearchResponse:
+    """Cut context chunks (from the last result up), then highlights, then results, until it fits."""
+    if response_size(response) <= budget_chars:
+        return response
+    response.meta.truncated = True
+    for keep in (1, 0):
+        for result in reversed(response.results):
+            if len(result.context_chunks) > keep:
+                result.context_chunks = result.context_chunks[:keep]
+                if response_size(response) <= budget_chars:
+                    return response
+    for result in reversed(response.results):
+        result.highlights = result.highlights[:1]
+        if response_size(response) <= budget_chars:
+            return response
+    while response.results and response_size(response) > budget_chars:
+        response.results.pop()
+    return response
