@@ -102,6 +102,56 @@ def index_init() -> None:
         out.print(f"{change.kind:<16} {change.name:<40} {change.action}")
 
 
+@app.command("search")
+def search_cmd(
+    query: str = typer.Argument(..., help="What to find; \"quoted\" parts are phrases."),
+    types: str = typer.Option(None, "--types", help="Comma-separated file types, e.g. pdf,docx."),
+    limit: int = typer.Option(10, "--limit"),
+    page: int = typer.Option(1, "--page"),
+    date_from: str = typer.Option(None, "--date-from", help="YYYY-MM-DD"),
+    date_to: str = typer.Option(None, "--date-to", help="YYYY-MM-DD"),
+    source: str = typer.Option(None, "--source", help="Path prefix or folder/file name part."),
+    fmt: str = typer.Option("text", "--format", help="text | json | markdown"),
+    no_context: bool = typer.Option(False, "--no-context"),
+    chunks: int = typer.Option(3, "--chunks", help="Chunks per document (1-10)."),
+    mode: str = typer.Option("hybrid", "--mode", help="hybrid | semantic | fulltext"),
+    operator: str = typer.Option("AND", "--operator", help="AND | OR"),
+    threshold: float = typer.Option(None, "--threshold", help="Minimum relevance 0-1."),
+) -> None:
+    """Search the index as a person would (the same service the MCP tool uses)."""
+    from service.embedders.factory import build_embedder
+    from service.render import render_markdown, render_text
+    from service.search import SearchService
+    from service.security import stdio_principal
+
+    if fmt not in ("text", "json", "markdown"):
+        raise typer.BadParameter("--format must be text, json or markdown")
+    settings = state.settings
+    arguments = {"query": query, "limit": limit, "page": page, "include_context": not no_context,
+                 "max_chunks": chunks, "search_mode": mode, "operator": operator.upper(),
+                 "document_types": types.split(",") if types else [], "source_filter": source,
+                 "threshold": threshold}
+    if date_from or date_to:
+        arguments["date_range"] = {"from": date_from, "to": date_to}
+    service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))
+    response = service.search({k: v for k, v in arguments.items() if v is not None},
+                              stdio_principal(settings.server))
+    if fmt == "json":
+        out.print_json(response.model_dump_json())
+    else:
+        Console(soft_wrap=True).print(render_text(response) if fmt == "text" else render_markdown(response),
+                                      markup=False, highlight=False)
+
+
+@app.command("serve")
+def serve_cmd(http: int = typer.Option(None, "--http", help="Serve streamable HTTP on this port "
+                                                              "instead of stdio.")) -> None:
+    """The MCP server: stdio for Claude Code (default), or streamable HTTP."""
+    from service.mcp_server import run
+
+    run(state.settings, http)
+
+
 @index_app.command("migrate")
 def index_migrate() -> None:
     """Rebuild the index from the current template (reindex + atomic alias switch), no downtime."""

@@ -1,0 +1,142 @@
+"""The MCP server: ``search_documents``, ``get_document`` and ``list_sources``, read-only tools with
+pydantic output models (so clients get output schemas).
+
+Bounds are published in the input schema but enforced by the service, so a bad argument comes back
+as the product's own ``INVALID_QUERY`` error. A failing tool raises ``ToolError`` whose text is a JSON
+object ``{"status": "error", "code", "message", "details"}``: the client sees ``isError`` and a code
+it can act on, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal
+
+import anyio
+from mcp.server import MCPServer
+from mcp.server.mcpserver import Context
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+from service.embedders.factory import build_embedder
+from service.errors import StroidokError
+from service.opensearch import build_client
+from service.query.models import DocumentResponse, SearchResponse, SourcesResponse
+from service.search import SearchService
+from service.security import Principal, stdio_principal, token_principal
+from service.settings import Settings
+
+READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+INSTRUCTIONS = (
+    "Search Russian construction documents (СП, ГОСТ, СНиП, project documentation). Use search_documents with a "
+    "Russian query; quote exact phrases (\"...\"); cite results by title, page_number and chunk_id; fetch more "
+    "context with get_document(chunk_id). list_sources shows what is indexed, to choose filters."
+)
+
+
+def bounded(description: str, **schema: Any) -> Any:
+    """A parameter whose bounds appear in the schema but are checked by the service (own error code)."""
+    return Field(description=description, json_schema_extra=schema or None)
+
+
+@dataclass
+class AppState:
+    service: SearchService
+    settings: Settings
+
+
+def error_text(exc: StroidokError) -> str:
+    return json.dumps({"status": "error", **exc.to_dict()}, ensure_ascii=False)
+
+
+def caller(ctx: Context | None, state: AppState) -> tuple[Principal, str]:
+    """The principal: from the bearer token over HTTP, from settings over stdio."""
+    request = getattr(getattr(ctx, "request_context", None), "request", None) if ctx is not None else None
+    if request is None:
+        principal = stdio_principal(state.settings.server)
+        return principal, principal.name
+    principal = token_principal(state.settings.server, request.headers.get("authorization"))
+    client = request.client.host if request.client else "http"
+    return principal, f"{principal.name}@{client}"
+
+
+def build_server(settings: Settings, service: SearchService | None = None) -> MCPServer:
+    """The MCP server for ``settings``; ``service`` may be given (tests), else built in the lifespan."""
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer) -> AsyncIterator[AppState]:
+        built = service or SearchService(settings, build_client(settings), build_embedder(settings.embedder))
+        yield AppState(built, settings)
+
+    server = MCPServer(name="stroidok-search", instructions=INSTRUCTIONS, lifespan=lifespan)
+
+    def state_of(ctx: Context) -> AppState:
+        return ctx.request_context.lifespan_context
+
+    async def call(ctx: Context, fn: Any, *args: Any) -> Any:
+        state = state_of(ctx)
+        try:
+            principal, client_id = caller(ctx, state)
+            return await anyio.to_thread.run_sync(lambda: fn(state.service, principal, client_id, *args))
+        except StroidokError as exc:
+            raise ToolError(error_text(exc)) from exc
+
+    @server.tool(annotations=READ_ONLY, structured_output=True)
+    async def search_documents(
+        ctx: Context,
+        query: Annotated[str, bounded("What to find, in Russian: 1-500 characters. \"Quoted\" parts are exact "
+                                      "phrases.", minLength=1, maxLength=500)],
+        queries: Annotated[list[str] | None, bounded("Up to 5 further phrasings searched together; results "
+                                                     "are merged and deduplicated.", maxItems=5)] = None,
+        limit: Annotated[int, bounded("Documents per page, 1-50.", minimum=1, maximum=50)] = 10,
+        page: Annotated[int, bounded("Page number, from 1.", minimum=1)] = 1,
+        cursor: Annotated[str | None, bounded("next_cursor of a previous response (overrides page).")] = None,
+        document_types: Annotated[list[str] | None, bounded("File types, e.g. [\"pdf\", \"docx\"] (OR).")] = None,
+        date_range: Annotated[dict[str, str] | None, bounded("{\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\"} "
+                                                             "on the file's modification date.")] = None,
+        source_filter: Annotated[str | None, bounded("Absolute path prefix, or a folder/file name part.")] = None,
+        include_context: Annotated[bool, bounded("Return the matching chunks' text.")] = True,
+        max_chunks: Annotated[int, bounded("Chunks per document, 1-10.", minimum=1, maximum=10)] = 3,
+        search_mode: Annotated[Literal["hybrid", "semantic", "fulltext"], bounded(
+            "hybrid (BM25 + vectors, default), semantic (vectors) or fulltext (BM25).")] = "hybrid",
+        operator: Annotated[Literal["AND", "OR"], bounded("AND: every term must match; OR: any.")] = "AND",
+        threshold: Annotated[float | None, bounded("Minimum relevance 0-1.", minimum=0, maximum=1)] = None,
+    ) -> SearchResponse:
+        """Search the indexed construction documents. Returns documents with their best chunks (text, page
+        number, chunk_id), highlights, relevance 0-1, facets by type and month, suggestions and pagination.
+        An empty result is a success."""
+        arguments = {k: v for k, v in {
+            "query": query, "queries": queries, "limit": limit, "page": page, "cursor": cursor,
+            "document_types": document_types, "date_range": date_range, "source_filter": source_filter,
+            "include_context": include_context, "max_chunks": max_chunks, "search_mode": search_mode,
+            "operator": operator, "threshold": threshold}.items() if v is not None}
+        return await call(ctx, lambda svc, p, c: svc.search(arguments, p, c))
+
+    @server.tool(annotations=READ_ONLY, structured_output=True)
+    async def get_document(
+        ctx: Context,
+        id: Annotated[str, bounded("A result id (document) or a chunk_id (<document id>:<n>).", maxLength=40)],
+    ) -> DocumentResponse:
+        """A document or chunk by id: metadata, the chunk's full text, its neighbouring chunks and page.
+        Unknown ids, and ids of documents you may not read, give NOT_FOUND."""
+        return await call(ctx, lambda svc, p, c: svc.get_document(id, p, c))
+
+    @server.tool(annotations=READ_ONLY, structured_output=True)
+    async def list_sources(ctx: Context) -> SourcesResponse:
+        """What is indexed and visible to you: documents per file type and folder, chunk count, date span."""
+        return await call(ctx, lambda svc, p, c: svc.list_sources(p))
+
+    return server
+
+
+def run(settings: Settings, http_port: int | None = None) -> None:
+    """Serve over stdio (Claude Code), or streamable HTTP on ``http_port``."""
+    server = build_server(settings)
+    if http_port is None:
+        server.run("stdio")
+    else:
+        server.run("streamable-http", host=settings.server.host, port=http_port, stateless_http=True)
