@@ -1,0 +1,191 @@
+"""search_documents against the real node, over documents ingested by the product's own ingest path."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+
+from service.errors import InvalidQuery
+from service.search import SearchService
+
+pytestmark = pytest.mark.integration
+
+
+def names(response) -> list[str]:
+    return [r.file_path.rsplit("/", 1)[-1] for r in response.results]
+
+
+@pytest.mark.parametrize(("mode", "route"), [("hybrid", "hybrid"), ("semantic", "knn"), ("fulltext", "bm25")])
+def test_each_search_mode_runs_its_route(service: SearchService, public, mode: str, route: str):
+    response = service.search({"query": "контроль прочности бетона", "search_mode": mode}, public)
+    assert response.status == "ok"
+    assert response.meta.route_used == route
+    assert response.meta.fallback_reason is None
+    assert "бетон.docx" in names(response)[:3]
+    assert all(0 <= r.relevance_score <= 1 for r in response.results)
+    scores = [r.relevance_score for r in response.results]
+    assert scores == sorted(scores, reverse=True)
+
+
+def test_and_requires_every_term_or_accepts_any(service: SearchService, public):
+    args = {"query": "гидрофобизатор эвакуационных", "search_mode": "fulltext"}
+    assert service.search({**args, "operator": "AND"}, public).meta.total_results == 0
+    either = service.search({**args, "operator": "OR"}, public)
+    assert names(either) == ["пожарная-безопасность.txt"]
+
+
+def test_quoted_query_is_a_phrase_search(service: SearchService, public):
+    phrase = service.search({"query": '"монтажный стык"', "search_mode": "fulltext"}, public)
+    assert names(phrase) == ["сварка.pdf"]
+    reversed_words = service.search({"query": '"стык монтажный"', "search_mode": "fulltext"}, public)
+    assert reversed_words.meta.total_results == 0
+
+
+def test_a_quoted_part_inside_a_longer_query_is_a_phrase(service: SearchService, public):
+    hit = service.search({"query": 'контроль "сварных швов"', "search_mode": "fulltext"}, public)
+    assert names(hit) == ["сварка.pdf"]
+    miss = service.search({"query": 'контроль "швов сварных"', "search_mode": "fulltext"}, public)
+    assert miss.meta.total_results == 0
+
+
+def test_document_type_filter(service: SearchService, public):
+    response = service.search({"query": "бетон", "document_types": ["xlsx", "PDF"], "search_mode": "fulltext"}, public)
+    assert {r.file_type for r in response.results} == {"xlsx"}
+    assert response.meta.facets.document_types == {"xlsx": 1}
+    hybrid = service.search({"query": "бетон", "document_types": ["xlsx", "pdf"], "limit": 50}, public)
+    assert {r.file_type for r in hybrid.results} <= {"xlsx", "pdf"}
+    assert "смета.xlsx" in names(hybrid)
+
+
+def test_date_range_filter_is_inclusive(service: SearchService, public):
+    response = service.search({"query": "бетон", "date_range": {"from": "2024-05-10", "to": "2024-05-10"},
+                               "search_mode": "fulltext"}, public)
+    assert names(response) == ["бетон.docx"]
+
+
+def test_source_filter_by_folder_name_and_by_absolute_prefix(service: SearchService, public, search_corpus):
+    root, _ = search_corpus
+    by_name = service.search({"query": "бетон", "source_filter": "сметы", "search_mode": "fulltext"}, public)
+    assert names(by_name) == ["смета.xlsx"]
+    by_prefix = service.search({"query": "бетон", "source_filter": str(root / "нормы"), "search_mode": "fulltext"},
+                               public)
+    assert names(by_prefix) == ["бетон.docx"]
+
+
+def test_filters_combine_with_and(service: SearchService, public):
+    response = service.search({"query": "теплоизоляция стен", "document_types": ["txt"], "source_filter": "утеплители",
+                               "search_mode": "fulltext",
+                               "date_range": {"from": "2024-03-01", "to": "2024-03-31"}, "limit": 50}, public)
+    assert response.meta.total_results == 2
+    assert all(r.updated_at.startswith("2024-03") for r in response.results)
+
+
+def test_pagination_has_no_duplicates_and_no_gaps(service: SearchService, public):
+    args = {"query": "теплоизоляция наружных стен", "limit": 7, "search_mode": "fulltext"}
+    first = service.search(args, public)
+    total = first.meta.total_results
+    assert total == 24
+    seen, page, response = [], 1, first
+    while True:
+        seen += [r.id for r in response.results]
+        if not response.meta.pagination.has_more:
+            break
+        page += 1
+        response = service.search({**args, "page": page}, public)
+    assert len(seen) == len(set(seen)) == total
+    everything = service.search({**args, "limit": 50}, public)
+    assert [r.id for r in everything.results] == seen
+
+
+def test_cursor_continues_the_same_query(service: SearchService, public):
+    args = {"query": "теплоизоляция наружных стен", "limit": 5, "search_mode": "fulltext"}
+    first = service.search(args, public)
+    second = service.search({**args, "cursor": first.meta.pagination.next_cursor}, public)
+    assert second.meta.pagination.page == 2
+    assert not {r.id for r in first.results} & {r.id for r in second.results}
+    with pytest.raises(InvalidQuery, match="another query"):
+        service.search({**args, "query": "бетон", "cursor": first.meta.pagination.next_cursor}, public)
+
+
+def test_results_are_documents_with_at_most_max_chunks(service: SearchService, public):
+    response = service.search({"query": "теплоизоляция толщина утеплителя", "max_chunks": 1, "limit": 30}, public)
+    assert len({r.id for r in response.results}) == len(response.results)
+    assert all(len(r.context_chunks) == 1 for r in response.results)
+    two = service.search({"query": "пожарная безопасность", "max_chunks": 2}, public)
+    assert all(1 <= len(r.context_chunks) <= 2 for r in two.results)
+
+
+def test_context_chunks_carry_text_page_and_ids(service: SearchService, public):
+    response = service.search({"query": "монтажный стык сварка"}, public)
+    chunk = response.results[0].context_chunks[0]
+    assert chunk.page_number == 1
+    assert chunk.chunk_id == f"{response.results[0].id}:{chunk.chunk_index}"
+    assert "Монтажный стык" in chunk.text and len(chunk.text) <= 500
+    without = service.search({"query": "монтажный стык сварка", "include_context": False}, public)
+    assert without.results[0].context_chunks == []
+    assert without.results[0].highlights
+
+
+def test_highlights_mark_the_matched_words(service: SearchService, public):
+    response = service.search({"query": "ультразвуком", "search_mode": "fulltext"}, public)
+    assert any("**ультразвуком**" in h for h in response.results[0].highlights)
+
+
+def test_facets_equal_counts_of_the_filtered_result_set(service: SearchService, public):
+    args = {"query": "бетон OR теплоизоляция", "operator": "OR", "search_mode": "fulltext", "limit": 50}
+    response = service.search(args, public)
+    counted = Counter(r.file_type for r in response.results)
+    assert response.meta.total_results == len(response.results)
+    assert response.meta.facets.document_types == dict(counted)
+    months = Counter(r.updated_at[:7] for r in response.results)
+    assert response.meta.facets.date_distribution == dict(months)
+
+
+def test_misspelled_query_gets_a_correction(service: SearchService, public):
+    response = service.search({"query": "пожарнай безопастности"}, public)
+    assert response.meta.suggestions.corrected_query == "пожарная безопасность"  # the form this corpus holds
+    assert response.meta.suggestions.corrected_query in response.meta.suggestions.related_queries
+
+
+def test_a_correct_query_gets_no_correction(service: SearchService, public):
+    assert service.search({"query": "пожарная безопасность"}, public).meta.suggestions.corrected_query is None
+
+
+def test_threshold_drops_weak_results(service: SearchService, public):
+    args = {"query": "теплоизоляция толщина утеплителя плотность", "limit": 50, "operator": "OR"}
+    loose = service.search(args, public)
+    strict = service.search({**args, "threshold": 0.5}, public)
+    assert strict.results and len(strict.results) < len(loose.results)
+    assert all(r.relevance_score >= 0.5 for r in strict.results)
+    assert strict.meta.total_results == len(strict.results)
+
+
+def test_several_phrasings_are_merged_without_duplicates(service: SearchService, public):
+    response = service.search({"query": "сварка стальных конструкций", "queries": ["контроль прочности бетона",
+                                                                                 "сварка стальных конструкций"]},
+                              public)
+    found = names(response)
+    assert "сварка.pdf" in found and "бетон.docx" in found
+    assert len(found) == len(set(found))
+
+
+def test_timings_and_pagination_meta_are_filled(service: SearchService, public):
+    meta = service.search({"query": "бетон", "limit": 1}, public).meta
+    assert meta.timings.total_ms >= meta.timings.search_ms > 0
+    assert meta.timings.embedding_ms > 0
+    assert meta.pagination.page == 1 and meta.pagination.limit == 1
+    assert meta.pagination.total_pages == meta.total_results
+
+
+def test_response_is_cut_to_the_budget(service: SearchService, public):
+    service.settings.search.response_budget_chars = 6000
+    response = service.search({"query": "теплоизоляция", "limit": 50, "max_chunks": 10}, public)
+    assert response.meta.truncated
+    assert len(response.model_dump_json()) <= 6000
+
+
+def test_an_empty_result_is_success(service: SearchService, public):
+    response = service.search({"query": "квантовая хромодинамика", "search_mode": "fulltext"}, public)
+    assert response.status == "ok"
+    assert response.results == [] and response.meta.total_results == 0
