@@ -39,6 +39,9 @@ def translate(exc: Exception) -> StroidokError:
             f"index or resource not found: {_reason(exc)}; create it with `stroidok index init`",
             details={"status": 404},
         )
+    if isinstance(exc, os_exc.RequestError) and "Pipeline" in _reason(exc) and "is not defined" in _reason(exc):
+        return IndexUnavailable(
+            f"{_reason(exc)}: the index is not initialised; run `stroidok index init`", details={"status": 400})
     if isinstance(exc, os_exc.TransportError):
         return SearchError(
             f"the search engine rejected the request: {_reason(exc)}",

@@ -112,7 +112,7 @@ def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
     return {"text": text[:200], "corrected": {"phrase": {
         "field": "text.suggest", "size": 1, "gram_size": 3, "max_errors": 2, "confidence": 1.0,
         "direct_generator": [{"field": "text.suggest", "suggest_mode": "missing", "min_word_length": 3}],
-        "collate": {"query": {"source": collate}, "prune": True},
+        "collate": {"query": {"source": collate}, "prune": False},
     }}}
 
 
