@@ -1,0 +1,45 @@
+"""The engine stopped mid-session and restarted: a machine-readable error, then service as before."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+
+import pytest
+from opensearchpy import OpenSearch
+
+from ingest.pipeline import IngestOptions, run_ingest
+from service.engine.process import EngineProcess
+from service.errors import IndexUnavailable
+from service.search import SearchService
+from tests.conftest import managed_engine_settings, product_settings
+
+pytestmark = pytest.mark.integration
+
+
+def test_engine_stopped_and_restarted_mid_session(tmp_path, navec_embedder, public):
+    engine = EngineProcess(managed_engine_settings(heap="512m"))
+    try:
+        url = engine.up().url
+        client = OpenSearch(hosts=[url], timeout=10)
+        (tmp_path / "docs").mkdir()
+        (tmp_path / "docs" / "акт.txt").write_text("Акт приемки бетонных работ по устройству ростверка.",
+                                                   encoding="utf-8")
+        settings = product_settings(url, f"restart-{uuid.uuid4().hex[:6]}")
+        run_ingest(IngestOptions([tmp_path / "docs"]), settings, client, navec_embedder, quiet=True)
+        service = SearchService(settings, client, navec_embedder)
+        service.settings.search.cache_ttl_s = 0
+        service.cache = None
+        assert service.search({"query": "приемка ростверка"}, public).meta.total_results == 1
+
+        engine.down()
+        with pytest.raises(IndexUnavailable) as caught:
+            service.search({"query": "приемка ростверка"}, public)
+        assert caught.value.code == "INDEX_UNAVAILABLE"
+        assert caught.value.to_dict()["message"].startswith("the search engine is not reachable")
+
+        engine.up()
+        assert service.search({"query": "приемка ростверка"}, public).meta.total_results == 1
+    finally:
+        engine.down()
+        shutil.rmtree(engine.paths.root, ignore_errors=True)

@@ -1,0 +1,127 @@
+"""The MCP surface through the SDK's real client: over stdio (as Claude Code runs it) and streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from contextlib import contextmanager
+
+import anyio
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from tests.conftest import free_port
+
+pytestmark = pytest.mark.integration
+
+TOOLS = {"search_documents", "get_document", "list_sources"}
+
+
+def server_env(opensearch_url: str, settings, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STROIDOK_")}
+    env.update({"OPENSEARCH_URL": opensearch_url, "STROIDOK_INDEX_ALIAS": settings.index.alias,
+                "DO_NOT_TRACK": "1", **extra})
+    return env
+
+
+async def exercise(client: Client) -> dict:
+    tools = await client.list_tools()
+    found = {t.name: t for t in tools.tools}
+    search = await client.call_tool("search_documents", {"query": "монтажный стык", "limit": 2})
+    bad = await client.call_tool("search_documents", {"query": "", "limit": 500})
+    doc_id = search.structured_content["results"][0]["id"]
+    document = await client.call_tool("get_document", {"id": doc_id})
+    missing = await client.call_tool("get_document", {"id": "0" * 20})
+    sources = await client.call_tool("list_sources", {})
+    return {"tools": found, "search": search, "bad": bad, "document": document, "missing": missing,
+            "sources": sources}
+
+
+def error_of(result) -> dict:
+    assert result.is_error
+    text = result.content[0].text
+    return json.loads(text[text.index("{"):])
+
+
+def check(outcome: dict) -> None:
+    tools = outcome["tools"]
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.annotations.read_only_hint is True
+        assert tool.output_schema is not None
+    schema = tools["search_documents"].input_schema["properties"]
+    assert schema["limit"]["maximum"] == 50 and schema["search_mode"]["enum"] == ["hybrid", "semantic", "fulltext"]
+    search = outcome["search"]
+    assert not search.is_error
+    assert search.structured_content["status"] == "ok"
+    assert search.structured_content["results"][0]["file_path"].endswith("сварка.pdf")
+    assert error_of(outcome["bad"])["code"] == "INVALID_QUERY"
+    assert outcome["document"].structured_content["document"]["file_type"] == "pdf"
+    assert error_of(outcome["missing"])["code"] == "NOT_FOUND"
+    assert outcome["sources"].structured_content["total_documents"] == 28
+
+
+def test_mcp_over_stdio(opensearch_url: str, corpus_settings):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"],
+                                   env=server_env(opensearch_url, corpus_settings))
+
+    async def run() -> dict:
+        async with Client(params, read_timeout_seconds=120) as client:
+            return await exercise(client)
+
+    check(anyio.run(run))
+
+
+@contextmanager
+def http_server(env: dict[str, str], port: int):
+    process = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--http", str(port)], env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert process.poll() is None, process.stderr.read().decode()[-2000:]
+                time.sleep(0.3)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+def test_mcp_over_streamable_http(opensearch_url: str, corpus_settings):
+    port = free_port()
+    with http_server(server_env(opensearch_url, corpus_settings), port) as url:
+        async def run() -> dict:
+            async with Client(url, read_timeout_seconds=120) as client:
+                return await exercise(client)
+
+        check(anyio.run(run))
+
+
+def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings):
+    tokens = json.dumps({"public-token": ["public"], "legal-token": ["legal"]})
+    port = free_port()
+    query = {"query": "гидрофобизатор кремнийорганический", "search_mode": "fulltext"}
+    with http_server(server_env(opensearch_url, corpus_settings, STROIDOK_SERVER_TOKENS=tokens), port) as url:
+        async def run(token: str | None):
+            headers = {"Authorization": f"Bearer {token}"} if token else {}
+            transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=120))
+            async with Client(transport, read_timeout_seconds=120) as client:
+                return await client.call_tool("search_documents", query)
+
+        legal = anyio.run(run, "legal-token")
+        public = anyio.run(run, "public-token")
+        nobody = anyio.run(run, None)
+    assert legal.structured_content["meta"]["total_results"] == 1
+    assert public.structured_content["meta"]["total_results"] == 0
+    assert error_of(nobody)["code"] == "UNAUTHORIZED"
