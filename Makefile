@@ -26,13 +26,14 @@ install: $(STAMP)
 
 SAMPLE := .stroidok/sample
 
-## demo: install, start the engine, create the index, ingest a sample of real documents
+## demo: install, start the engine, create the index, ingest a sample of real documents, search it
 demo: install
 	$(BIN)/stroidok engine up
 	$(BIN)/stroidok index init
 	$(BIN)/python -m ingest.sample $(SAMPLE)
 	$(BIN)/stroidok ingest $(SAMPLE)
 	$(BIN)/stroidok engine status
+	$(BIN)/stroidok search "требования к ширине эвакуационных выходов" --limit 3 --chunks 1
 
 ## test: install and run the whole suite (integration tests start their own node)
 test: install

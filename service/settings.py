@@ -175,8 +175,8 @@ class SearchSettings(BaseSettings):
     cache_ttl_s: float = Field(default=300.0, ge=0, description="0 disables the query cache.")
     cache_size: int = Field(default=1024, ge=1)
     rate_limit: str = Field(default="120/minute", description="Per client, `limits` notation.")
-    response_budget_chars: int = Field(default=40000, ge=2000,
-                                       description="A response is cut to this size (~16K tokens).")
+    response_budget_chars: int = Field(default=24000, ge=2000,
+                                       description="A response is cut to this size; the MCP text copy adds ~20%, staying well under 25K tokens.")
     chunk_chars: int = Field(default=500, ge=50, le=5000)
     few_results: int = Field(default=3, ge=0, description="Below this many results, suggest related queries.")
     log_queries: bool = True

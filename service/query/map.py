@@ -16,9 +16,22 @@ def cut_at_word(text: str, limit: int) -> str:
     return text[: cut if cut > limit // 2 else limit - 1].rstrip(" ,;:") + "…"
 
 
+def excerpt(text: str, fragments: list[str], limit: int) -> str:
+    """Up to ``limit`` characters of ``text``, starting shortly before the first highlighted fragment."""
+    text = " ".join(text.split())
+    if len(text) <= limit or not fragments:
+        return cut_at_word(text, limit)
+    anchor = text.find(" ".join(fragments[0].replace("**", "").split())[:60])
+    if anchor <= limit // 5:
+        return cut_at_word(text, limit)
+    start = text.find(" ", max(0, anchor - limit // 5)) + 1
+    return "…" + cut_at_word(text[start:], limit - 1)
+
+
 def map_chunk(hit: dict[str, Any], score: float, limit: int) -> ChunkResult:
     src = hit["_source"]
-    return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"], text=cut_at_word(src["text"], limit),
+    text = excerpt(src["text"], hit.get("highlight", {}).get("text", []), limit)
+    return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"], text=text,
                        page_number=src.get("page_number"), page_label=src.get("page_label"),
                        section_title=src.get("section_title"), relevance_score=round(score, 4))
 

@@ -15,3 +15,54 @@ def test_hybrid_body_excludes_vectors_and_carries_filter():
     assert body["query"]["hybrid"]["filter"] == {"term": {"file_type": "pdf"}}
     assert body["query"]["hybrid"]["queries"][1] == {"knn": {"embedding": {"vector": [0.1, 0.2], "k": 5}}}
     assert body["size"] == 10
+
+
+from datetime import date
+
+from service.query.build import build_filters, build_request, build_source_filter, build_text_query, SearchPlan
+from service.query.models import SearchRequest
+from service.query.parse import parse_query
+
+
+def test_text_query_with_and_requires_terms_and_phrases():
+    query = build_text_query(parse_query('контроль "сварных швов"'), "AND")
+    must = query["bool"]["must"]
+    assert must[0]["multi_match"]["type"] == "phrase" and must[0]["multi_match"]["query"] == "сварных швов"
+    assert must[1]["multi_match"]["operator"] == "and"
+
+
+def test_text_query_with_or_needs_any_part():
+    query = build_text_query(parse_query('контроль "сварных швов"'), "OR")
+    assert query["bool"]["minimum_should_match"] == 1
+
+
+def test_user_text_never_reaches_query_string():
+    body = build_text_query(parse_query('title:* OR (a AND "b") \\\\'), "AND")
+    assert "query_string" not in str(body) and "simple_query_string" not in str(body)
+
+
+def test_filters_always_carry_access_groups_and_combine_kinds():
+    request = SearchRequest(query="x", document_types=["PDF", "docx"], source_filter="нормы",
+                            date_range={"from": "2024-01-01", "to": "2024-01-31"})
+    clauses = build_filters(request, ["public", "legal"])["bool"]["filter"]
+    assert clauses[0] == {"terms": {"access_groups": ["legal", "public"]}}
+    assert {"terms": {"file_type": ["docx", "pdf"]}} in clauses
+    assert {"range": {"updated_at": {"gte": "2024-01-01", "lt": "2024-02-01"}}} in clauses
+    assert request.date_range.to == date(2024, 1, 31)
+
+
+def test_source_filter_escapes_wildcards():
+    assert build_source_filter("a*b?") == {"wildcard": {"file_path": {"value": "*a\\*b\\?*"}}}
+    assert build_source_filter("/data/x") == {"prefix": {"file_path": "/data/x"}}
+
+
+def test_request_groups_per_document_with_facets_and_threshold():
+    plan = SearchPlan(legs=({"match_all": {}},), filters={"match_all": {}}, offset=20, size=10, max_chunks=2,
+                      pagination_depth=500, min_score=0.4, suggest_text="бетон", groups=("public",))
+    body = build_request(plan)
+    assert body["collapse"]["field"] == "doc_id" and body["collapse"]["inner_hits"]["size"] == 2
+    assert body["from"] == 20 and body["min_score"] == 0.4
+    assert body["query"]["hybrid"]["pagination_depth"] == 500
+    assert set(body["aggs"]) == {"total_docs", "document_types", "date_distribution"}
+    collate = body["suggest"]["corrected"]["phrase"]["collate"]["query"]["source"]
+    assert collate["bool"]["filter"] == {"terms": {"access_groups": ["public"]}}

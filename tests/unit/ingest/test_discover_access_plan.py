@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ingest.access import load_rules
+from ingest.discover import content_hash, discover, document_id, matches
+from ingest.pipeline import plan_run
+from service.errors import ConfigError
+
+
+def test_discover_finds_supported_files_and_skips_hidden(tmp_path: Path):
+    for name in ("a.pdf", "b.DOCX", "c.exe", ".hidden.txt", "~$lock.docx", "sub/d.txt", ".git/e.txt"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text("x")
+    found = sorted(f.relative for f in discover([tmp_path], [], []))
+    assert found == ["a.pdf", "b.DOCX", "sub/d.txt"]
+    assert [f.relative for f in discover([tmp_path], ["*.txt"], [])] == ["sub/d.txt"]
+    assert sorted(f.relative for f in discover([tmp_path], [], ["sub/*"])) == ["a.pdf", "b.DOCX"]
+
+
+@pytest.mark.parametrize(("relative", "include", "exclude", "ok"), [
+    ("нормы/сп.pdf", ["*.pdf"], [], True), ("нормы/сп.pdf", ["нормы/*"], [], True),
+    ("нормы/сп.pdf", [], ["нормы/*"], False), ("сп.docx", ["*.pdf"], [], False),
+])
+def test_matches(relative, include, exclude, ok):
+    assert matches(relative, include, exclude) is ok
+
+
+def test_document_id_is_stable_and_hides_the_path(tmp_path: Path):
+    path = tmp_path / "секретный проект.pdf"
+    assert document_id(path) == document_id(path) and len(document_id(path)) == 20
+    assert "секрет" not in document_id(path)
+
+
+def test_access_rules_first_match_wins(tmp_path: Path):
+    rules_file = tmp_path / "rules.json"
+    rules_file.write_text(json.dumps({"rules": [{"pattern": "contracts/*", "groups": ["legal"]},
+                                                {"pattern": "*", "groups": ["staff"]}]}))
+    rules = load_rules(rules_file, ["public"])
+    assert rules.groups_for("contracts/a.pdf") == ["legal"]
+    assert rules.groups_for("x.pdf") == ["staff"]
+    assert load_rules(None, ["public"]).groups_for("x.pdf") == ["public"]
+    rules_file.write_text("{not json")
+    with pytest.raises(ConfigError):
+        load_rules(rules_file, ["public"])
+
+
+def test_plan_skips_unchanged_and_finds_deleted(tmp_path: Path):
+    (tmp_path / "same.txt").write_text("same")
+    (tmp_path / "changed.txt").write_text("new")
+    files = list(discover([tmp_path], [], []))
+    by_name = {f.path.name: f for f in files}
+    registry = {
+        by_name["same.txt"].doc_id: {"content_hash": content_hash(tmp_path / "same.txt"),
+                                     "file_path": str(tmp_path / "same.txt")},
+        by_name["changed.txt"].doc_id: {"content_hash": "old", "file_path": str(tmp_path / "changed.txt")},
+        "gone": {"doc_id": "gone", "file_path": str(tmp_path / "gone.txt")},
+        "elsewhere": {"doc_id": "elsewhere", "file_path": "/other/root/x.txt"},
+    }
+    plan = plan_run(files, registry, [tmp_path], force=False, max_bytes=10**6)
+    assert [f.path.name for f, _ in plan.todo] == ["changed.txt"]
+    assert [f.path.name for f in plan.unchanged] == ["same.txt"]
+    assert [e["doc_id"] for e in plan.gone] == ["gone"]
+    forced = plan_run(files, registry, [tmp_path], force=True, max_bytes=10**6)
+    assert len(forced.todo) == 2
+    assert plan_run(files, {}, [tmp_path], force=False, max_bytes=2).too_big

@@ -1,0 +1,74 @@
+from __future__ import annotations
+
+import pytest
+
+from service.errors import InvalidQuery
+from service.query.map import cut_at_word, excerpt, map_correction
+from service.query.models import DocumentResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from service.query.parse import parse_query
+from service.search import apply_cursor, encode_cursor, fit_budget, related_queries, validate_request
+
+
+def test_cut_at_word_never_splits_a_word_and_marks_the_cut():
+    text = "слово " * 200
+    cut = cut_at_word(text, 500)
+    assert len(cut) <= 500 and cut.endswith("…") and cut[:-1].endswith("слово")
+    assert cut_at_word("коротко", 500) == "коротко"
+
+
+def test_excerpt_starts_near_the_first_highlight():
+    text = "начало " * 100 + "ширина эвакуационного выхода не менее 1,2 м " + "конец " * 100
+    out = excerpt(text, ["**ширина** эвакуационного выхода"], 300)
+    assert "ширина эвакуационного выхода" in out and out.startswith("…") and len(out) <= 300
+
+
+def test_correction_is_dropped_when_it_equals_the_query():
+    suggest = {"corrected": [{"options": [{"text": "пожарная безопасность"}]}]}
+    assert map_correction(suggest, "Пожарная  безопасность") is None
+    assert map_correction(suggest, "пожарнай безопастность") == "пожарная безопасность"
+
+
+def test_related_queries_broaden_the_query():
+    related = related_queries(parse_query('"монтажный стык" сварка электродами'), "исправленный")
+    assert related[0] == "исправленный"
+    assert "монтажный стык сварка электродами" in related
+    assert "электродами" in related and "сварка" in related
+
+
+def test_cursor_round_trip_and_foreign_cursor():
+    request = validate_request({"query": "бетон", "limit": 5})
+    moved = apply_cursor(validate_request({"query": "бетон", "limit": 5, "cursor": encode_cursor(request, 3)}))
+    assert moved.page == 3
+    with pytest.raises(InvalidQuery):
+        apply_cursor(validate_request({"query": "сталь", "limit": 5, "cursor": encode_cursor(request, 3)}))
+    with pytest.raises(InvalidQuery):
+        apply_cursor(validate_request({"query": "бетон", "cursor": "garbage!!"}))
+
+
+def _response(results: int, chunks: int) -> SearchResponse:
+    from service.query.models import ChunkResult
+
+    docs = [DocumentResult(id=f"{i:020d}", title="t", file_path="/p", file_type="pdf", file_size=1, created_at=None,
+                           updated_at=None, relevance_score=0.5, highlights=["h" * 200] * 3,
+                           context_chunks=[ChunkResult(chunk_id=f"{i}:{j}", chunk_index=j, text="т" * 500,
+                                                       page_number=1, relevance_score=0.5) for j in range(chunks)])
+            for i in range(results)]
+    meta = SearchMeta(query="q", total_results=results, route_used="bm25", timings=Timings(), facets=Facets(),
+                      suggestions=Suggestions(), pagination=Pagination(page=1, limit=50, total_pages=1,
+                                                                       has_more=False))
+    return SearchResponse(results=docs, meta=meta)
+
+
+@pytest.mark.parametrize("budget", [10_000_000, 20_000, 5_000, 2_000])
+def test_fit_budget_cuts_from_the_tail_until_it_fits(budget):
+    response = fit_budget(_response(50, 10), budget)
+    assert len(response.model_dump_json()) <= budget
+    assert response.meta.truncated == (budget < 10_000_000)
+    if response.results and budget < 10_000_000:
+        assert len(response.results[0].context_chunks) >= len(response.results[-1].context_chunks)
+
+
+def test_validation_names_every_bad_field():
+    with pytest.raises(InvalidQuery) as caught:
+        validate_request({"query": "", "limit": 0, "search_mode": "x"})
+    assert {p["field"] for p in caught.value.details["problems"]} == {"query", "limit", "search_mode"}
