@@ -73,6 +73,58 @@ def show_status(settings: Settings, as_json: bool) -> None:
         out.print(f"root: {root}", markup=False, highlight=False)
 
 
+def eval_command(
+    ctx: typer.Context,
+    corpus: Path = typer.Option(None, "--corpus", help="BEIR corpus.jsonl (passages)."),
+    queries: Path = typer.Option(..., "--queries", help="BEIR queries.jsonl."),
+    qrels: Path = typer.Option(..., "--qrels", help="BEIR qrels.tsv."),
+    documents: Path = typer.Option(None, "--documents", help="Folder of page-level JSON documents "
+                                                            "(document-level judging) instead of --corpus."),
+    distractors: int = typer.Option(0, "--distractors", help="Add N construction pages as distractors."),
+    distractor_dir: Path = typer.Option(None, "--distractor-dir", help="Page-level JSON folder for distractors."),
+    seed: int = typer.Option(13, "--seed"),
+    mode: str = typer.Option("all", "--mode", help="hybrid | semantic | fulltext | all"),
+    operator: str = typer.Option("OR", "--operator", help="OR (natural-language questions) | AND"),
+    index: str = typer.Option(None, "--index", help="Alias of the throwaway index (default: random)."),
+    keep: bool = typer.Option(False, "--keep", help="Keep the index afterwards."),
+    as_json: bool = typer.Option(False, "--json"),
+) -> None:
+    """Relevance of the product on a BEIR-format set: nDCG@10, Recall@5/10, MRR@10, P@5, success@5, latency."""
+    from ingest.evaluate import (
+        EvalSet, distractor_passages, eval_settings, evaluate, format_table, load_beir, load_page_documents,
+        load_qrels, read_jsonl,
+    )
+
+    if (corpus is None) == (documents is None):
+        raise typer.BadParameter("give exactly one of --corpus or --documents")
+    if mode not in ("hybrid", "semantic", "fulltext", "all"):
+        raise typer.BadParameter("--mode must be hybrid, semantic, fulltext or all")
+    if distractors and distractor_dir is None:
+        raise typer.BadParameter("--distractors needs --distractor-dir")
+    if corpus is not None:
+        evalset = load_beir(corpus, queries, qrels)
+    else:
+        judged = load_qrels(qrels)
+        asked = {str(q["_id"]): q["text"] for q in read_jsonl(queries) if str(q["_id"]) in judged}
+        evalset = EvalSet(load_page_documents(documents), asked, {q: judged[q] for q in asked})
+    if distractors:
+        evalset.documents += distractor_passages(distractor_dir, distractors, seed)
+    settings = eval_settings(ctx.obj, index)
+    modes = ["hybrid", "semantic", "fulltext"] if mode == "all" else [mode]
+    results = evaluate(evalset, settings, build_client(settings), build_embedder(settings.embedder), modes, keep,
+                       operator.upper())
+    if as_json:
+        from dataclasses import asdict
+
+        out.print_json(json.dumps([asdict(r) for r in results]))
+        return
+    title = (f"{len(evalset.documents)} documents, {len(evalset.queries)} queries, embedder "
+             f"{settings.embedder.provider}, BM25/dense {settings.index.bm25_weight}/{settings.index.dense_weight}, "
+             f"operator {operator.upper()}")
+    out.print(format_table(results, title), markup=False, highlight=False)
+
+
 def register(app: typer.Typer) -> None:
-    """Entry point (``stroidok.commands``): add ``stroidok ingest`` to the main command."""
+    """Entry point (``stroidok.commands``): add ``stroidok ingest`` and ``stroidok eval`` to the main command."""
     app.command("ingest")(ingest_command)
+    app.command("eval")(eval_command)

@@ -202,6 +202,8 @@ def _parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: Ac
     ingest = settings.ingest
     parse_options = _parse_options(options, settings)
     workers = options.workers or ingest.workers
+    if any(f.file_type != "pdf" for f, _ in plan.todo) or options.ocr == "always":
+        import unstructured.partition.auto  # noqa: F401 — imported once here, inherited by every forked worker
     with ProcessPool(max_workers=workers, max_tasks=50, initializer=init_worker,
                      initargs=(ingest.file_memory_mb,)) as pool:
         futures = {

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from loguru import logger
 
 CORPUS = Path("construction_ru") / "russian_construction_standards" / "metadata"
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
-DEFAULT_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+DEFAULT_SHARED = Path(os.environ.get("STROIDOK_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 
 
 def load_standard(shared: Path, name: str) -> dict:

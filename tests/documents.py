@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
+SHARED = Path(os.environ.get("STROIDOK_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+if not SHARED.is_dir():
+    raise RuntimeError(f"shared test data not found at {SHARED}: clone the repo beside shared/ or set "
+                       "STROIDOK_SHARED_DATA")
 CONSTRUCTION = SHARED / "construction_ru"
 GOST_PDF = CONSTRUCTION / "gost_27772_2021" / "GOST_27772-2021.pdf"
 GOST_JSON = CONSTRUCTION / "russian_construction_standards" / "metadata" / "ГОСТ 27772-2021.json"

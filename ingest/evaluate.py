@@ -1,0 +1,190 @@
+"""``stroidok eval``: relevance of the product's own indexing and search, measured on BEIR-format sets.
+
+A throwaway index is built through the product's index template and indexing path (chunking, the
+configured embedder with its SIF fit, bulk writes); every query runs through ``SearchService`` exactly
+as the MCP tool runs it; metrics come from ``ir_measures``. Results are documents (the service groups
+chunks per document), so a corpus of passages is judged per passage and a corpus of whole documents
+(``--documents DIR`` of page-level JSON) per document.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import statistics
+import time
+import uuid
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import ir_measures
+from ir_measures import P, R, RR, Success, nDCG
+from opensearchpy import OpenSearch
+
+from ingest.chunk import chunk_blocks
+from ingest.discover import SourceFile
+from ingest.index import PreparedDocument
+from ingest.parse.model import Block, ParsedDocument
+from ingest.parse.text import page_blocks
+from ingest.pipeline import _Batcher
+from ingest.report import Reporter, RunReport
+from service.embedders.base import Embedder
+from service.index_admin import apply_all
+from service.search import SearchService
+from service.security import Principal
+from service.settings import IndexSettings, Settings
+
+MEASURES = [nDCG @ 10, R @ 5, R @ 10, RR @ 10, P @ 5, Success @ 5]
+MEASURE_NAMES = {"nDCG@10": "nDCG@10", "R@5": "Recall@5", "R@10": "Recall@10", "RR@10": "MRR@10", "P@5": "P@5",
+                 "Success@5": "success@5"}
+
+
+@dataclass
+class EvalDocument:
+    """One retrievable unit: a passage (one page) or a whole document (many pages)."""
+
+    id: str
+    title: str
+    pages: list[str]
+
+
+@dataclass
+class EvalSet:
+    documents: list[EvalDocument]
+    queries: dict[str, str]
+    qrels: dict[str, dict[str, int]]
+
+
+@dataclass
+class ModeResult:
+    mode: str
+    metrics: dict[str, float]
+    latency_p50_ms: float
+    latency_p95_ms: float
+    routes: dict[str, int] = field(default_factory=dict)
+
+
+def read_jsonl(path: Path) -> list[dict[str, Any]]:
+    with path.open(encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_qrels(path: Path) -> dict[str, dict[str, int]]:
+    qrels: dict[str, dict[str, int]] = {}
+    for line in path.read_text(encoding="utf-8").splitlines()[1:]:
+        if line.strip():
+            query_id, doc_id, score = line.split("\t")[:3]
+            qrels.setdefault(query_id, {})[doc_id] = int(float(score))
+    return qrels
+
+
+def load_beir(corpus: Path, queries: Path, qrels: Path) -> EvalSet:
+    documents = [EvalDocument(str(d["_id"]), d.get("title") or "", [d["text"]]) for d in read_jsonl(corpus)]
+    judged = load_qrels(qrels)
+    asked = {str(q["_id"]): q["text"] for q in read_jsonl(queries) if str(q["_id"]) in judged}
+    return EvalSet(documents, asked, {q: judged[q] for q in asked})
+
+
+def load_page_documents(directory: Path) -> list[EvalDocument]:
+    """The construction corpus: one JSON per normative document, pages under ``pages``."""
+    documents = []
+    for path in sorted(directory.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        documents.append(EvalDocument(path.stem, data.get("full_name") or path.stem,
+                                      [p.get("page_content") or "" for p in data.get("pages", [])]))
+    return documents
+
+
+def distractor_passages(directory: Path, count: int, seed: int) -> list[EvalDocument]:
+    """``count`` construction pages drawn with a fixed seed, each a passage of its own (never relevant)."""
+    pages = [(doc.id, i, text) for doc in load_page_documents(directory) for i, text in enumerate(doc.pages)
+             if len(text.strip()) > 200]
+    chosen = random.Random(seed).sample(pages, min(count, len(pages)))
+    return [EvalDocument(f"distractor:{doc}:{page}", doc, [text]) for doc, page, text in chosen]
+
+
+def prepared(doc: EvalDocument, settings: Settings) -> PreparedDocument:
+    """An eval document in the shape the ingest path writes (a synthetic source path gives its doc_id)."""
+    now = datetime.now(UTC)
+    source = SourceFile(Path("/eval") / doc.id.replace("/", "_"), Path("/eval"), sum(map(len, doc.pages)), now, now)
+    blocks = [b for number, text in enumerate(doc.pages, 1) for b in page_blocks(text, number)] or \
+        [Block(doc.title, 1)]
+    parsed = ParsedDocument(blocks, len(doc.pages), "eval", doc.title or None)
+    chunks = chunk_blocks(blocks, settings.ingest.chunk_chars, settings.ingest.chunk_overlap)
+    return PreparedDocument(source, doc.id, parsed, chunks, ["public"])
+
+
+def build_index(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder: Embedder) -> dict[str, str]:
+    """Index every document through the product's path; returns engine doc_id → eval id."""
+    apply_all(client, settings.index)
+    report = RunReport()
+    batcher = _Batcher(client, settings, embedder, report, Reporter(len(evalset.documents), quiet=True),
+                       settings.ingest.batch_size, stats_ready=False)
+    ids = {}
+    for doc in evalset.documents:
+        item = prepared(doc, settings)
+        ids[item.doc_id] = doc.id
+        batcher.add(item)
+    batcher.flush()
+    failed = [o for o in report.outcomes if o.status == "failed"]
+    if failed:
+        raise RuntimeError(f"{len(failed)} eval documents failed to index: {failed[0].reason}")
+    return ids
+
+
+def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode: str,
+             operator: str = "OR") -> ModeResult:
+    principal = Principal.of("eval", [])
+    run, latencies, routes = [], [], {}
+    for query_id, text in evalset.queries.items():
+        began = time.perf_counter()
+        response = service.search({"query": text[:500], "limit": 10, "max_chunks": 1, "include_context": False,
+                                   "search_mode": mode, "operator": operator}, principal)
+        latencies.append((time.perf_counter() - began) * 1000)
+        routes[response.meta.route_used] = routes.get(response.meta.route_used, 0) + 1
+        run += [ir_measures.ScoredDoc(query_id, ids[r.id], 10.0 - rank) for rank, r in enumerate(response.results)]
+    qrels = [ir_measures.Qrel(q, d, s) for q, docs in evalset.qrels.items() for d, s in docs.items()]
+    aggregate = ir_measures.calc_aggregate(MEASURES, qrels, run)
+    metrics = {MEASURE_NAMES[str(m)]: round(float(v), 4) for m, v in aggregate.items()}
+    latencies.sort()
+    return ModeResult(mode, metrics, round(statistics.median(latencies), 1),
+                      round(latencies[int(0.95 * (len(latencies) - 1))], 1), routes)
+
+
+def evaluate(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder: Embedder, modes: list[str],
+             keep_index: bool = False, operator: str = "OR") -> list[ModeResult]:
+    """Build a throwaway index (``settings.index.alias``), run every mode, drop the index unless kept."""
+    try:
+        ids = build_index(evalset, settings, client, embedder)
+        service = SearchService(settings, client, embedder)
+        return [run_mode(service, evalset, ids, mode, operator) for mode in modes]
+    finally:
+        if not keep_index:
+            drop_index(client, settings.index)
+
+
+def drop_index(client: OpenSearch, index: IndexSettings) -> None:
+    client.indices.delete(index=f"{index.alias}-*", ignore=[404], expand_wildcards="all")
+    client.indices.delete_index_template(name=index.template_name, ignore=[404])
+    for pipeline in (index.hybrid_pipeline, index.rrf_pipeline, index.single_pipeline):
+        client.search_pipeline.delete(id=pipeline, ignore=[404])
+
+
+def eval_settings(base: Settings, alias: str | None) -> Settings:
+    """Product settings for an eval run: own alias, no cache, no rate limit, no query log."""
+    settings = base.model_copy(deep=True)
+    settings.index = settings.index.model_copy(update={"alias": alias or f"eval-{uuid.uuid4().hex[:8]}"})
+    settings.search.cache_ttl_s = 0
+    settings.search.rate_limit = "1000000/minute"
+    settings.search.log_queries = False
+    return settings
+
+
+def format_table(results: list[ModeResult], title: str) -> str:
+    names = list(MEASURE_NAMES.values())
+    header = f"{'mode':<10}" + "".join(f"{n:>11}" for n in names) + f"{'p50 ms':>9}{'p95 ms':>9}"
+    rows = [f"{r.mode:<10}" + "".join(f"{r.metrics[n]:>11.4f}" for n in names)
+            + f"{r.latency_p50_ms:>9.1f}{r.latency_p95_ms:>9.1f}" for r in results]
+    return "\n".join([title, header, *rows])
