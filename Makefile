@@ -8,7 +8,7 @@ export DO_NOT_TRACK := 1
 export UNSTRUCTURED_DISABLE_NOTICE := 1
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install demo test unit engine-up engine-down clean
+.PHONY: install demo test unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,21 @@ demo: install
 ## test: install and run the whole suite (integration tests start their own node)
 test: install
 	$(BIN)/pytest
+
+SHARED ?= ../shared/data
+EVAL = $(BIN)/stroidok eval
+## eval-*: relevance on the shared sets (needs a running engine: make engine-up); see docs/relevance.md
+eval-tydi: install engine-up
+	$(EVAL) --corpus $(SHARED)/tydiqa_ru/derived/corpus.jsonl --queries $(SHARED)/tydiqa_ru/derived/queries.jsonl --qrels $(SHARED)/tydiqa_ru/derived/qrels.tsv
+
+eval-xquad: install engine-up
+	$(EVAL) --corpus $(SHARED)/xquad_ru/derived/corpus.jsonl --queries $(SHARED)/xquad_ru/derived/queries.jsonl --qrels $(SHARED)/xquad_ru/derived/qrels.tsv
+
+eval-distractors: install engine-up
+	$(EVAL) --corpus $(SHARED)/tydiqa_ru/derived/corpus.jsonl --queries $(SHARED)/tydiqa_ru/derived/queries.jsonl --qrels $(SHARED)/tydiqa_ru/derived/qrels.tsv --distractors 20000 --seed 13 --distractor-dir $(SHARED)/construction_ru/russian_construction_standards/metadata
+
+eval-construction: install engine-up
+	$(EVAL) --documents $(SHARED)/construction_ru/russian_construction_standards/metadata --queries eval/construction/queries.jsonl --qrels eval/construction/qrels.tsv
 
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit

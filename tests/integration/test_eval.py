@@ -1,0 +1,43 @@
+"""`stroidok eval` end to end on a small set whose answers are known."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.integration
+
+PASSAGES = {
+    "fire": "Ширина эвакуационного выхода из помещения должна быть не менее 1,2 метра.",
+    "concrete": "Прочность бетона определяют испытанием контрольных образцов на сжатие в возрасте 28 суток.",
+    "weld": "Ультразвуковой контроль сварных швов выполняют после визуального осмотра соединений.",
+    "roof": "Уклон плоской кровли из рулонных материалов принимают не менее полутора процентов.",
+}
+QUESTIONS = {"q1": ("какой ширины эвакуационный выход", "fire"), "q2": ("как испытать прочность бетона", "concrete"),
+             "q3": ("контроль сварных швов ультразвуком", "weld"), "q4": ("уклон плоской кровли", "roof")}
+
+
+def test_eval_prints_all_modes_side_by_side(tmp_path: Path, opensearch_url: str, client):
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": "", "text": v}, ensure_ascii=False)
+                                                   + "\n" for k, v in PASSAGES.items()), encoding="utf-8")
+    (tmp_path / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n"
+                                                    for q, (t, _) in QUESTIONS.items()), encoding="utf-8")
+    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+        f"{q}\t{d}\t1\n" for q, (_, d) in QUESTIONS.items()), encoding="utf-8")
+    env = {**os.environ, "OPENSEARCH_URL": opensearch_url, "DO_NOT_TRACK": "1"}
+    done = subprocess.run([sys.executable, "-m", "service.cli", "eval", "--corpus", str(tmp_path / "corpus.jsonl"),
+                           "--queries", str(tmp_path / "queries.jsonl"), "--qrels", str(tmp_path / "qrels.tsv"),
+                           "--json", "--index", "eval-test"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    results = {r["mode"]: r for r in json.loads(done.stdout)}
+    assert set(results) == {"hybrid", "semantic", "fulltext"}
+    assert results["fulltext"]["metrics"]["nDCG@10"] == 1.0
+    assert results["hybrid"]["metrics"]["success@5"] == 1.0
+    assert results["hybrid"]["routes"] == {"hybrid": 4}
+    assert results["hybrid"]["latency_p95_ms"] >= results["hybrid"]["latency_p50_ms"] > 0
+    assert not client.indices.exists(index="eval-test-000001"), "the throwaway index is dropped"

@@ -1,0 +1,32 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from ingest.evaluate import EvalDocument, ModeResult, format_table, load_beir, prepared
+from service.settings import Settings
+
+
+def test_load_beir_keeps_only_judged_queries(tmp_path: Path):
+    (tmp_path / "c.jsonl").write_text('{"_id": "d1", "title": "T", "text": "бетон"}\n', encoding="utf-8")
+    (tmp_path / "q.jsonl").write_text('{"_id": "q1", "text": "бетон?"}\n{"_id": "q2", "text": "сталь?"}\n',
+                                      encoding="utf-8")
+    (tmp_path / "r.tsv").write_text("query-id\tcorpus-id\tscore\nq1\td1\t1\n", encoding="utf-8")
+    evalset = load_beir(tmp_path / "c.jsonl", tmp_path / "q.jsonl", tmp_path / "r.tsv")
+    assert evalset.queries == {"q1": "бетон?"}
+    assert evalset.qrels == {"q1": {"d1": 1}}
+    assert evalset.documents[0].pages == ["бетон"]
+
+
+def test_prepared_document_keeps_pages_and_a_stable_id():
+    doc = EvalDocument("ГОСТ 1/2", "Заголовок", ["первая страница", "вторая страница"])
+    first, again = prepared(doc, Settings()), prepared(doc, Settings())
+    assert first.doc_id == again.doc_id
+    assert [c.page for c in first.chunks] == [1, 2]
+    assert first.parsed.title == "Заголовок"
+
+
+def test_table_lists_every_metric_per_mode():
+    result = ModeResult("hybrid", {n: 0.5 for n in ("nDCG@10", "Recall@5", "Recall@10", "MRR@10", "P@5",
+                                                    "success@5")}, 10.0, 20.0)
+    table = format_table([result], "title")
+    assert "nDCG@10" in table and "success@5" in table and "hybrid" in table and "0.5000" in table
