@@ -87,6 +87,8 @@ def eval_command(
     operator: str = typer.Option("OR", "--operator", help="OR (natural-language questions) | AND"),
     index: str = typer.Option(None, "--index", help="Alias of the throwaway index (default: random)."),
     keep: bool = typer.Option(False, "--keep", help="Keep the index afterwards."),
+    reuse: bool = typer.Option(False, "--reuse", help="Search an index kept by an earlier --keep run "
+                                                      "(query-time sweeps); implies --keep."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Relevance of the product on a BEIR-format set: nDCG@10, Recall@5/10, MRR@10, P@5, success@5, latency."""
@@ -111,8 +113,8 @@ def eval_command(
         evalset.documents += distractor_passages(distractor_dir, distractors, seed)
     settings = eval_settings(ctx.obj, index)
     modes = ["hybrid", "semantic", "fulltext"] if mode == "all" else [mode]
-    results = evaluate(evalset, settings, build_client(settings), build_embedder(settings.embedder), modes, keep,
-                       operator.upper())
+    results = evaluate(evalset, settings, build_client(settings), build_embedder(settings.embedder), modes,
+                       keep or reuse, operator.upper(), reuse)
     if as_json:
         from dataclasses import asdict
 

@@ -153,11 +153,25 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
                       round(latencies[int(0.95 * (len(latencies) - 1))], 1), routes)
 
 
+def reuse_index(settings: Settings, client: OpenSearch) -> dict[str, str] | None:
+    """The id map of an index a previous ``--keep`` run built (the registry's content hash is the eval id),
+    with pipelines re-applied from the current settings; None when there is nothing to reuse."""
+    from ingest.index import load_registry
+
+    if not client.indices.exists_alias(name=settings.index.alias):
+        return None
+    apply_all(client, settings.index)
+    registry = load_registry(client, settings.index)
+    return {doc_id: entry["content_hash"] for doc_id, entry in registry.items()} or None
+
+
 def evaluate(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder: Embedder, modes: list[str],
-             keep_index: bool = False, operator: str = "OR") -> list[ModeResult]:
-    """Build a throwaway index (``settings.index.alias``), run every mode, drop the index unless kept."""
+             keep_index: bool = False, operator: str = "OR", reuse: bool = False) -> list[ModeResult]:
+    """Build a throwaway index (``settings.index.alias``), run every mode, drop the index unless kept.
+    With ``reuse``, an index kept by an earlier run with the same alias is searched again (for sweeps of
+    query-time settings such as fusion weights)."""
     try:
-        ids = build_index(evalset, settings, client, embedder)
+        ids = (reuse_index(settings, client) if reuse else None) or build_index(evalset, settings, client, embedder)
         service = SearchService(settings, client, embedder)
         return [run_mode(service, evalset, ids, mode, operator) for mode in modes]
     finally:

@@ -173,11 +173,16 @@ class SearchService:
         index = self.settings.index
         if request.search_mode == "semantic":
             return _Route((knn,), index.single_pipeline, "knn"), elapsed
-        text = build_multi_text_query(parsed, request.operator)
-        return _Route((text, knn), index.hybrid_pipeline, "hybrid"), elapsed
+        text = self._text_query(request, parsed)
+        pipeline = index.rrf_pipeline if self.settings.search.fusion == "rrf" else index.hybrid_pipeline
+        return _Route((text, knn), pipeline, "hybrid"), elapsed
+
+    def _text_query(self, request: SearchRequest, parsed: list[ParsedQuery]) -> dict[str, Any]:
+        search = self.settings.search
+        return build_multi_text_query(parsed, request.operator, tuple(search.text_fields), search.text_match_type)
 
     def _bm25_route(self, request: SearchRequest, parsed: list[ParsedQuery], reason: str | None) -> _Route:
-        text = build_multi_text_query(parsed, request.operator)
+        text = self._text_query(request, parsed)
         return _Route((text,), self.settings.index.single_pipeline, "bm25", reason)
 
     def _embed(self, texts: list[str]) -> list[float] | None:

@@ -171,6 +171,12 @@ class SearchSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="STROIDOK_SEARCH_", extra="ignore")
 
     knn_k: int = Field(default=100, ge=1, le=1000, description="Candidates from the dense leg.")
+    text_fields: list[str] = Field(
+        default_factory=lambda: ["text", "title", "section_title^0.5", "text.codes^0.3", "title.codes^0.3"],
+        description="BM25 fields with boosts (multi_match); tuned in docs/relevance.md.")
+    text_match_type: Literal["best_fields", "most_fields", "cross_fields"] = "most_fields"
+    fusion: Literal["normalization", "rrf"] = Field(
+        default="normalization", description="Hybrid pipeline: score normalization (measured best) or RRF.")
     pagination_depth: int = Field(default=1000, ge=10, le=10000, description="Candidates per leg and shard.")
     cache_ttl_s: float = Field(default=300.0, ge=0, description="0 disables the query cache.")
     cache_size: int = Field(default=1024, ge=1)

@@ -17,15 +17,16 @@ from service.query.parse import ParsedQuery
 Operator = Literal["AND", "OR"]
 
 VECTOR_FIELD = "embedding"
-TEXT_FIELDS = ("text", "title^2", "section_title^1.5", "text.codes", "title.codes^2")
+TEXT_FIELDS = ("text", "title", "section_title^0.5", "text.codes^0.3", "title.codes^0.3")
 PHRASE_FIELDS = ("text", "title", "section_title", "text.codes")
 SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD]}
 HIGHLIGHT_TAGS = {"pre_tags": ["**"], "post_tags": ["**"]}
 
 
-def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...] = TEXT_FIELDS) -> dict[str, Any]:
+def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...] = TEXT_FIELDS,
+                   match_type: str = "most_fields") -> dict[str, Any]:
     """BM25 over the analyzed text fields; ``operator`` decides whether every term must match."""
-    return {"multi_match": {"query": text, "fields": list(fields), "type": "best_fields",
+    return {"multi_match": {"query": text, "fields": list(fields), "type": match_type,
                             "operator": operator.lower()}}
 
 
@@ -33,19 +34,21 @@ def build_phrase(text: str) -> dict[str, Any]:
     return {"multi_match": {"query": text, "fields": list(PHRASE_FIELDS), "type": "phrase"}}
 
 
-def build_text_query(parsed: ParsedQuery, operator: Operator) -> dict[str, Any]:
+def build_text_query(parsed: ParsedQuery, operator: Operator, fields: tuple[str, ...] = TEXT_FIELDS,
+                     match_type: str = "most_fields") -> dict[str, Any]:
     """Terms with the operator, each quoted phrase as a phrase; AND requires all parts, OR any."""
     parts = [build_phrase(p) for p in parsed.phrases]
     if parsed.terms:
-        parts.append(build_bm25_leg(parsed.terms, operator))
+        parts.append(build_bm25_leg(parsed.terms, operator, fields, match_type))
     if len(parts) == 1:
         return parts[0]
     return {"bool": {"must": parts}} if operator == "AND" else {"bool": {"should": parts, "minimum_should_match": 1}}
 
 
-def build_multi_text_query(queries: list[ParsedQuery], operator: Operator) -> dict[str, Any]:
+def build_multi_text_query(queries: list[ParsedQuery], operator: Operator, fields: tuple[str, ...] = TEXT_FIELDS,
+                           match_type: str = "most_fields") -> dict[str, Any]:
     """Several phrasings: a chunk scores by its best-matching phrasing."""
-    legs = [build_text_query(q, operator) for q in queries]
+    legs = [build_text_query(q, operator, fields, match_type) for q in queries]
     return legs[0] if len(legs) == 1 else {"dis_max": {"queries": legs}}
 
 

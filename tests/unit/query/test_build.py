@@ -6,7 +6,8 @@ from service.query.build import build_bm25_leg, build_hybrid_body, build_knn_leg
 def test_bm25_leg_uses_the_operator_and_code_fields():
     leg = build_bm25_leg("пожарная безопасность", "OR")
     assert leg["multi_match"]["operator"] == "or"
-    assert "text.codes" in leg["multi_match"]["fields"]
+    assert "text.codes^0.3" in leg["multi_match"]["fields"]
+    assert leg["multi_match"]["type"] == "most_fields"
 
 
 def test_hybrid_body_excludes_vectors_and_carries_filter():
