@@ -39,3 +39,19 @@ class Embedder(Protocol):
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)
+
+
+class StatelessEmbedder:
+    """Shared behaviour of embedders that need no corpus statistics (models, remote endpoints)."""
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed_documents([text])[0]
+
+    def fit(self, texts: list[str]) -> dict[str, Any] | None:
+        return None
+
+    def load_stats(self, stats: dict[str, Any]) -> None:
+        return None

@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 import httpx
 import numpy as np
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential
 
-from service.embedders.base import EmbedderIdentity, l2_normalize
+from service.embedders.base import EmbedderIdentity, StatelessEmbedder, l2_normalize
 from service.errors import ConfigError, EmbeddingError
 from service.settings import EmbedderSettings
 
 
-class HttpEmbedder:
+class HttpEmbedder(StatelessEmbedder):
     def __init__(self, settings: EmbedderSettings) -> None:
         if not settings.url or not settings.model or not settings.dimension:
             raise ConfigError("the http embedder needs STROIDOK_EMBEDDER_URL, _MODEL and _DIMENSION")
@@ -42,12 +41,3 @@ class HttpEmbedder:
         if matrix.shape[1] != self.identity.dimension:
             raise ConfigError(f"endpoint returned dimension {matrix.shape[1]}, settings say {self.identity.dimension}")
         return l2_normalize(matrix)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
-
-    def fit(self, texts: list[str]) -> dict[str, Any] | None:
-        return None
-
-    def load_stats(self, stats: dict[str, Any]) -> None:
-        return None

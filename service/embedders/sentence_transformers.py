@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
 
 import numpy as np
 
-from service.embedders.base import EmbedderIdentity
+from service.embedders.base import EmbedderIdentity, StatelessEmbedder
 from service.errors import ConfigError
 from service.settings import EmbedderSettings
 
 
-class SentenceTransformersEmbedder:
+class SentenceTransformersEmbedder(StatelessEmbedder):
     def __init__(self, settings: EmbedderSettings) -> None:
         try:
             from sentence_transformers import SentenceTransformer
@@ -27,12 +26,3 @@ class SentenceTransformersEmbedder:
     def embed_documents(self, texts: list[str]) -> np.ndarray:
         return self.model.encode(texts, batch_size=min(64, self.settings.batch_size), normalize_embeddings=True,
                                  convert_to_numpy=True).astype(np.float32)
-
-    def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
-
-    def fit(self, texts: list[str]) -> dict[str, Any] | None:
-        return None
-
-    def load_stats(self, stats: dict[str, Any]) -> None:
-        return None

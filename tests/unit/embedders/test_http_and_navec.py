@@ -1,0 +1,99 @@
+"""The http embedder against a local OpenAI-compatible endpoint; navec tokenization and SIF statistics."""
+
+from __future__ import annotations
+
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+
+import numpy as np
+import pytest
+
+from service.embedders.http import HttpEmbedder
+from service.embedders.navec import NavecEmbedder, fit_stats, tokenize
+from service.errors import ConfigError, EmbeddingError
+from service.settings import EmbedderSettings
+
+
+class FakeEmbeddings(BaseHTTPRequestHandler):
+    """Returns [len(text), 1, 0] per input, in reverse order (the client must sort by index)."""
+
+    def do_POST(self):  # noqa: N802
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        if self.headers.get("Authorization") != "Bearer k":
+            self.send_response(401)
+            self.end_headers()
+            return
+        data = [{"index": i, "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(body["input"])]
+        payload = json.dumps({"data": data[::-1], "model": body["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        return None
+
+
+@pytest.fixture
+def endpoint():
+    server = HTTPServer(("127.0.0.1", 0), FakeEmbeddings)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+def settings(url: str, **extra) -> EmbedderSettings:
+    return EmbedderSettings(provider="http", url=url, model="m", dimension=3, api_key="k", batch_size=2, **extra)
+
+
+def test_http_embedder_batches_orders_and_normalizes(endpoint):
+    vectors = HttpEmbedder(settings(endpoint)).embed_documents(["a", "bbb", "cc"])
+    assert vectors.shape == (3, 3)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
+    assert vectors[1][0] > vectors[2][0] > vectors[0][0]
+
+
+def test_http_embedder_reports_a_failing_endpoint(endpoint):
+    embedder = HttpEmbedder(settings(endpoint).model_copy(update={"api_key": "wrong"}))
+    with pytest.raises(EmbeddingError, match="401"):
+        embedder.embed_query("бетон")
+
+
+def test_http_embedder_refuses_a_dimension_mismatch(endpoint):
+    with pytest.raises(ConfigError, match="dimension 3"):
+        HttpEmbedder(settings(endpoint).model_copy(update={"dimension": 4})).embed_documents(["x"])
+
+
+def test_http_embedder_needs_url_model_and_dimension():
+    with pytest.raises(ConfigError):
+        HttpEmbedder(EmbedderSettings(provider="http"))
+
+
+def test_tokenize_folds_case_yo_and_stress():
+    assert tokenize("Ёмкость УДАРЕ\u0301НИЕ, 48.13330 и тепло-изоляция") == ["емкость", "ударение", "и",
+                                                                             "тепло-изоляция"]
+
+
+def test_fit_stats_counts_and_drops_rare_words():
+    stats = fit_stats([["бетон", "бетон", "сталь"], ["бетон"]], min_count=2)
+    assert stats == {"total": 4, "counts": {"бетон": 3}}
+
+
+@pytest.fixture(scope="module")
+def navec():
+    return NavecEmbedder(EmbedderSettings())
+
+
+def test_navec_vectors_are_unit_length_and_similar_for_related_texts(navec):
+    navec.fit(["пожарная безопасность зданий", "прочность бетона", "футбольный матч"] * 5)
+    docs = navec.embed_documents(["требования пожарной безопасности", "испытание бетона на прочность"])
+    query = navec.embed_query("прочность бетона на сжатие")
+    assert np.allclose(np.linalg.norm(docs, axis=1), 1.0, atol=1e-5)
+    assert query @ docs[1] > query @ docs[0]
+
+
+def test_navec_gives_a_zero_vector_for_unknown_words(navec):
+    assert not navec.embed_documents(["48.13330 10180-2012"]).any()
