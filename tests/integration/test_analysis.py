@@ -91,3 +91,24 @@ def test_plain_text_field_does_not_find_code_parts(client: OpenSearch, code_inde
     """Why the codes field exists: the standard tokenizer keeps 48.13330.2019 as one token."""
     body = {"query": {"match_phrase": {"text": "48.13330"}}}
     assert client.search(index=code_index, body=body)["hits"]["hits"] == []
+
+
+def test_abbreviations_expand_at_search_time(client: OpenSearch, index: str):
+    expanded = tokens(client, index, "ru_text_search", "состав ППР")
+    assert "ппр" in expanded and "проект" in expanded and "производств" in expanded
+    assert tokens(client, index, "ru_text", "состав ППР") == ["соста", "ппр"], "the index keeps the text as written"
+
+
+@pytest.mark.parametrize(("query", "expected"), [("ППР", "full"), ("проекта производства работ", "abbr"),
+                                                 ("входы для МГН", "mgn")])
+def test_abbreviation_and_full_form_find_each_other(client: OpenSearch, index: str, query: str, expected: str):
+    docs = {"full": "Состав проекта производства работ определяет подрядчик.",
+            "abbr": "ППР утверждает главный инженер.",
+            "mgn": "Входы для маломобильных групп населения оборудуют пандусами.",
+            "other": "Проект организации дорожного движения."}
+    for doc_id, text in docs.items():
+        client.index(index=index, id=doc_id, body={"text": text})
+    client.indices.refresh(index=index)
+    body = {"query": {"match": {"text": {"query": query, "operator": "and"}}}}
+    found = {h["_id"] for h in client.search(index=index, body=body)["hits"]["hits"]}
+    assert expected in found and "other" not in found
