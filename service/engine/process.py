@@ -86,6 +86,7 @@ def render_opensearch_yml(settings: EngineSettings, paths: NodePaths) -> str:
         "path.data": str(paths.data),
         "path.logs": str(paths.logs),
         "cluster.routing.allocation.disk.threshold_enabled": False,
+        "cluster.default_number_of_replicas": 0,
     }
     return "".join(f"{key}: {json.dumps(value)}\n" for key, value in config.items())
 

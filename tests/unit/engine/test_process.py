@@ -25,6 +25,7 @@ def test_opensearch_yml_binds_loopback_single_node_with_our_ports(tmp_path: Path
     assert lines["transport.port"] == "19300"
     assert lines["path.data"] == f'"{tmp_path}/n/data"'
     assert lines["cluster.routing.allocation.disk.threshold_enabled"] == "false"
+    assert lines["cluster.default_number_of_replicas"] == "0", "a single node stays green"
 
 
 def test_jvm_options_get_our_heap_and_absolute_paths(tmp_path: Path):
