@@ -170,6 +170,8 @@ def index_status_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
                   f"vector dim {status.embedding_dim}")
         for problem in status.problems:
             out.print(f"[red]problem:[/] {problem}")
+        for notice in status.notices:
+            out.print(f"[yellow]notice:[/] {notice}")
         out.print("[green]ok[/]" if status.ok else "[red]not ok[/]")
     if not status.ok:
         raise typer.Exit(1)

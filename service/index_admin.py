@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from loguru import logger
 from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
@@ -43,6 +44,7 @@ class IndexStatus:
     pipelines_current: dict[str, bool]
     embedding_dim: int | None
     problems: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
 
     @property
     def ok(self) -> bool:
@@ -175,6 +177,8 @@ def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path =
     status = index_status(client, settings, templates_dir)
     if status.problems:
         raise IndexSetupError("index set up, but it does not match settings", details={"problems": status.problems})
+    for notice in status.notices:
+        logger.warning(notice)
     return changes
 
 
@@ -199,7 +203,8 @@ def index_status(client: OpenSearch, settings: IndexSettings, templates_dir: Pat
     status = IndexStatus(settings.alias, concrete, count, template_hash == wanted_hash, pipelines, dim)
     status.problems = _problems(status, settings)
     if concrete and dim == settings.embedding_dim and index_hash != wanted_hash:
-        status.problems.append(f"index {concrete} was created from an older template: run `stroidok index migrate`")
+        status.notices.append(f"index {concrete} was created from an older template (it works, without the newer "
+                              "analysis): run `stroidok index migrate`")
     return status
 
 
