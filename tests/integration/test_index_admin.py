@@ -83,3 +83,31 @@ def test_vector_field_is_lucene_hnsw_cosine(client: OpenSearch, index_settings: 
     assert vector["type"] == "knn_vector"
     assert vector["method"]["engine"] == "lucene"
     assert vector["method"]["space_type"] == "cosinesimil"
+
+
+def test_migrate_rebuilds_from_a_changed_template_and_keeps_vectors(client: OpenSearch, index_settings: IndexSettings,
+                                                                    tmp_path):
+    import json
+    import shutil
+
+    from service.index_admin import TEMPLATES_DIR, index_status, migrate
+
+    apply_all(client, index_settings)
+    client.index(index=index_settings.alias, id="a", body={"text": "бетон", "embedding": [0.1, 0.2, 0.3, 0.4]},
+                 refresh=True)
+    changed = tmp_path / "templates"
+    shutil.copytree(TEMPLATES_DIR, changed)
+    chunks = json.loads((changed / "chunks.json").read_text())
+    chunks["template"]["mappings"]["properties"]["page_label"]["ignore_above"] = 100
+    (changed / "chunks.json").write_text(json.dumps(chunks, ensure_ascii=False))
+    assert index_status(client, index_settings, changed).notices
+
+    old, new, count = migrate(client, index_settings, changed)
+
+    assert (old, new, count) == (index_settings.first_index, f"{index_settings.alias}-000002", 1)
+    assert sorted(client.indices.get_alias(name=index_settings.alias)) == [new]
+    assert not client.indices.exists(index=old)
+    assert index_status(client, index_settings, changed).notices == []
+    hit = client.search(index=index_settings.alias, body={"query": {"match": {"text": "бетон"}},
+                                                          "_source": {"includes": ["embedding"]}})["hits"]["hits"][0]
+    assert hit["_source"]["embedding"] == pytest.approx([0.1, 0.2, 0.3, 0.4])
