@@ -20,7 +20,6 @@ from pathlib import Path
 from opensearchpy import OpenSearch
 
 from ingest.chunk import chunk_blocks
-from ingest.discover import discover
 from ingest.parse import ParseOptions, parse_file
 from ingest.parse.pdf import PdfOptions
 from ingest.pipeline import IngestOptions, run_ingest

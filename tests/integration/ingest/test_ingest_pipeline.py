@@ -15,7 +15,6 @@ from ingest.discover import document_id
 from ingest.pipeline import IngestOptions, run_ingest
 from service.errors import ConfigError
 from service.index_meta import read_embedder_meta
-from service.settings import EmbedderSettings
 from tests.conftest import drop_index_resources, product_settings
 from tests.documents import DOCX_DIR, GOST_PDF, make_scanned_pdf, make_txt, make_xlsx
 
