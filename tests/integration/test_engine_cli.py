@@ -8,6 +8,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -92,7 +93,8 @@ def test_down_leaves_a_node_it_did_not_start_alone(ports: tuple[int, int], opens
     result = stroidok("engine", "down", env=node_env(*ports))
     assert result.returncode == 0
     assert "no managed OpenSearch node was running" in result.stdout
-    assert subprocess.run(["curl", "-sf", opensearch_url], capture_output=True).returncode == 0
+    with urllib.request.urlopen(opensearch_url, timeout=10) as response:
+        assert response.status == 200
 
 
 def test_missing_java_21_gives_a_clear_error(ports: tuple[int, int], tmp_path: Path):
