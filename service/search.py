@@ -160,7 +160,7 @@ class SearchService:
         began = time.perf_counter()
         try:
             vector = self._embed([q.plain for q in parsed])
-        except (EmbeddingError, StroidokError) as exc:
+        except StroidokError as exc:
             reason = f"query embedding failed: {exc.message}"
             return self._bm25_route(request, parsed, reason), (time.perf_counter() - began) * 1000
         except Exception as exc:  # noqa: BLE001 — a broken embedder must not break search
