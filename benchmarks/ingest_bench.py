@@ -25,7 +25,7 @@ from ingest.parse.pdf import PdfOptions
 from ingest.pipeline import IngestOptions, run_ingest
 from ingest.sample import DEFAULT_SHARED, list_standards, load_standard, render_pdf
 from service.embedders.factory import build_embedder
-from service.index_admin import apply_all
+from service.index_admin import apply_all, drop_all
 from service.opensearch import build_client
 from service.settings import IndexSettings, Settings
 
@@ -103,8 +103,7 @@ def main() -> None:
             print(f"ratio naive/product wall time: {naive_s / t['wall_s']:.1f}x")
         finally:
             for settings in (product, naive):
-                client.indices.delete(index=f"{settings.index.alias}-*", ignore=[404], expand_wildcards="all")
-                client.indices.delete_index_template(name=settings.index.template_name, ignore=[404])
+                drop_all(client, settings.index)
 
 
 if __name__ == "__main__":

@@ -31,10 +31,10 @@ from ingest.parse.text import page_blocks
 from ingest.pipeline import _Batcher
 from ingest.report import Reporter, RunReport
 from service.embedders.base import Embedder
-from service.index_admin import apply_all
+from service.index_admin import apply_all, drop_all
 from service.search import SearchService
 from service.security import Principal
-from service.settings import IndexSettings, Settings
+from service.settings import Settings
 
 MEASURES = [nDCG @ 10, R @ 5, R @ 10, RR @ 10, P @ 5, Success @ 5]
 MEASURE_NAMES = {"nDCG@10": "nDCG@10", "R@5": "Recall@5", "R@10": "Recall@10", "RR@10": "MRR@10", "P@5": "P@5",
@@ -176,14 +176,7 @@ def evaluate(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder:
         return [run_mode(service, evalset, ids, mode, operator) for mode in modes]
     finally:
         if not keep_index:
-            drop_index(client, settings.index)
-
-
-def drop_index(client: OpenSearch, index: IndexSettings) -> None:
-    client.indices.delete(index=f"{index.alias}-*", ignore=[404], expand_wildcards="all")
-    client.indices.delete_index_template(name=index.template_name, ignore=[404])
-    for pipeline in (index.hybrid_pipeline, index.rrf_pipeline, index.single_pipeline):
-        client.search_pipeline.delete(id=pipeline, ignore=[404])
+            drop_all(client, settings.index)
 
 
 def eval_settings(base: Settings, alias: str | None) -> Settings:

@@ -249,3 +249,11 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
         ]})
         client.indices.delete(index=old)
     return old, new, int(result.get("total", 0))
+
+
+def drop_all(client: OpenSearch, settings: IndexSettings) -> None:
+    """Remove everything ``apply_all`` creates for an alias (throwaway indexes of tests, eval, benchmarks)."""
+    client.indices.delete(index=f"{settings.alias}-*", ignore=[404], expand_wildcards="all")
+    client.indices.delete_index_template(name=settings.template_name, ignore=[404])
+    for pipeline_id in (settings.hybrid_pipeline, settings.rrf_pipeline, settings.single_pipeline):
+        client.search_pipeline.delete(id=pipeline_id, ignore=[404])

@@ -275,7 +275,7 @@ class SearchService:
         document = map_document(chunk_hit["_source"], 1.0)
         chunk = map_chunk(chunk_hit, 1.0, limit)
         neighbours = [map_chunk(by_index[i], 0.0, limit) for i in indexes if i != centre and i in by_index]
-        return DocumentResponse(id=result_id, document=document, chunk=chunk if wanted is not None else chunk,
+        return DocumentResponse(id=result_id, document=document, chunk=chunk,
                                 neighbours=neighbours)
 
     def list_sources(self, principal: Principal) -> SourcesResponse:

@@ -18,6 +18,7 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.engine.process import EngineProcess
+from service.index_admin import drop_all as drop_index_resources
 from service.settings import OPENSEARCH_VERSION, EngineSettings, IndexSettings
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
@@ -75,13 +76,6 @@ def index_settings(client: OpenSearch) -> Iterator[IndexSettings]:
     settings = IndexSettings(alias=f"test-{uuid.uuid4().hex[:10]}", embedding_dim=4)
     yield settings
     drop_index_resources(client, settings)
-
-
-def drop_index_resources(client: OpenSearch, settings: IndexSettings) -> None:
-    client.indices.delete(index=f"{settings.alias}-*", ignore=[404], expand_wildcards="all")
-    client.indices.delete_index_template(name=settings.template_name, ignore=[404])
-    for pipeline in (settings.hybrid_pipeline, settings.rrf_pipeline, settings.single_pipeline):
-        client.search_pipeline.delete(id=pipeline, ignore=[404])
 
 
 @pytest.fixture(scope="session")
