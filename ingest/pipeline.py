@@ -20,7 +20,8 @@ from pebble.common import ProcessExpired
 
 from ingest.access import AccessRules, load_rules
 from ingest.discover import SourceFile, content_hash, discover
-from ingest.index import PreparedDocument, delete_document, load_registry, refresh_paused, write_documents
+from ingest.index import (PreparedDocument, delete_document, embedding_texts, load_registry, refresh_paused,
+                          write_documents)
 from ingest.parse import ParseOptions
 from ingest.parse.pdf import OcrMode, PdfOptions
 from ingest.report import FileOutcome, Reporter, RunReport
@@ -95,7 +96,7 @@ class _Batcher:
             self.flush()
 
     def _fit(self) -> None:
-        texts = [c.text for d in self.pending for c in d.chunks]
+        texts = [t for d in self.pending for t in embedding_texts(d)]
         began = time.perf_counter()
         stats = self.embedder.fit(texts)
         write_embedder_meta(self.client, self.embedder, self.settings.index, stats)
@@ -111,7 +112,7 @@ class _Batcher:
         docs, self.pending = self.pending, []
         began = time.perf_counter()
         for doc in docs:
-            doc.vectors = self.embedder.embed_documents([c.text for c in doc.chunks])
+            doc.vectors = self.embedder.embed_documents(embedding_texts(doc))
         self.report.timings["embed"] += time.perf_counter() - began
         began = time.perf_counter()
         try:

@@ -103,7 +103,8 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         max_chunks: Annotated[int, bounded("Chunks per document, 1-10.", minimum=1, maximum=10)] = 3,
         search_mode: Annotated[Literal["hybrid", "semantic", "fulltext"], bounded(
             "hybrid (BM25 + vectors, default), semantic (vectors) or fulltext (BM25).")] = "hybrid",
-        operator: Annotated[Literal["AND", "OR"], bounded("AND: every term must match; OR: any.")] = "AND",
+        operator: Annotated[Literal["AND", "OR"], bounded(
+            "AND: every term and quoted phrase must match; OR: any word, exact phrases rank higher.")] = "AND",
         threshold: Annotated[float | None, bounded("Minimum relevance 0-1.", minimum=0, maximum=1)] = None,
     ) -> SearchResponse:
         """Search the indexed construction documents. Returns documents with their best chunks (text, page

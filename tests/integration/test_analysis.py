@@ -38,6 +38,31 @@ def test_russian_analyzer_folds_forms_alike(client: OpenSearch, index: str, left
     assert tokens(client, index, "ru_text", left) == tokens(client, index, "ru_text", right)
 
 
+@pytest.mark.parametrize(
+    ("left", "right"),
+    [
+        ("толщиной 20мм", "толщиной 20 мм"),
+        ("0,5 м", "0.5 м"),
+        ("0.5м", "0,5 м"),
+        ("сечение 120х60", "сечение 120 х 60"),
+        ("200x300", "200 x 300"),
+        ("10кВ", "10 кВ"),
+    ],
+)
+def test_numbers_and_units_match_however_written(client: OpenSearch, index: str, left: str, right: str):
+    for analyzer in ("ru_text", "ru_text_search"):
+        assert tokens(client, index, analyzer, left) == tokens(client, index, analyzer, right)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [("СП 48.13330.2019", ["сп", "48.13330.2019"]), ("бетон B25 F150 W6", ["бетон", "b25", "f150", "w6"])],
+)
+def test_codes_and_grade_marks_stay_whole_in_body_text(client: OpenSearch, index: str, text: str,
+                                                      expected: list[str]):
+    assert tokens(client, index, "ru_text", text) == expected
+
+
 def test_russian_stop_words_are_dropped(client: OpenSearch, index: str):
     assert tokens(client, index, "ru_text", "и в на по для") == []
 

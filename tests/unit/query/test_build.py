@@ -32,9 +32,16 @@ def test_text_query_with_and_requires_terms_and_phrases():
     assert must[1]["multi_match"]["operator"] == "and"
 
 
-def test_text_query_with_or_needs_any_part():
+def test_text_query_with_or_needs_any_word_and_ranks_exact_phrases_higher():
     query = build_text_query(parse_query('контроль "сварных швов"'), "OR")
-    assert query["bool"]["minimum_should_match"] == 1
+    words = query["bool"]["must"]["multi_match"]
+    assert words["operator"] == "or" and words["query"] == "сварных швов контроль"
+    assert query["bool"]["should"][0]["multi_match"] == {
+        "query": "сварных швов", "fields": ["text", "title", "section_title", "text.codes"], "type": "phrase"}
+
+
+def test_text_query_with_or_and_no_quotes_is_one_match():
+    assert "multi_match" in build_text_query(parse_query("контроль швов"), "OR")
 
 
 def test_user_text_never_reaches_query_string():
