@@ -75,10 +75,11 @@ def build_index_template(raw: dict[str, Any], settings: IndexSettings) -> dict[s
 
 
 def build_hybrid_pipeline(raw: dict[str, Any], settings: IndexSettings) -> dict[str, Any]:
-    """The normalization pipeline with the configured technique and BM25/dense weights."""
+    """The normalization pipeline with the configured techniques and BM25/dense weights."""
     body = copy.deepcopy(raw)
     processor = body["phase_results_processors"][0]["normalization-processor"]
     processor["normalization"]["technique"] = settings.normalization
+    processor["combination"]["technique"] = settings.combination
     processor["combination"]["parameters"]["weights"] = [settings.bm25_weight, settings.dense_weight]
     return body
 

@@ -87,6 +87,7 @@ class IndexSettings(BaseSettings):
     bm25_weight: float = Field(default=0.8, ge=0, le=1)
     rrf_rank_constant: int = Field(default=60, ge=1)
     normalization: Literal["min_max", "l2", "z_score"] = "min_max"
+    combination: Literal["arithmetic_mean", "geometric_mean", "harmonic_mean"] = "arithmetic_mean"
 
     @property
     def dense_weight(self) -> float:

@@ -31,10 +31,12 @@ def test_template_hash_changes_with_content_only():
 
 
 def test_hybrid_pipeline_carries_weights_and_technique():
-    body = build_hybrid_pipeline(load_json("pipelines/hybrid.json"), IndexSettings(bm25_weight=0.7, normalization="l2"))
+    body = build_hybrid_pipeline(load_json("pipelines/hybrid.json"),
+                                 IndexSettings(bm25_weight=0.7, normalization="l2", combination="harmonic_mean"))
     processor = body["phase_results_processors"][0]["normalization-processor"]
     assert processor["combination"]["parameters"]["weights"] == [0.7, 0.3]
     assert processor["normalization"]["technique"] == "l2"
+    assert processor["combination"]["technique"] == "harmonic_mean"
 
 
 def test_rrf_pipeline_carries_rank_constant():
