@@ -2,7 +2,8 @@
 itself (gensim), scored by exact cosine (one vector per passage, or per chunk with a document's best chunk).
 
     uv pip install -e ".[experiments]"    # gensim; not a product dependency
-    python eval/experiments/static_vectors.py tydi --beir ../shared/data/tydiqa_ru/derived
+    python eval/experiments/static_vectors.py tydi --beir ../shared/data/tydiqa_ru/derived \
+        [--distractors 20000 --documents ../shared/data/construction_ru/russian_construction_standards/metadata]
     python eval/experiments/static_vectors.py construction \
         --documents ../shared/data/construction_ru/russian_construction_standards/metadata
 
@@ -22,7 +23,7 @@ import numpy as np
 from ir_measures import Success, nDCG
 
 from ingest.chunk import chunk_blocks
-from ingest.evaluate import load_beir, load_page_documents, load_qrels, read_jsonl
+from ingest.evaluate import distractor_passages, load_beir, load_page_documents, load_qrels, read_jsonl
 from ingest.index import context_text
 from ingest.parse.text import page_blocks
 from service.embedders.base import EmbedderIdentity
@@ -79,24 +80,22 @@ def score(name: str, owners: list[str], docs: np.ndarray, queries: dict[str, str
 
 
 def load(args: argparse.Namespace) -> tuple[list[str], list[str], list[str], dict[str, str], list[Any]]:
-    """(owners, texts with title context, texts without, queries, qrels)."""
-    owners, with_title, bare = [], [], []
+    """(owners, chunk texts with title context, chunk texts without, queries, qrels)."""
     if args.set == "tydi":
         evalset = load_beir(args.beir / "corpus.jsonl", args.beir / "queries.jsonl", args.beir / "qrels.tsv")
-        queries, qrels = evalset.queries, evalset.qrels
-        for doc in evalset.documents:
-            owners.append(doc.id)
-            with_title.append(context_text(doc.title, None, doc.pages[0]))
-            bare.append(doc.pages[0])
+        queries, qrels, documents = evalset.queries, evalset.qrels, evalset.documents
+        if args.distractors:
+            documents = documents + distractor_passages(args.documents, args.distractors, 13)
     else:
         queries = {q["_id"]: q["text"] for q in read_jsonl(args.queries)}
-        qrels = load_qrels(args.qrels)
-        for doc in load_page_documents(args.documents):
-            blocks = [b for n, t in enumerate(doc.pages, 1) for b in page_blocks(t, n)]
-            for chunk in chunk_blocks(blocks, 1000, 150):
-                owners.append(doc.id)
-                with_title.append(context_text(doc.title, chunk.section_title, chunk.text))
-                bare.append(chunk.text)
+        qrels, documents = load_qrels(args.qrels), load_page_documents(args.documents)
+    owners, with_title, bare = [], [], []
+    for doc in documents:
+        blocks = [b for n, t in enumerate(doc.pages, 1) for b in page_blocks(t, n)]
+        for chunk in chunk_blocks(blocks, 1000, 150):
+            owners.append(doc.id)
+            with_title.append(context_text(doc.title, chunk.section_title, chunk.text))
+            bare.append(chunk.text)
     return owners, with_title, bare, queries, [ir_measures.Qrel(q, d, s) for q, ds in qrels.items()
                                                for d, s in ds.items()]
 
@@ -105,7 +104,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("set", choices=["tydi", "construction"])
     parser.add_argument("--beir", type=Path)
-    parser.add_argument("--documents", type=Path)
+    parser.add_argument("--documents", type=Path, help="page-level JSON folder (construction set, distractors)")
+    parser.add_argument("--distractors", type=int, default=0)
     parser.add_argument("--queries", type=Path, default=Path("eval/construction/queries.jsonl"))
     parser.add_argument("--qrels", type=Path, default=Path("eval/construction/qrels.tsv"))
     args = parser.parse_args()
