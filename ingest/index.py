@@ -119,7 +119,7 @@ def load_registry(client: OpenSearch, settings: IndexSettings) -> dict[str, dict
 
 
 def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[PreparedDocument],
-                    max_retries: int = 5) -> dict[str, str]:
+                    max_retries: int = 5, timeout_s: float = 300.0) -> dict[str, str]:
     """Bulk-write whole documents; returns doc_id → error for documents with any failed chunk."""
     now = datetime.now(UTC).isoformat()
     owner = {}
@@ -131,16 +131,17 @@ def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[Prep
     failed: dict[str, str] = {}
     with engine_errors():
         for ok, item in helpers.streaming_bulk(client, actions, chunk_size=len(actions) or 1, max_retries=max_retries,
-                                               raise_on_error=False, raise_on_exception=False, initial_backoff=1):
+                                               raise_on_error=False, raise_on_exception=False, initial_backoff=1,
+                                               request_timeout=timeout_s):
             op, result = next(iter(item.items()))
             if not ok and not (op == "delete" and result.get("status") == 404):
                 failed.setdefault(owner[result["_id"]], str(result.get("error", result))[:300])
-        client.indices.refresh(index=settings.alias)
+        client.indices.refresh(index=settings.alias, request_timeout=timeout_s)
         done = [d for d in docs if d.doc_id not in failed]
         registry = [{"_index": settings.files_index, "_id": d.doc_id, "_source": build_registry_source(d, now)}
                     for d in done]
         if registry:
-            helpers.bulk(client, registry, refresh=True, max_retries=max_retries)
+            helpers.bulk(client, registry, refresh=True, max_retries=max_retries, request_timeout=timeout_s)
     return failed
 
 

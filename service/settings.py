@@ -69,6 +69,7 @@ class OpenSearchSettings(BaseSettings):
         description="Defaults to the managed engine on loopback.",
     )
     timeout_s: float = Field(default=30.0, gt=0)
+    bulk_timeout_s: float = Field(default=300.0, gt=0, description="Per bulk write: a busy node builds HNSW graphs.")
     verify_certs: bool = False
 
     def resolved_url(self, engine: EngineSettings) -> str:
