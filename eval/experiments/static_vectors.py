@@ -28,7 +28,7 @@ from ingest.index import context_text
 from ingest.parse.text import page_blocks
 from service.embedders.base import EmbedderIdentity
 from service.embedders.navec import NavecEmbedder, tokenize
-from service.settings import EmbedderSettings
+from service.settings import EmbedderSettings, IngestSettings
 
 
 class SubwordVectors:
@@ -92,7 +92,7 @@ def load(args: argparse.Namespace) -> tuple[list[str], list[str], list[str], dic
     owners, with_title, bare = [], [], []
     for doc in documents:
         blocks = [b for n, t in enumerate(doc.pages, 1) for b in page_blocks(t, n)]
-        for chunk in chunk_blocks(blocks, 1000, 150):
+        for chunk in chunk_blocks(blocks, args.chunk_chars, args.chunk_overlap):
             owners.append(doc.id)
             with_title.append(context_text(doc.title, chunk.section_title, chunk.text))
             bare.append(chunk.text)
@@ -106,6 +106,8 @@ def main() -> None:
     parser.add_argument("--beir", type=Path)
     parser.add_argument("--documents", type=Path, help="page-level JSON folder (construction set, distractors)")
     parser.add_argument("--distractors", type=int, default=0)
+    parser.add_argument("--chunk-chars", type=int, default=IngestSettings().chunk_chars)
+    parser.add_argument("--chunk-overlap", type=int, default=IngestSettings().chunk_overlap)
     parser.add_argument("--queries", type=Path, default=Path("eval/construction/queries.jsonl"))
     parser.add_argument("--qrels", type=Path, default=Path("eval/construction/qrels.tsv"))
     args = parser.parse_args()
