@@ -119,8 +119,11 @@ def load_registry(client: OpenSearch, settings: IndexSettings) -> dict[str, dict
 
 
 def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[PreparedDocument],
-                    max_retries: int = 5, timeout_s: float = 300.0) -> dict[str, str]:
-    """Bulk-write whole documents; returns doc_id → error for documents with any failed chunk."""
+                    max_retries: int = 5, timeout_s: float = 300.0, chunk_size: int = 500,
+                    max_bytes: int = 10 * 1024 * 1024) -> dict[str, str]:
+    """Bulk-write whole documents in requests of at most ``chunk_size`` actions and ``max_bytes`` (the
+    engine rejects a request beyond its indexing-pressure limit, 10 % of heap), refresh once, then record
+    them; returns doc_id → error for documents with any failed chunk."""
     now = datetime.now(UTC).isoformat()
     owner = {}
     actions = []
@@ -130,9 +133,9 @@ def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[Prep
             actions.append(action)
     failed: dict[str, str] = {}
     with engine_errors():
-        for ok, item in helpers.streaming_bulk(client, actions, chunk_size=len(actions) or 1, max_retries=max_retries,
-                                               raise_on_error=False, raise_on_exception=False, initial_backoff=1,
-                                               request_timeout=timeout_s):
+        for ok, item in helpers.streaming_bulk(client, actions, chunk_size=chunk_size, max_chunk_bytes=max_bytes,
+                                               max_retries=max_retries, raise_on_error=False,
+                                               raise_on_exception=False, initial_backoff=1, request_timeout=timeout_s):
             op, result = next(iter(item.items()))
             if not ok and not (op == "delete" and result.get("status") == 404):
                 failed.setdefault(owner[result["_id"]], str(result.get("error", result))[:300])

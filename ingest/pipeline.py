@@ -116,7 +116,7 @@ class _Batcher:
         self.report.timings["embed"] += time.perf_counter() - began
         began = time.perf_counter()
         try:
-            failed = write_documents(self.client, self.settings.index, docs,
+            failed = write_documents(self.client, self.settings.index, docs, chunk_size=self.batch_size,
                                      timeout_s=self.settings.opensearch.bulk_timeout_s)
         except StroidokError as exc:
             failed = {d.doc_id: exc.message for d in docs}
