@@ -145,8 +145,9 @@ class EmbedderSettings(BaseSettings):
     sif_a: float = Field(default=1e-3, gt=0, description="SIF smoothing a in a/(a+p(w)).")
     lemma_fallback: bool = True
     remove_pc: bool = True
-    stop_words: bool = Field(default=True, description="Leave Russian stop and question words out of navec "
-                             "averages (new indexes; an index keeps what it was fitted with).")
+    stop_words: bool = Field(default=False, description="Leave Russian stop and question words out of navec "
+                             "averages: a stronger dense leg alone, no hybrid gain (docs/relevance.md); new "
+                             "indexes only, an index keeps what it was fitted with.")
     fit_sample: int = Field(default=20000, ge=100, description="Chunks used to fit SIF statistics.")
 
 

@@ -99,8 +99,8 @@ def test_navec_gives_a_zero_vector_for_unknown_words(navec):
     assert not navec.embed_documents(["48.13330 10180-2012"]).any()
 
 
-def test_navec_leaves_question_and_stop_words_out_of_the_average():
-    embedder = NavecEmbedder(EmbedderSettings())
+def test_navec_can_leave_question_and_stop_words_out_of_the_average():
+    embedder = NavecEmbedder(EmbedderSettings(stop_words=True))
     stats = embedder.fit(["прочность бетона на сжатие", "пожарная безопасность зданий"] * 3)
     assert stats["stop_words"] is True and "на" not in stats["counts"]
     plain, asked = embedder.embed_documents(["прочность бетона", "какая прочность у бетона"])
@@ -108,7 +108,7 @@ def test_navec_leaves_question_and_stop_words_out_of_the_average():
 
 
 def test_an_index_fitted_without_stop_words_keeps_embedding_them():
-    embedder = NavecEmbedder(EmbedderSettings())
+    embedder = NavecEmbedder(EmbedderSettings(stop_words=True))
     embedder.load_stats({"total": 0, "counts": {}, "pc": None})
     plain, asked = embedder.embed_documents(["прочность бетона", "в каком году прочность бетона"])
     assert not np.allclose(plain, asked, atol=1e-3)
