@@ -8,13 +8,15 @@ import sys
 import uuid
 from pathlib import Path
 
+import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
 from ingest.discover import document_id
+from ingest.index import context_text
 from ingest.pipeline import IngestOptions, run_ingest
 from service.errors import ConfigError
-from service.index_meta import read_embedder_meta
+from service.index_meta import load_embedder_state, read_embedder_meta
 from tests.conftest import drop_index_resources, product_settings
 from tests.documents import DOCX_DIR, GOST_PDF, make_scanned_pdf, make_txt, make_xlsx
 
@@ -100,6 +102,19 @@ def test_every_chunk_with_words_has_a_vector(client: OpenSearch, corpus):
     total = client.count(index=alias)["count"]
     with_vector = client.count(index=alias, body={"query": {"exists": {"field": "embedding"}}})["count"]
     assert with_vector >= 0.97 * total
+
+
+def test_chunk_vectors_are_computed_with_the_document_and_section_titles(client: OpenSearch, corpus,
+                                                                         navec_embedder):
+    _, settings, _ = corpus
+    (hit,) = search_phrase(client, settings.index.alias, "Бетон тяжелый класса прочности В25")
+    load_embedder_state(client, navec_embedder, settings.index)
+    stored = np.asarray(client.get(index=settings.index.alias, id=hit["chunk_id"])["_source"]["embedding"])
+    with_titles, text_only = navec_embedder.embed_documents(
+        [context_text(hit["title"], hit["section_title"], hit["text"]), hit["text"]])
+    assert hit["title"] not in hit["text"]
+    assert np.allclose(stored, with_titles, atol=1e-4)
+    assert not np.allclose(stored, text_only, atol=1e-2)
 
 
 def test_embedder_identity_and_statistics_are_stored_with_the_index(client: OpenSearch, corpus, navec_embedder):
