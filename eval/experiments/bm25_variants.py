@@ -20,11 +20,13 @@ from typing import Any
 
 import ir_measures
 from ir_measures import RR, R, nDCG
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import OpenSearch
 
 from ingest.evaluate import load_beir
+from ingest.index import load_registry
 from service.query.build import build_bm25_leg, build_phrase, build_text_query
 from service.query.parse import parse_query
+from service.settings import IndexSettings
 
 Query = Callable[[str], dict[str, Any]]
 QUESTION_WORDS = frozenset(
@@ -59,8 +61,7 @@ def variants() -> Iterator[tuple[str, Query]]:
 
 def eval_ids(client: OpenSearch, alias: str) -> dict[str, str]:
     """Engine doc_id → eval id, from the registry the eval run wrote."""
-    hits = helpers.scan(client, index=f"{alias}-files", query={"query": {"match_all": {}}})
-    return {h["_source"]["doc_id"]: h["_source"]["content_hash"] for h in hits}
+    return {doc_id: entry["content_hash"] for doc_id, entry in load_registry(client, IndexSettings(alias=alias)).items()}
 
 
 def measure(client: OpenSearch, alias: str, ids: dict[str, str], queries: dict[str, str],

@@ -22,13 +22,18 @@ import ir_measures
 import numpy as np
 from ir_measures import Success, nDCG
 
-from ingest.chunk import chunk_blocks
-from ingest.evaluate import distractor_passages, load_beir, load_page_documents, load_qrels, read_jsonl
-from ingest.index import context_text
-from ingest.parse.text import page_blocks
+from ingest.evaluate import (
+    distractor_passages,
+    load_beir,
+    load_page_documents,
+    load_qrels,
+    prepared,
+    read_jsonl,
+)
+from ingest.index import embedding_texts
 from service.embedders.base import EmbedderIdentity
 from service.embedders.navec import NavecEmbedder, tokenize
-from service.settings import EmbedderSettings, IngestSettings
+from service.settings import EmbedderSettings, IngestSettings, Settings
 
 
 class SubwordVectors:
@@ -89,13 +94,15 @@ def load(args: argparse.Namespace) -> tuple[list[str], list[str], list[str], dic
     else:
         queries = {q["_id"]: q["text"] for q in read_jsonl(args.queries)}
         qrels, documents = load_qrels(args.qrels), load_page_documents(args.documents)
+    settings = Settings()
+    settings.ingest = settings.ingest.model_copy(update={"chunk_chars": args.chunk_chars,
+                                                         "chunk_overlap": args.chunk_overlap})
     owners, with_title, bare = [], [], []
     for doc in documents:
-        blocks = [b for n, t in enumerate(doc.pages, 1) for b in page_blocks(t, n)]
-        for chunk in chunk_blocks(blocks, args.chunk_chars, args.chunk_overlap):
-            owners.append(doc.id)
-            with_title.append(context_text(doc.title, chunk.section_title, chunk.text))
-            bare.append(chunk.text)
+        item = prepared(doc, settings)
+        owners += [doc.id] * len(item.chunks)
+        with_title += embedding_texts(item)
+        bare += [c.text for c in item.chunks]
     return owners, with_title, bare, queries, [ir_measures.Qrel(q, d, s) for q, ds in qrels.items()
                                                for d, s in ds.items()]
 

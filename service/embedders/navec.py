@@ -121,9 +121,8 @@ class NavecEmbedder:
 
     def fit(self, texts: list[str]) -> dict[str, Any]:
         """Word counts and (optionally) the first principal component of the sample's SIF vectors."""
-        stop = STOP_WORDS if self.settings.stop_words else frozenset()
-        stats = {**fit_stats([[w for w in tokenize(t) if w not in stop] for t in texts]),
-                 "stop_words": self.settings.stop_words}
+        self._stop = STOP_WORDS if self.settings.stop_words else frozenset()
+        stats = {**fit_stats([self._words(t) for t in texts]), "stop_words": self.settings.stop_words}
         self.load_stats({**stats, "pc": None})
         if self.settings.remove_pc and len(texts) >= 2:
             matrix = np.vstack([self._raw(t) for t in texts])
