@@ -32,14 +32,20 @@ def tail_at_word(text: str, size: int) -> str:
 
 
 def split_long(text: str, size: int) -> list[str]:
-    """Pieces of at most ``size`` characters, cut at spaces where possible."""
-    pieces = []
-    while len(text) > size:
-        cut = text.rfind(" ", size // 2, size)
-        cut = cut if cut > 0 else size
-        pieces.append(text[:cut].strip())
-        text = text[cut:].strip()
-    return pieces + ([text] if text else [])
+    """Pieces of at most ``size`` characters, cut at spaces where possible; linear in the text's
+    length (a 50 MB single-line file is one pass, not one copy of the rest per piece)."""
+    pieces: list[str] = []
+    start, end = 0, len(text)
+    while end - start > size:
+        cut = text.rfind(" ", start + size // 2, start + size)
+        cut = cut if cut > start else start + size
+        if piece := text[start:cut].strip():
+            pieces.append(piece)
+        start = cut
+        while start < end and text[start] == " ":
+            start += 1
+    rest = text[start:].strip()
+    return pieces + ([rest] if rest else [])
 
 
 class _Chunker:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 from collections import Counter
 from pathlib import Path
 
@@ -10,7 +11,7 @@ import typer
 from rich.console import Console
 
 from ingest.index import load_registry
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import IngestOptions, Interrupted, run_ingest
 from ingest.report import print_report
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
@@ -44,8 +45,16 @@ def ingest_command(
         raise typer.BadParameter("--pdf-parser must be pdfium or unstructured")
     options = IngestOptions([Path(p) for p in paths], include, exclude, batch_size, workers, dry_run, force,
                             ocr, pdf_parser, encoding)  # type: ignore[arg-type]
-    report = run_ingest(options, settings, build_client(settings), build_embedder(settings.embedder),
-                        quiet=as_json)
+    try:
+        report = run_ingest(options, settings, build_client(settings), build_embedder(settings.embedder),
+                            quiet=as_json)
+    except (Interrupted, KeyboardInterrupt) as exc:
+        signum = exc.details.get("signal", signal.SIGINT) if isinstance(exc, Interrupted) else signal.SIGINT
+        Console(stderr=True).print(
+            f"error INTERRUPTED: the ingest was stopped ({signal.Signals(signum).name}); files already reported "
+            "as indexed are searchable, nothing half-written is marked done; run the same command again to "
+            "finish", markup=False, highlight=False)
+        raise typer.Exit(128 + int(signum)) from None
     print_report(report, as_json)
     if report.failed:
         raise typer.Exit(1)
@@ -53,7 +62,7 @@ def ingest_command(
 
 def show_status(settings: Settings, as_json: bool) -> None:
     """What the registry says: files and chunks by type, OCR pages, last ingest time."""
-    entries = list(load_registry(build_client(settings), settings.index).values())
+    entries = [e for e in load_registry(build_client(settings), settings.index).values() if e.get("content_hash")]
     summary = {
         "files": len(entries),
         "chunks": sum(e.get("chunk_count", 0) for e in entries),

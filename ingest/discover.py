@@ -1,16 +1,27 @@
-"""Walk the given roots and describe each candidate file (no parsing here)."""
+"""Walk the given roots and describe each candidate file (no parsing here).
+
+The walk is defensive, because archives are hostile: symbolic links are followed only when they stay
+inside an ingested root, FIFOs, sockets and devices are never opened, an unreadable directory or file
+becomes a reported ``Rejected`` entry instead of stopping the run, and a name that is not valid UTF-8
+(cp1251 names from Windows zips) gets a printable display form while its id comes from the raw bytes.
+"""
 
 from __future__ import annotations
 
+import errno
 import fnmatch
 import hashlib
 import os
+import stat
+import unicodedata
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from ingest.parse import SUPPORTED_TYPES, file_type
+
+_UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
 
 
 @dataclass(frozen=True)
@@ -33,15 +44,46 @@ class SourceFile:
     def doc_id(self) -> str:
         return document_id(self.path)
 
+    @property
+    def display(self) -> str:
+        """The path as text that can be stored, logged and printed."""
+        return display_path(self.path)
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A path the walk found but will not ingest, with the reason (reported as a failed file)."""
+
+    path: str
+    reason: str
+
 
 def document_id(path: Path) -> str:
-    """Stable id of a document: derived from its absolute path, never exposing it."""
-    return hashlib.sha256(str(path.resolve()).encode()).hexdigest()[:20]
+    """Stable id of a document: derived from its absolute path (raw bytes), never exposing it."""
+    return hashlib.sha256(os.fsencode(Path(path).resolve())).hexdigest()[:20]
+
+
+def display_path(path: Path | str) -> str:
+    """A printable, UTF-8-safe form of a path: undecodable names are read as cp1251 when that gives
+    letters (Windows archives), else escaped; control characters are escaped so a name cannot drive
+    the terminal."""
+    raw = os.fsencode(path)
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        cp = raw.decode("cp1251", errors="replace")
+        text = cp if "\ufffd" not in cp else raw.decode("utf-8", errors="backslashreplace")
+    return unicodedata.normalize("NFC", text).translate(_UNPRINTABLE)
 
 
 def content_hash(path: Path, block: int = 1 << 20) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    """SHA-256 of a regular file's bytes; opened non-blocking and checked, so a FIFO or device that
+    replaced the file since the walk is refused instead of blocking the run."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        digest = hashlib.sha256()
         while chunk := handle.read(block):
             digest.update(chunk)
     return digest.hexdigest()
@@ -53,26 +95,54 @@ def matches(relative: str, include: list[str], exclude: list[str]) -> bool:
     return (not include or any(map(hit, include))) and not any(map(hit, exclude))
 
 
-def _stat(path: Path, root: Path) -> SourceFile:
-    st = path.stat()
+def _stat(path: Path, root: Path, st: os.stat_result) -> SourceFile:
     created = getattr(st, "st_birthtime", None) or min(st.st_ctime, st.st_mtime)
     return SourceFile(path, root, st.st_size, datetime.fromtimestamp(st.st_mtime, UTC),
                       datetime.fromtimestamp(created, UTC))
 
 
-def discover(roots: list[Path], include: list[str], exclude: list[str]) -> Iterator[SourceFile]:
-    """Supported files under each root (or the root itself when it is a file), sorted, hidden ones skipped."""
-    for root in roots:
-        root = root.resolve()
-        if root.is_file():
-            yield _stat(root, root.parent)
+def _os_reason(exc: OSError) -> str:
+    return f"unreadable: {(exc.strerror or type(exc).__name__).lower()}"
+
+
+def check_candidate(path: Path, root: Path, roots: tuple[Path, ...]) -> SourceFile | Rejected:
+    """Describe one candidate file, or say why it is not ingested."""
+    shown = display_path(path)
+    try:
+        st = path.stat()
+        if path.is_symlink():
+            target = path.resolve()
+            if not any(target == r or target.is_relative_to(r) for r in roots):
+                return Rejected(shown, "symbolic link pointing outside the ingested folders (not followed)")
+        if not stat.S_ISREG(st.st_mode):
+            return Rejected(shown, "not a regular file (FIFO, socket or device): not opened")
+        if not os.access(path, os.R_OK):
+            return Rejected(shown, "unreadable: permission denied")
+    except OSError as exc:
+        return Rejected(shown, _os_reason(exc))
+    return _stat(path, root, st)
+
+
+def discover(roots: list[Path], include: list[str], exclude: list[str]) -> Iterator[SourceFile | Rejected]:
+    """Supported files under each root (or the root itself when it is a file), sorted, hidden ones
+    skipped; what cannot be ingested comes back as ``Rejected`` with the reason."""
+    resolved = tuple(r.resolve() for r in roots)
+    for root in resolved:
+        if not root.is_dir():
+            yield check_candidate(root, root.parent, resolved)
             continue
-        for directory, dirnames, filenames in os.walk(root):
+        problems: list[OSError] = []
+        for directory, dirnames, filenames in os.walk(root, onerror=problems.append):
+            while problems:
+                failed = problems.pop()
+                yield Rejected(display_path(failed.filename or directory), f"folder {_os_reason(failed)}")
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
                 path = Path(directory, name)
                 relative = path.relative_to(root).as_posix()
                 if name.startswith((".", "~$")) or file_type(path) not in SUPPORTED_TYPES:
                     continue
-                if matches(relative, include, exclude) and path.is_file():
-                    yield _stat(path, root)
+                if matches(relative, include, exclude):
+                    yield check_candidate(path, root, resolved)
+        for failed in problems:
+            yield Rejected(display_path(failed.filename or root), f"folder {_os_reason(failed)}")

@@ -1,16 +1,23 @@
 """Write documents into the chunk index: deterministic ids, whole-document batches, a file registry.
 
-Chunk ids are ``<doc_id>:<chunk_index>``, so a re-run overwrites instead of duplicating. While a run
-writes, the index's automatic refresh is off and the run refreshes after each batch of whole
-documents, so a search sees a changed document either entirely old or entirely new. The registry
-(``<alias>-files``) is updated only after a document's chunks are acknowledged; a document whose
-chunks failed stays as it was in the registry and is retried by the next run.
+Chunk ids are ``<doc_id>:<chunk_index>``, so a re-run overwrites instead of duplicating. The chunk
+index never refreshes on a timer (``refresh_interval: -1`` in its template): a run refreshes after
+each batch of whole documents, so a search sees a changed document either entirely old or entirely
+new, and a run that dies leaves nothing to restore.
+
+Each batch is written in three steps, so that a crash at any point is repaired by the next run:
+1. an *intent* in the registry (``<alias>-files``): ``pending: true`` and ``pending_chunks``, the most
+   chunk ids this or any earlier attempt may have written;
+2. the chunks, plus deletes by id of every id past the new end up to ``pending_chunks`` (ids, not a
+   query: unrefreshed chunks of a crashed attempt are invisible to a query but not to a delete by id);
+3. a refresh, then the final registry entry (``pending`` gone, the new ``content_hash``).
+A pending entry is never "unchanged", so the next run rewrites that document whatever its hash.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
+import hashlib
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -19,7 +26,7 @@ import numpy as np
 from opensearchpy import OpenSearch, helpers
 
 from ingest.chunk import ChunkText
-from ingest.discover import SourceFile
+from ingest.discover import SourceFile, display_path
 from ingest.parse.model import ParsedDocument
 from service.opensearch import engine_errors
 from service.settings import IndexSettings
@@ -45,7 +52,7 @@ def chunk_id(doc_id: str, index: int) -> str:
 
 
 def document_title(doc: PreparedDocument) -> str:
-    return doc.parsed.title or doc.source.path.stem.replace("_", " ")
+    return doc.parsed.title or display_path(doc.source.path.stem).replace("_", " ")
 
 
 def context_text(title: str | None, section_title: str | None, text: str) -> str:
@@ -71,11 +78,11 @@ def vector_or_none(vector: np.ndarray | None) -> list[float] | None:
 def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[float] | None,
                        now: str) -> dict[str, Any]:
     src = doc.source
-    source = {
+    source: dict[str, Any] = {
         "chunk_id": chunk_id(doc.doc_id, chunk.index), "doc_id": doc.doc_id, "chunk_index": chunk.index,
         "page_number": chunk.page, "page_label": chunk.page_label, "section_title": chunk.section_title,
-        "title": document_title(doc), "text": chunk.text, "file_path": str(src.path), "file_name": src.path.name,
-        "folder": str(src.path.parent), "file_type": src.file_type, "file_size": src.size,
+        "title": document_title(doc), "text": chunk.text, "file_path": src.display,
+        "file_name": display_path(src.path.name), "folder": display_path(src.path.parent), "file_type": src.file_type, "file_size": src.size,
         "page_count": doc.parsed.page_count, "access_groups": doc.groups,
         "content_hash": _hash_text(chunk.text), "doc_hash": doc.content_hash,
         "created_at": src.created.isoformat(), "updated_at": src.modified.isoformat(), "indexed_at": now,
@@ -86,15 +93,13 @@ def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[flo
 
 
 def _hash_text(text: str) -> str:
-    import hashlib
-
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def build_registry_source(doc: PreparedDocument, now: str) -> dict[str, Any]:
     src = doc.source
     return {
-        "doc_id": doc.doc_id, "file_path": str(src.path), "root": str(src.root), "file_type": src.file_type,
+        "doc_id": doc.doc_id, "file_path": src.display, "root": display_path(src.root), "file_type": src.file_type,
         "file_size": src.size, "content_hash": doc.content_hash, "chunk_count": len(doc.chunks),
         "page_count": doc.parsed.page_count, "parser": doc.parsed.parser, "ocr_pages": doc.parsed.ocr_pages,
         "access_groups": doc.groups, "indexed_at": now,
@@ -111,6 +116,21 @@ def chunk_actions(doc: PreparedDocument, alias: str, now: str) -> Iterator[dict[
         yield {"_op_type": "delete", "_index": alias, "_id": chunk_id(doc.doc_id, stale)}
 
 
+def written_before(entry: dict[str, Any] | None) -> int:
+    """How many chunk ids earlier attempts may have left for a document (finished or not)."""
+    entry = entry or {}
+    return max(int(entry.get("chunk_count") or 0), int(entry.get("pending_chunks") or 0))
+
+
+def intent_actions(docs: list[PreparedDocument], files_index: str) -> list[dict[str, Any]]:
+    """Registry upserts that mark documents as being written (step 1)."""
+    return [{"_op_type": "update", "_index": files_index, "_id": d.doc_id, "doc_as_upsert": True,
+             "doc": {"doc_id": d.doc_id, "file_path": d.source.display, "root": display_path(d.source.root),
+                     "file_type": d.source.file_type, "pending": True,
+                     "pending_chunks": max(len(d.chunks), d.previous_chunks)}}
+            for d in docs]
+
+
 def load_registry(client: OpenSearch, settings: IndexSettings) -> dict[str, dict[str, Any]]:
     """doc_id → registry entry, for every file ingested into this alias."""
     with engine_errors():
@@ -120,10 +140,10 @@ def load_registry(client: OpenSearch, settings: IndexSettings) -> dict[str, dict
 
 def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[PreparedDocument],
                     max_retries: int = 5, timeout_s: float = 300.0, chunk_size: int = 500,
-                    max_bytes: int = 10 * 1024 * 1024) -> dict[str, str]:
-    """Bulk-write whole documents in requests of at most ``chunk_size`` actions and ``max_bytes`` (the
-    engine rejects a request beyond its indexing-pressure limit, 10 % of heap), refresh once, then record
-    them; returns doc_id → error for documents with any failed chunk."""
+                    max_bytes: int = 10 * 1024 * 1024, progress: Callable[[], None] = lambda: None) -> dict[str, str]:
+    """Write whole documents (intent, chunks in requests of at most ``chunk_size`` actions and
+    ``max_bytes`` — the engine rejects a request beyond its indexing-pressure limit —, refresh, registry);
+    returns doc_id → error for documents with any failed chunk. ``progress`` is called per request."""
     now = datetime.now(UTC).isoformat()
     owner = {}
     actions = []
@@ -133,12 +153,16 @@ def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[Prep
             actions.append(action)
     failed: dict[str, str] = {}
     with engine_errors():
+        helpers.bulk(client, intent_actions(docs, settings.files_index), refresh=True, max_retries=max_retries,
+                     request_timeout=timeout_s)
+        progress()
         for ok, item in helpers.streaming_bulk(client, actions, chunk_size=chunk_size, max_chunk_bytes=max_bytes,
                                                max_retries=max_retries, raise_on_error=False,
                                                raise_on_exception=False, initial_backoff=1, request_timeout=timeout_s):
             op, result = next(iter(item.items()))
             if not ok and not (op == "delete" and result.get("status") == 404):
                 failed.setdefault(owner[result["_id"]], str(result.get("error", result))[:300])
+            progress()
         client.indices.refresh(index=settings.alias, request_timeout=timeout_s)
         done = [d for d in docs if d.doc_id not in failed]
         registry = [{"_index": settings.files_index, "_id": d.doc_id, "_source": build_registry_source(d, now)}
@@ -149,22 +173,18 @@ def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[Prep
 
 
 def delete_document(client: OpenSearch, settings: IndexSettings, doc_id: str) -> int:
-    """Remove a document's chunks and its registry entry; returns the chunks deleted."""
+    """Remove a document's chunks (after a refresh, so chunks a crashed run never made visible are
+    found too) and its registry entry; returns the chunks deleted."""
     with engine_errors():
+        client.indices.refresh(index=settings.alias)
         result = client.delete_by_query(index=settings.alias, body={"query": {"term": {"doc_id": doc_id}}},
                                         refresh=True, conflicts="proceed")
         client.delete(index=settings.files_index, id=doc_id, refresh=True, ignore=[404])
     return int(result.get("deleted", 0))
 
 
-@contextmanager
-def refresh_paused(client: OpenSearch, settings: IndexSettings) -> Iterator[None]:
-    """Turn automatic refresh off for the run (the run refreshes per batch), back on afterwards."""
+def ensure_manual_refresh(client: OpenSearch, settings: IndexSettings) -> None:
+    """Indexes made from an older template refreshed on a timer; from now on only runs refresh them
+    (idempotent; a run that crashes leaves no setting to restore)."""
     with engine_errors():
         client.indices.put_settings(index=settings.alias, body={"index": {"refresh_interval": "-1"}})
-    try:
-        yield
-    finally:
-        with engine_errors():
-            client.indices.put_settings(index=settings.alias, body={"index": {"refresh_interval": None}})
-            client.indices.refresh(index=settings.alias)

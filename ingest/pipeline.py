@@ -9,9 +9,16 @@ with it (``service.index_meta``), then reused by every later run and by query-ti
 from __future__ import annotations
 
 import concurrent.futures as cf
+import multiprocessing
+import multiprocessing.forkserver
+import os
+import signal
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import FrameType
 
 from loguru import logger
 from opensearchpy import OpenSearch
@@ -19,17 +26,18 @@ from pebble import ProcessPool
 from pebble.common import ProcessExpired
 
 from ingest.access import AccessRules, load_rules
-from ingest.discover import SourceFile, content_hash, discover
-from ingest.index import (PreparedDocument, delete_document, embedding_texts, load_registry, refresh_paused,
-                          write_documents)
+from ingest.discover import Rejected, SourceFile, content_hash, discover
+from ingest.index import (PreparedDocument, delete_document, embedding_texts, ensure_manual_refresh, load_registry,
+                          write_documents, written_before)
 from ingest.parse import ParseOptions
 from ingest.parse.pdf import OcrMode, PdfOptions
 from ingest.report import FileOutcome, Reporter, RunReport
-from ingest.worker import ParseJob, ParseResult, init_worker, run_job
+from ingest.watchdog import Watchdog
+from ingest.worker import SINGLE_THREADED, ParseJob, ParseResult, init_worker, run_job
 from service.embedders.base import Embedder
-from service.errors import StroidokError
+from service.errors import IngestError, StroidokError
 from service.index_admin import apply_all
-from service.index_meta import load_embedder_state, write_embedder_meta
+from service.index_meta import bump_generation, load_embedder_state, write_embedder_meta
 from service.settings import Settings
 
 
@@ -47,42 +55,71 @@ class IngestOptions:
     encoding: str | None = None
 
 
+class Interrupted(IngestError):
+    """The run was stopped by a signal; what was acknowledged stays, the rest is redone next run."""
+
+    code = "INTERRUPTED"
+
+
 @dataclass
 class Plan:
     todo: list[tuple[SourceFile, str]]
     unchanged: list[SourceFile]
     gone: list[dict]
     too_big: list[SourceFile]
+    rejected: list[Rejected] = field(default_factory=list)
+    aliases: list[SourceFile] = field(default_factory=list)
 
 
-def plan_run(files: list[SourceFile], registry: dict[str, dict], roots: list[Path], force: bool,
-             max_bytes: int) -> Plan:
-    """Which files to parse, which are unchanged, which indexed documents lost their file."""
-    todo, unchanged, too_big = [], [], []
-    for f in files:
-        if f.size > max_bytes:
-            too_big.append(f)
+def is_current(entry: dict | None, digest: str, groups: list[str]) -> bool:
+    """A registry entry describes this exact file version with these access groups, fully written."""
+    return bool(entry) and not entry.get("pending") and entry.get("content_hash") == digest \
+        and sorted(entry.get("access_groups") or []) == sorted(groups)
+
+
+def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict], roots: list[Path], force: bool,
+             max_bytes: int, rules: AccessRules | None = None) -> Plan:
+    """Which files to parse, which are unchanged (same bytes, same access groups), which indexed
+    documents lost their file, and which files cannot be read (reported, never fatal)."""
+    plan = Plan([], [], [], [])
+    seen = set()
+    for f in sorted(files, key=lambda f: isinstance(f, SourceFile) and f.path.is_symlink()):  # real names first
+        if isinstance(f, Rejected):
+            plan.rejected.append(f)
             continue
-        digest = content_hash(f.path)
-        entry = registry.get(f.doc_id)
-        if entry and entry.get("content_hash") == digest and not force:
-            unchanged.append(f)
+        if f.doc_id in seen:
+            plan.aliases.append(f)
+            continue
+        seen.add(f.doc_id)
+        if f.size > max_bytes:
+            plan.too_big.append(f)
+            continue
+        try:
+            digest = content_hash(f.path)
+        except OSError as exc:
+            plan.rejected.append(Rejected(f.display, f"unreadable: {(exc.strerror or str(exc)).lower()}"))
+            continue
+        groups = rules.groups_for(f.path) if rules else list((registry.get(f.doc_id) or {}).get("access_groups", []))
+        if is_current(registry.get(f.doc_id), digest, groups) and not force:
+            plan.unchanged.append(f)
         else:
-            todo.append((f, digest))
+            plan.todo.append((f, digest))
     resolved = [r.resolve() for r in roots]
-    gone = [e for e in registry.values()
-            if any(Path(e["file_path"]).is_relative_to(r) for r in resolved) and not Path(e["file_path"]).exists()]
-    return Plan(todo, unchanged, gone, too_big)
+    plan.gone = [e for e in registry.values()
+                 if e.get("doc_id") not in seen and any(Path(e["file_path"]).is_relative_to(r) for r in resolved)
+                 and not Path(e["file_path"]).exists()]
+    return plan
 
 
 class _Batcher:
     """Collects parsed documents and writes them in batches of whole documents."""
 
     def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder, report: RunReport,
-                 reporter: Reporter, batch_size: int, stats_ready: bool) -> None:
+                 reporter: Reporter, batch_size: int, stats_ready: bool, watchdog: Watchdog | None = None) -> None:
         self.client, self.settings, self.embedder = client, settings, embedder
         self.report, self.reporter, self.batch_size = report, reporter, batch_size
         self.stats_ready = stats_ready
+        self.watchdog = watchdog or Watchdog(float("inf"))  # not started: progress is only recorded
         self.pending: list[PreparedDocument] = []
 
     @property
@@ -96,6 +133,7 @@ class _Batcher:
             self.flush()
 
     def _fit(self) -> None:
+        self.watchdog.progress("fitting embedder statistics", f"{self.pending_chunks} chunks")
         texts = [t for d in self.pending for t in embedding_texts(d)]
         began = time.perf_counter()
         stats = self.embedder.fit(texts)
@@ -110,21 +148,26 @@ class _Batcher:
         if not self.stats_ready:
             self._fit()
         docs, self.pending = self.pending, []
+        subject = f"{len(docs)} files from {docs[0].source.display}"
+        self.watchdog.progress("embedding a batch", subject)
         began = time.perf_counter()
         for doc in docs:
             doc.vectors = self.embedder.embed_documents(embedding_texts(doc))
         self.report.timings["embed"] += time.perf_counter() - began
+        self.watchdog.progress("writing a batch to the engine", subject)
         began = time.perf_counter()
         try:
             failed = write_documents(self.client, self.settings.index, docs, chunk_size=self.batch_size,
-                                     timeout_s=self.settings.opensearch.bulk_timeout_s)
+                                     timeout_s=self.settings.opensearch.bulk_timeout_s,
+                                     progress=self.watchdog.progress)
+            bump_generation(self.client, self.settings.index)
         except StroidokError as exc:
             failed = {d.doc_id: exc.message for d in docs}
         self.report.timings["index"] += time.perf_counter() - began
         for doc in docs:
-            outcome = (FileOutcome(str(doc.source.path), "failed", reason=f"indexing: {failed[doc.doc_id]}")
+            outcome = (FileOutcome(doc.source.display, "failed", reason=f"indexing: {failed[doc.doc_id]}")
                        if doc.doc_id in failed else
-                       FileOutcome(str(doc.source.path), "indexed", len(doc.chunks), doc.parsed.page_count))
+                       FileOutcome(doc.source.display, "indexed", len(doc.chunks), doc.parsed.page_count))
             self.report.add(outcome)
             self.reporter.outcome(outcome)
 
@@ -155,14 +198,35 @@ def _record(report: RunReport, reporter: Reporter, outcome: FileOutcome) -> None
 
 def _dry_run(plan: Plan, report: RunReport) -> RunReport:
     for f, _ in plan.todo:
-        report.add(FileOutcome(str(f.path), "planned", reason="index"))
+        report.add(FileOutcome(f.display, "planned", reason="index"))
     for f in plan.unchanged:
-        report.add(FileOutcome(str(f.path), "skipped", reason="unchanged"))
+        report.add(FileOutcome(f.display, "skipped", reason="unchanged"))
     for e in plan.gone:
         report.add(FileOutcome(e["file_path"], "planned", e.get("chunk_count", 0), reason="delete"))
     for f in plan.too_big:
-        report.add(FileOutcome(str(f.path), "failed", reason="file larger than STROIDOK_INGEST_MAX_FILE_MB"))
+        report.add(FileOutcome(f.display, "failed", reason="file larger than STROIDOK_INGEST_MAX_FILE_MB"))
+    for r in plan.rejected:
+        report.add(FileOutcome(r.path, "failed", reason=r.reason))
     return report
+
+
+@contextmanager
+def signals_interrupt() -> Iterator[None]:
+    """SIGTERM (and SIGHUP) stop the run like Ctrl-C does: cleanly, with a message and exit code."""
+    def handler(signum: int, _: FrameType | None) -> None:
+        raise Interrupted(f"interrupted by {signal.Signals(signum).name}", details={"signal": signum})
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def stall_timeout(settings: Settings) -> float:
+    ingest = settings.ingest
+    return ingest.stall_timeout_s or max(ingest.file_timeout_s, settings.opensearch.bulk_timeout_s) + 300
 
 
 def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, embedder: Embedder,
@@ -175,53 +239,109 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
     if missing:
         raise StroidokError(f"path(s) not found: {', '.join(missing)}")
     rules = load_rules(ingest.access_rules, ingest.default_groups)
-    apply_all(client, settings.index)
-    stats_ready = load_embedder_state(client, embedder, settings.index)
-    registry = load_registry(client, settings.index)
-    files = list(discover(options.paths, options.include, options.exclude))
-    plan = plan_run(files, registry, options.paths, options.force, ingest.max_file_mb * 1024 * 1024)
-    if options.dry_run:
-        return _dry_run(plan, report)
-    with Reporter(len(files), quiet) as reporter, refresh_paused(client, settings.index):
-        for entry in plan.gone:
-            chunks = delete_document(client, settings.index, entry["doc_id"])
-            _record(report, reporter, FileOutcome(entry["file_path"], "deleted", chunks))
-        for f in plan.unchanged:
-            _record(report, reporter, FileOutcome(str(f.path), "skipped", reason="unchanged"))
-        for f in plan.too_big:
-            _record(report, reporter, FileOutcome(str(f.path), "failed",
-                                                  reason=f"{f.size} bytes, over STROIDOK_INGEST_MAX_FILE_MB"))
-        batcher = _Batcher(client, settings, embedder, report, reporter,
-                           options.batch_size or ingest.batch_size, stats_ready)
-        _parse_all(plan, options, settings, rules, registry, batcher, report, reporter)
-        batcher.flush()
+    with Watchdog(stall_timeout(settings)) as watchdog:
+        watchdog.progress("preparing the index")
+        apply_all(client, settings.index)
+        stats_ready = load_embedder_state(client, embedder, settings.index)
+        registry = load_registry(client, settings.index)
+        watchdog.progress("listing files")
+        files = list(discover(options.paths, options.include, options.exclude))
+        plan = plan_run(files, registry, options.paths, options.force, ingest.max_file_mb * 1024 * 1024, rules)
+        if options.dry_run:
+            return _dry_run(plan, report)
+        ensure_manual_refresh(client, settings.index)
+        with Reporter(len(files), quiet) as reporter:
+            _remove_and_report(plan, client, settings, report, reporter, watchdog)
+            batcher = _Batcher(client, settings, embedder, report, reporter,
+                               options.batch_size or ingest.batch_size, stats_ready, watchdog)
+            _parse_all(plan, options, settings, rules, registry, batcher, report, reporter, watchdog)
+            batcher.flush()
     report.wall_s = time.perf_counter() - began
     return report
 
 
+def _remove_and_report(plan: Plan, client: OpenSearch, settings: Settings, report: RunReport, reporter: Reporter,
+                       watchdog: Watchdog) -> None:
+    for entry in plan.gone:
+        watchdog.progress("removing a deleted file's chunks", entry["file_path"])
+        chunks = delete_document(client, settings.index, entry["doc_id"])
+        _record(report, reporter, FileOutcome(entry["file_path"], "deleted", chunks))
+    if plan.gone:
+        bump_generation(client, settings.index)
+    for f in plan.unchanged:
+        _record(report, reporter, FileOutcome(f.display, "skipped", reason="unchanged"))
+    for f in plan.aliases:
+        _record(report, reporter, FileOutcome(f.display, "skipped", reason="a link to a file ingested under its own name"))
+    for f in plan.too_big:
+        _record(report, reporter, FileOutcome(f.display, "failed",
+                                              reason=f"{f.size} bytes, over STROIDOK_INGEST_MAX_FILE_MB"))
+    for r in plan.rejected:
+        _record(report, reporter, FileOutcome(r.path, "failed", reason=r.reason))
+
+
+@contextmanager
+def _environment(values: dict[str, str]) -> Iterator[None]:
+    saved = {k: os.environ.get(k) for k in values}
+    os.environ.update(values)
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def worker_context(preload_unstructured: bool) -> multiprocessing.context.BaseContext:
+    """Workers come from a fork server (a clean, single-threaded process started once, preloading the
+    parsers), never from a fork of this threaded process: fork safety by construction."""
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(["ingest.worker"] + (["unstructured.partition.auto"] if preload_unstructured else []))
+    with _environment(SINGLE_THREADED):
+        multiprocessing.forkserver.ensure_running()
+    return context
+
+
 def _parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: AccessRules,
-               registry: dict[str, dict], batcher: _Batcher, report: RunReport, reporter: Reporter) -> None:
+               registry: dict[str, dict], batcher: _Batcher, report: RunReport, reporter: Reporter,
+               watchdog: Watchdog) -> None:
+    if not plan.todo:
+        return
     ingest = settings.ingest
     parse_options = _parse_options(options, settings)
     workers = options.workers or ingest.workers
-    if any(f.file_type != "pdf" for f, _ in plan.todo) or options.ocr == "always":
-        import unstructured.partition.auto  # noqa: F401 — imported once here, inherited by every forked worker
-    with ProcessPool(max_workers=workers, max_tasks=50, initializer=init_worker,
-                     initargs=(ingest.file_memory_mb,)) as pool:
-        futures = {
-            pool.schedule(run_job, (ParseJob(str(f.path), parse_options, ingest.chunk_chars, ingest.chunk_overlap),),
-                          timeout=ingest.file_timeout_s): (f, digest)
-            for f, digest in plan.todo
-        }
-        for future in cf.as_completed(futures):
-            source, digest = futures[future]
-            try:
-                result: ParseResult = future.result()
-            except Exception as exc:  # noqa: BLE001 — every parser failure becomes a reported outcome
-                _record(report, reporter, FileOutcome(str(source.path), "failed",
-                                                      reason=_failure_reason(exc, ingest.file_timeout_s)))
-                continue
-            report.timings["parse"] += result.seconds
-            previous = int(registry.get(source.doc_id, {}).get("chunk_count", 0))
-            batcher.add(PreparedDocument(source, digest, result.parsed, result.chunks,
-                                         rules.groups_for(source.relative), previous))
+    needs_unstructured = any(f.file_type != "pdf" for f, _ in plan.todo) or options.ocr == "always"
+    watchdog.progress("starting parse workers")
+    pool = ProcessPool(max_workers=workers, max_tasks=50, initializer=init_worker,
+                       initargs=(ingest.file_memory_mb,), context=worker_context(needs_unstructured))
+    try:
+        with signals_interrupt():
+            futures = {
+                pool.schedule(run_job, (ParseJob(str(f.path), parse_options, ingest.chunk_chars, ingest.chunk_overlap,
+                                                 digest),), timeout=ingest.file_timeout_s): (f, digest)
+                for f, digest in plan.todo
+            }
+            watchdog.progress("parsing", plan.todo[0][0].display)
+            for future in cf.as_completed(futures):
+                source, digest = futures[future]
+                watchdog.progress("parsing", source.display)
+                _collect(future, source, digest, rules, registry, batcher, report, reporter, ingest.file_timeout_s)
+    except BaseException:
+        pool.stop()
+        pool.join(timeout=10)
+        raise
+    pool.close()
+    pool.join()
+
+
+def _collect(future: cf.Future, source: SourceFile, digest: str, rules: AccessRules, registry: dict[str, dict],
+             batcher: _Batcher, report: RunReport, reporter: Reporter, timeout_s: float) -> None:
+    try:
+        result: ParseResult = future.result()
+    except Exception as exc:  # noqa: BLE001 — every parser failure becomes a reported outcome
+        _record(report, reporter, FileOutcome(source.display, "failed", reason=_failure_reason(exc, timeout_s)))
+        return
+    report.timings["parse"] += result.seconds
+    batcher.add(PreparedDocument(source, digest, result.parsed, result.chunks, rules.groups_for(source.path),
+                                 written_before(registry.get(source.doc_id))))

@@ -1,21 +1,37 @@
 """What runs in a parse worker process: limits, then parse and chunk one file.
 
 Workers are separate processes so a hostile file (zip bomb, endless sheet, parser hang) is stopped
-by the per-file time cap (the pool kills the worker) and the memory cap (RLIMIT_DATA: allocation
-fails with MemoryError) without taking the run down.
+by the per-file time cap (the pool kills the worker) and the memory cap (RLIMIT_AS: allocation
+fails with MemoryError) without taking the run down. They are started by a fork server, never forked
+from the ingest process itself: the ingest process runs threaded BLAS (the embedder's fit) and a
+fork taken while another thread holds a lock inherits that lock forever. A worker dies with its
+parent (``PR_SET_PDEATHSIG``), so a killed ingest leaves no orphan parser behind.
 """
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
+import signal
+import sys
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.chunk import ChunkText, chunk_blocks
+from ingest.discover import content_hash
 from ingest.parse import ParseOptions, parse_file
 from ingest.parse.model import ParsedDocument
+from service.errors import ParseError
+
+_PR_SET_PDEATHSIG = 1
+SINGLE_THREADED = {"OMP_NUM_THREADS": "1", "OMP_THREAD_LIMIT": "1", "OPENBLAS_NUM_THREADS": "1",
+                   "MKL_NUM_THREADS": "1", "DO_NOT_TRACK": "1", "UNSTRUCTURED_DISABLE_NOTICE": "1",
+                   "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false"}
 
 
 @dataclass(frozen=True)
@@ -24,6 +40,7 @@ class ParseJob:
     options: ParseOptions
     chunk_chars: int
     chunk_overlap: int
+    content_hash: str = ""
 
 
 @dataclass
@@ -33,16 +50,48 @@ class ParseResult:
     seconds: float
 
 
+def die_with_parent() -> None:
+    """Ask Linux to kill this process when its parent dies; elsewhere a no-op."""
+    if not sys.platform.startswith("linux"):
+        return
+    parent = os.getppid()
+    ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the parent died before the request took effect
+        os._exit(1)
+
+
 def init_worker(memory_mb: int) -> None:
-    """Cap the worker's data segment and keep its libraries single-threaded and quiet."""
+    """Die with the parent, cap the worker's memory, keep its libraries single-threaded and quiet."""
+    die_with_parent()
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-    os.environ.update({"OMP_NUM_THREADS": "1", "OMP_THREAD_LIMIT": "1", "DO_NOT_TRACK": "1",
-                       "UNSTRUCTURED_DISABLE_NOTICE": "1", "HF_HUB_OFFLINE": "1"})
+    os.environ.update(SINGLE_THREADED)
+
+
+@contextmanager
+def encodable_path(path: Path) -> Iterator[Path]:
+    """The path itself, or — when its name is not valid UTF-8, which some parsers cannot take — a
+    temporary link with a plain name to the same file."""
+    try:
+        str(path).encode("utf-8")
+        yield path
+        return
+    except UnicodeEncodeError:
+        pass
+    with tempfile.TemporaryDirectory(prefix="stroidok-") as folder:
+        link = Path(folder) / f"document{path.suffix.encode('ascii', 'ignore').decode() or '.bin'}"
+        link.symlink_to(path)
+        yield link
 
 
 def run_job(job: ParseJob) -> ParseResult:
+    """Parse and chunk one file; a file whose bytes changed while it was read is refused (its old or
+    new version is indexed by the next run, never a mix)."""
     began = time.perf_counter()
-    parsed = parse_file(Path(job.path), job.options)
+    path = Path(job.path)
+    with encodable_path(path) as readable:
+        parsed = parse_file(readable, job.options)
     chunks = chunk_blocks(parsed.blocks, job.chunk_chars, job.chunk_overlap)
+    if job.content_hash and content_hash(path) != job.content_hash:
+        raise ParseError("the file changed while it was being read; the next run indexes its new version")
     return ParseResult(parsed, chunks, time.perf_counter() - began)

@@ -18,7 +18,8 @@
     ├── NotFound                       (NOT_FOUND)       no such id visible to the caller
     └── SearchError                    (DATABASE_ERROR)  talking to the engine
         ├── IndexUnavailable           (INDEX_UNAVAILABLE)
-        └── IndexSetupError            (INDEX_SETUP_ERROR)
+        ├── IndexSetupError            (INDEX_SETUP_ERROR)
+        └── PastLastPage               (PAST_LAST_PAGE)  internal: the service answers an empty page
 
 opensearch-py exceptions become members of this tree in exactly one place: ``service.opensearch``.
 """
@@ -112,3 +113,10 @@ class IndexUnavailable(SearchError):
 
 class IndexSetupError(SearchError):
     code = "INDEX_SETUP_ERROR"
+
+
+class PastLastPage(SearchError):
+    """The engine's hybrid query refuses a ``from`` past its last hit; the service turns this into an
+    empty page, so the code never reaches a client."""
+
+    code = "PAST_LAST_PAGE"

@@ -57,3 +57,22 @@ def write_embedder_meta(client: OpenSearch, embedder: Embedder, settings: IndexS
             "updated_at": datetime.now(UTC).isoformat()}
     with engine_errors():
         client.index(index=settings.meta_index, id=EMBEDDER_DOC, body=body, refresh=True)
+
+
+GENERATION_DOC = "generation"
+
+
+def bump_generation(client: OpenSearch, settings: IndexSettings) -> None:
+    """Record that searchable content or access rights changed (a cache made before is stale)."""
+    body = {"kind": GENERATION_DOC, "updated_at": datetime.now(UTC).isoformat()}
+    with engine_errors():
+        client.index(index=settings.meta_index, id=GENERATION_DOC, body=body)
+
+
+def read_generation(client: OpenSearch, settings: IndexSettings) -> int:
+    """The content generation (a real-time GET: no refresh needed); 0 before the first change."""
+    with engine_errors():
+        try:
+            return int(client.get(index=settings.meta_index, id=GENERATION_DOC, _source=False)["_version"])
+        except os_exc.NotFoundError:
+            return 0

@@ -19,16 +19,17 @@ import anyio
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
 from service.embedders.factory import build_embedder
-from service.errors import StroidokError
+from service.errors import StroidokError, Unauthorized
 from service.opensearch import build_client
 from service.query.models import DocumentResponse, SearchResponse, SourcesResponse
 from service.search import SearchService
-from service.security import Principal, stdio_principal, token_principal
-from service.settings import Settings
+from service.security import Principal, known_token, stdio_principal, token_principal
+from service.settings import ServerSettings, Settings
 
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 INSTRUCTIONS = (
@@ -60,6 +61,8 @@ def caller(ctx: Context | None, state: AppState) -> tuple[Principal, str]:
         principal = stdio_principal(state.settings.server)
         return principal, principal.name
     principal = token_principal(state.settings.server, request.headers.get("authorization"))
+    if state.settings.server.tokens:
+        return principal, principal.name
     client = request.client.host if request.client else "http"
     return principal, f"{principal.name}@{client}"
 
@@ -72,7 +75,7 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         built = service or SearchService(settings, build_client(settings), build_embedder(settings.embedder))
         yield AppState(built, settings)
 
-    server = MCPServer(name="stroidok-search", instructions=INSTRUCTIONS, lifespan=lifespan)
+    server = MCPServer(name="stroidok-search", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
 
     def state_of(ctx: Context) -> AppState:
         return ctx.request_context.lifespan_context
@@ -98,7 +101,7 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         document_types: Annotated[list[str] | None, bounded("File types, e.g. [\"pdf\", \"docx\"] (OR).")] = None,
         date_range: Annotated[dict[str, str] | None, bounded("{\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\"} "
                                                              "on the file's modification date.")] = None,
-        source_filter: Annotated[str | None, bounded("Absolute path prefix, or a folder/file name part.")] = None,
+        source_filter: Annotated[str | None, bounded("Absolute path prefix, or a folder/file name part (1-200 characters).", maxLength=200)] = None,
         include_context: Annotated[bool, bounded("Return the matching chunks' text.")] = True,
         max_chunks: Annotated[int, bounded("Chunks per document, 1-10.", minimum=1, maximum=10)] = 3,
         search_mode: Annotated[Literal["hybrid", "semantic", "fulltext"], bounded(
@@ -129,9 +132,47 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
     @server.tool(annotations=READ_ONLY, structured_output=True)
     async def list_sources(ctx: Context) -> SourcesResponse:
         """What is indexed and visible to you: documents per file type and folder, chunk count, date span."""
-        return await call(ctx, lambda svc, p, c: svc.list_sources(p))
+        return await call(ctx, lambda svc, p, c: svc.list_sources(p, c))
 
     return server
+
+
+def transport_security(settings: ServerSettings) -> TransportSecuritySettings:
+    """DNS-rebinding protection on every bind address (the SDK enables it only for loopback names):
+    Host and Origin must be loopback, the bind address, or listed in settings."""
+    hosts = ["127.0.0.1", "localhost", "[::1]"] + ([settings.host] if settings.host not in ("0.0.0.0", "::") else [])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:*" for h in hosts] + [h for h in hosts] + settings.allowed_hosts,
+        allowed_origins=[f"http://{h}:*" for h in hosts] + [f"https://{h}:*" for h in hosts] + settings.allowed_origins,
+    )
+
+
+class RequireToken:
+    """ASGI guard: with tokens configured, a request without a valid bearer token gets 401 and our
+    ``UNAUTHORIZED`` object, before the MCP layer sees it (no session, no tool list)."""
+
+    def __init__(self, app: Any, settings: ServerSettings) -> None:
+        self.app, self.settings = app, settings
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and self.settings.tokens:
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            if known_token(self.settings, headers.get("authorization")) is None:
+                body = error_text(Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)"))
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": body.encode()})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: MCPServer, settings: ServerSettings) -> Any:
+    """The streamable-HTTP ASGI app with the product's guards around the SDK's."""
+    app = server.streamable_http_app(stateless_http=True, host=settings.host,
+                                     transport_security=transport_security(settings),
+                                     max_request_body_size=settings.max_body_bytes)
+    return RequireToken(app, settings)
 
 
 def run(settings: Settings, http_port: int | None = None) -> None:
@@ -139,5 +180,11 @@ def run(settings: Settings, http_port: int | None = None) -> None:
     server = build_server(settings)
     if http_port is None:
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=settings.server.host, port=http_port, stateless_http=True)
+        return
+    import uvicorn
+
+    server_settings = settings.server
+    config = uvicorn.Config(http_app(server, server_settings), host=server_settings.host, port=http_port,
+                            log_level="warning", limit_concurrency=server_settings.max_connections,
+                            timeout_keep_alive=5, h11_max_incomplete_event_size=16 * 1024)
+    uvicorn.Server(config).run()

@@ -2,21 +2,46 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TypeVar
+from typing import Any, TypeVar
 
-from opensearchpy import OpenSearch
+from opensearchpy import OpenSearch, Urllib3HttpConnection
 from opensearchpy import exceptions as os_exc
+from urllib3 import Timeout
 
-from service.errors import IndexUnavailable, SearchError, StroidokError
+from service.errors import IndexUnavailable, InvalidQuery, PastLastPage, SearchError, StroidokError
 from service.settings import Settings
 
 T = TypeVar("T")
 
 
+class BoundedConnection(Urllib3HttpConnection):
+    """Connects within ``connect_timeout_s`` whatever the read timeout: an engine that is down answers
+    ``INDEX_UNAVAILABLE`` in about two seconds, while a long bulk write may still read for minutes."""
+
+    connect_timeout_s = 2.0
+
+    def __init__(self, *args: Any, timeout: float = 10.0, **kwargs: Any) -> None:
+        super().__init__(*args, timeout=self._bounded(timeout), **kwargs)  # type: ignore[arg-type]
+
+    @classmethod
+    def _bounded(cls, timeout: float | Timeout | None) -> Timeout | None:
+        if timeout is None or isinstance(timeout, Timeout):
+            return timeout
+        return Timeout(connect=min(cls.connect_timeout_s, float(timeout)), read=float(timeout))
+
+    def perform_request(self, method: str, url: str, params: Any = None, body: Any = None,
+                        timeout: Any = None, ignore: Any = (), headers: Any = None) -> Any:
+        return super().perform_request(method, url, params, body, self._bounded(timeout), ignore, headers)
+
+
 def build_client(settings: Settings) -> OpenSearch:
-    """A client for the configured engine; no request is made here."""
+    """A client for the configured engine; no request is made here. The client's own request logging
+    is silenced: failures are translated below and logged once by the caller, never as tracebacks."""
+    logging.getLogger("opensearch").setLevel(logging.CRITICAL)
+    BoundedConnection.connect_timeout_s = settings.opensearch.connect_timeout_s
     return OpenSearch(
         hosts=[settings.opensearch_url],
         timeout=settings.opensearch.timeout_s,
@@ -24,7 +49,12 @@ def build_client(settings: Settings) -> OpenSearch:
         ssl_show_warn=False,
         max_retries=0,
         retry_on_timeout=False,
+        connection_class=BoundedConnection,
     )
+
+
+#: Engine rejections caused by what the caller asked for: an INVALID_QUERY, not a database error.
+INPUT_ERRORS = {"too_complex_to_determinize_exception", "too_many_clauses", "too_many_nested_clauses"}
 
 
 def translate(exc: Exception) -> StroidokError:
@@ -42,12 +72,27 @@ def translate(exc: Exception) -> StroidokError:
     if isinstance(exc, os_exc.RequestError) and "Pipeline" in _reason(exc) and "is not defined" in _reason(exc):
         return IndexUnavailable(
             f"{_reason(exc)}: the index is not initialised; run `stroidok index init`", details={"status": 400})
+    if isinstance(exc, os_exc.RequestError) and "Reached end of search result" in str(exc.info):
+        return PastLastPage("the requested page is past the last result")
+    if isinstance(exc, os_exc.RequestError) and _root_type(exc) in INPUT_ERRORS:
+        return InvalidQuery("the search engine could not run this query as given; simplify the query or its "
+                            "filters", details={"reason": _root_type(exc)})
     if isinstance(exc, os_exc.TransportError):
         return SearchError(
             f"the search engine rejected the request: {_reason(exc)}",
             details={"status": exc.status_code if isinstance(exc.status_code, int) else None},
         )
     return SearchError(f"unexpected engine failure: {exc}")
+
+
+def _root_type(exc: os_exc.TransportError) -> str:
+    info = exc.info if isinstance(exc.info, dict) else {}
+    error = info.get("error")
+    if not isinstance(error, dict):
+        return ""
+    causes = [*(error.get("root_cause") or []), error, *(error.get("caused_by") and [error["caused_by"]] or [])]
+    types = [str(c.get("type", "")) for c in causes if isinstance(c, dict)]
+    return next((t for t in types if t in INPUT_ERRORS), types[0] if types else "")
 
 
 def _reason(exc: os_exc.TransportError) -> str:

@@ -7,6 +7,7 @@ A search request reads top to bottom in ``SearchService.search``; every DSL deta
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import json
 import re
@@ -21,8 +22,9 @@ from opensearchpy import OpenSearch
 from pydantic import ValidationError
 
 from service.embedders.base import Embedder
-from service.errors import EmbeddingError, IndexUnavailable, InvalidQuery, NotFound, SearchError, StroidokError
-from service.index_meta import load_embedder_state
+from service.errors import (EmbeddingError, IndexUnavailable, InvalidQuery, NotFound, PastLastPage, SearchError,
+                            StroidokError)
+from service.index_meta import load_embedder_state, read_generation
 from service.opensearch import engine_errors
 from service.query.build import (
     SearchPlan, build_chunks_by_index, build_filters, build_knn_leg, build_multi_text_query, build_request, build_sources_body,
@@ -110,7 +112,7 @@ class SearchService:
         began = time.perf_counter()
         request: SearchRequest | None = None
         try:
-            self.limiter.check(client_id or principal.name)
+            self.limiter.check(client_id or principal.name, "search_documents")
             request = apply_cursor(validate_request(arguments))
             response = self._cached_or_run(request, principal, began)
         except StroidokError as exc:
@@ -120,15 +122,18 @@ class SearchService:
         return response
 
     def _cached_or_run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
-        key = (principal.groups, request.model_dump_json())
-        if self.cache is not None and key in self.cache:
+        if self.cache is None:
+            return self._run(request, principal, began)
+        # the content generation is part of the key: after any ingest, deletion or change of access
+        # rules, no response computed before is served (one real-time GET, ~1 ms)
+        key = (read_generation(self.client, self.settings.index), principal.groups, request.model_dump_json())
+        if key in self.cache:
             response = self.cache[key].model_copy(deep=True)
             response.meta.cached = True
             response.meta.timings.total_ms = round((time.perf_counter() - began) * 1000, 2)
             return response
         response = self._run(request, principal, began)
-        if self.cache is not None:
-            self.cache[key] = response.model_copy(deep=True)
+        self.cache[key] = response.model_copy(deep=True)
         return response
 
     def _run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
@@ -138,6 +143,8 @@ class SearchService:
         search_began = time.perf_counter()
         try:
             raw = self._execute(plan, route.pipeline)
+        except PastLastPage:
+            raw = self._past_last_page(plan, route.pipeline)
         except IndexUnavailable:
             raise
         except SearchError as exc:
@@ -204,6 +211,12 @@ class SearchService:
                           max_chunks=request.max_chunks, pagination_depth=self.settings.search.pagination_depth,
                           min_score=request.threshold, suggest_text=suggest, groups=principal.groups)
 
+    def _past_last_page(self, plan: SearchPlan, pipeline: str) -> dict[str, Any]:
+        """An empty page with the same totals and facets: page one's request, its hits dropped."""
+        raw = self._execute(dataclasses.replace(plan, offset=0, size=1), pipeline)
+        raw["hits"]["hits"] = []
+        return raw
+
     def _execute(self, plan: SearchPlan, pipeline: str) -> dict[str, Any]:
         with engine_errors():
             return self.client.search(index=self.settings.index.alias, body=build_request(plan),
@@ -255,7 +268,7 @@ class SearchService:
 
         A document the caller may not read answers ``NOT_FOUND``, exactly like one that does not exist,
         so ids cannot be probed for existence."""
-        self.limiter.check(client_id or principal.name)
+        self.limiter.check(client_id or principal.name, "get_document")
         match = _ID_RE.match(result_id.strip()) if isinstance(result_id, str) else None
         if not match:
             raise InvalidQuery("id must be a document id (20 hex characters) or a chunk id (<document id>:<n>)")
@@ -278,8 +291,9 @@ class SearchService:
         return DocumentResponse(id=result_id, document=document, chunk=chunk,
                                 neighbours=neighbours)
 
-    def list_sources(self, principal: Principal) -> SourcesResponse:
+    def list_sources(self, principal: Principal, client_id: str | None = None) -> SourcesResponse:
         """What the caller can search: documents by type and folder, the date span."""
+        self.limiter.check(client_id or principal.name, "list_sources")
         with engine_errors():
             raw = self.client.search(index=self.settings.index.alias, body=build_sources_body(list(principal.groups)))
         aggs = raw["aggregations"]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 from dataclasses import dataclass
 
 from limits import parse
@@ -34,10 +36,24 @@ def token_principal(settings: ServerSettings, authorization: str | None) -> Prin
     With no tokens configured the server is open and callers get the configured principal."""
     if not settings.tokens:
         return stdio_principal(settings)
-    scheme, _, token = (authorization or "").partition(" ")
-    if scheme.lower() != "bearer" or token not in settings.tokens:
+    token = known_token(settings, authorization)
+    if token is None:
         raise Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
-    return Principal.of(f"token:{token[:4]}…", settings.tokens[token])
+    return Principal.of(token_name(token), settings.tokens[token])
+
+
+def token_name(token: str) -> str:
+    """How a token's caller is named in logs and limits: a digest, never a part of the secret."""
+    return "token:" + hashlib.sha256(token.encode()).hexdigest()[:12]
+
+
+def known_token(settings: ServerSettings, authorization: str | None) -> str | None:
+    """The configured token an ``Authorization: Bearer`` header carries (compared in constant time)."""
+    scheme, _, given = (authorization or "").strip().partition(" ")
+    if scheme.lower() != "bearer" or not given:
+        return None
+    given_bytes = given.strip().encode()
+    return next((t for t in settings.tokens if hmac.compare_digest(t.encode(), given_bytes)), None)
 
 
 class RateLimiter:
@@ -47,8 +63,9 @@ class RateLimiter:
         self.item = parse(rule)
         self.limiter = MovingWindowRateLimiter(MemoryStorage())
 
-    def check(self, client: str) -> None:
-        if not self.limiter.hit(self.item, client):
-            reset = self.limiter.get_window_stats(self.item, client).reset_time
+    def check(self, client: str, tool: str = "search_documents") -> None:
+        """One window per caller and tool: a burst of one tool does not starve the others."""
+        if not self.limiter.hit(self.item, tool, client):
+            reset = self.limiter.get_window_stats(self.item, tool, client).reset_time
             raise RateLimited(f"more than {self.item} requests; slow down",
                               details={"limit": str(self.item), "reset_at_epoch_s": round(reset, 1)})

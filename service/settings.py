@@ -69,6 +69,7 @@ class OpenSearchSettings(BaseSettings):
         description="Defaults to the managed engine on loopback.",
     )
     timeout_s: float = Field(default=30.0, gt=0)
+    connect_timeout_s: float = Field(default=2.0, gt=0, description="An engine that is down is reported this fast.")
     bulk_timeout_s: float = Field(default=300.0, gt=0, description="Per bulk write: a busy node builds HNSW graphs.")
     verify_certs: bool = False
 
@@ -162,6 +163,8 @@ class IngestSettings(BaseSettings):
     batch_size: int = Field(default=500, ge=1, le=10000, description="Chunks per bulk request.")
     workers: int = Field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)), ge=1, le=64)
     file_timeout_s: float = Field(default=600.0, gt=0, description="Per-file parse time cap.")
+    stall_timeout_s: float | None = Field(default=None, gt=0, description="No progress for this long stops the run "
+                                          "with INGEST_STALLED (default: the longest per-step bound + 300 s).")
     file_memory_mb: int = Field(default=4096, ge=256, description="Per-file parse address-space cap.")
     max_file_mb: int = Field(default=512, ge=1, description="Larger files are refused unparsed.")
     ocr_languages: str = "rus+eng"
@@ -202,8 +205,15 @@ class ServerSettings(BaseSettings):
     groups: list[str] = Field(default_factory=lambda: ["public"])
     tokens: dict[str, list[str]] = Field(
         default_factory=dict, description='HTTP bearer token -> groups, e.g. {"s3cret": ["public", "legal"]}.')
-    host: str = "127.0.0.1"
+    host: str = Field(default="127.0.0.1", description="HTTP bind address; loopback unless you mean otherwise.")
     http_port: int = Field(default=8765, ge=1, le=65535)
+    allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host header values accepted over "
+                                     "HTTP (DNS-rebinding protection), e.g. [\"search.example:8765\"]; loopback "
+                                     "names and the bind address are always accepted.")
+    allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values accepted over HTTP.")
+    max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024,
+                                description="Larger HTTP request bodies are refused (413).")
+    max_connections: int = Field(default=200, ge=1, description="Concurrent HTTP connections; more get 503.")
 
 
 class Settings(BaseModel):

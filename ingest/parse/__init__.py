@@ -3,11 +3,13 @@ scans) and everything ``unstructured`` reads cheaply without torch."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ingest.parse.archive import ZIP_TYPES, check_archive
 from ingest.parse.model import ParsedDocument
 from ingest.parse.pdf import PdfOptions, parse_pdf
+from ingest.parse.text import strip_controls
 from service.errors import ParseError
 
 UNSTRUCTURED_TYPES = {
@@ -31,12 +33,22 @@ def parse_file(path: Path, options: ParseOptions = ParseOptions()) -> ParsedDocu
     kind = file_type(path)
     if kind not in SUPPORTED_TYPES:
         raise ParseError(f"unsupported file type .{kind}")
+    if kind in ZIP_TYPES:
+        check_archive(path)
     if kind == "pdf":
         parsed = parse_pdf(path, options.pdf)
     else:
         from ingest.parse.office import parse_with_unstructured
 
         parsed = parse_with_unstructured(path, options.encoding)
+    sanitise(parsed)
     if not parsed.blocks:
         raise ParseError(f"no text found ({parsed.page_count} pages)", details={"warnings": parsed.warnings})
     return parsed
+
+
+def sanitise(parsed: ParsedDocument) -> None:
+    """Whatever the parser, no control character or terminal escape reaches the index."""
+    blocks = (replace(b, text=strip_controls(b.text).strip()) for b in parsed.blocks)
+    parsed.blocks = [b for b in blocks if b.text]
+    parsed.title = strip_controls(parsed.title).strip() or None if parsed.title else None

@@ -11,12 +11,20 @@ _HEADING_RE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.|Раздел\s+\d+|Г
 _SOFT_BREAK_RE = re.compile(r"[\ufffe\u00ad]\s*\n\s*")
 _SPACES_RE = re.compile(r"[ \t\u00a0]+")
 _LEADER_RE = re.compile(r"(?:\.\s?){4,}|_{4,}")
+_ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
+_CONTROL_RE = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f-\x9f\u200b-\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def strip_controls(text: str) -> str:
+    """Remove terminal escape sequences, control characters (tab, newline and form feed stay), zero-width
+    and bidirectional marks: they would reach an agent's context and a terminal raw."""
+    return _CONTROL_RE.sub("", _ANSI_RE.sub("", text))
 
 
 def clean_text(text: str) -> str:
     """Join words hyphenated across lines (soft hyphens), drop control characters, fold spaces."""
     text = _SOFT_BREAK_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    text = text.replace("\ufffe", "").replace("\u00ad", "").replace("\x00", "")
+    text = strip_controls(text.replace("\ufffe", "").replace("\u00ad", ""))
     text = _LEADER_RE.sub(" … ", text)
     return "\n".join(_SPACES_RE.sub(" ", line).strip() for line in text.split("\n"))
 

@@ -8,7 +8,6 @@ queries and suggesters, never ``query_string``.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
 from typing import Any, Literal
 
 from service.query.models import SearchRequest
@@ -84,7 +83,7 @@ def build_filters(request: SearchRequest, groups: list[str]) -> dict[str, Any]:
         if request.date_range.from_:
             bounds["gte"] = request.date_range.from_.isoformat()
         if request.date_range.to:
-            bounds["lt"] = (request.date_range.to + timedelta(days=1)).isoformat()
+            bounds["lte"] = request.date_range.to.isoformat() + "||/d"  # the whole last day, no date overflow
         clauses.append({"range": {"updated_at": bounds}})
     if request.source_filter:
         clauses.append(build_source_filter(request.source_filter))

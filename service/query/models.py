@@ -39,7 +39,7 @@ class SearchRequest(BaseModel):
     cursor: str | None = Field(default=None, max_length=200)
     document_types: list[FileType] = Field(default_factory=list, max_length=20)
     date_range: DateRange | None = None
-    source_filter: str | None = Field(default=None, min_length=1, max_length=500)
+    source_filter: str | None = Field(default=None, min_length=1, max_length=200)
     include_context: bool = True
     max_chunks: int = Field(default=3, ge=1, le=10)
     search_mode: SearchMode = "hybrid"

@@ -55,8 +55,14 @@ def test_filters_always_carry_access_groups_and_combine_kinds():
     clauses = build_filters(request, ["public", "legal"])["bool"]["filter"]
     assert clauses[0] == {"terms": {"access_groups": ["legal", "public"]}}
     assert {"terms": {"file_type": ["docx", "pdf"]}} in clauses
-    assert {"range": {"updated_at": {"gte": "2024-01-01", "lt": "2024-02-01"}}} in clauses
+    assert {"range": {"updated_at": {"gte": "2024-01-01", "lte": "2024-01-31||/d"}}} in clauses
     assert request.date_range.to == date(2024, 1, 31)
+
+
+def test_the_widest_date_range_builds_without_overflow():
+    request = SearchRequest(query="x", date_range={"from": "0001-01-01", "to": "9999-12-31"})
+    clauses = build_filters(request, ["public"])["bool"]["filter"]
+    assert {"range": {"updated_at": {"gte": "0001-01-01", "lte": "9999-12-31||/d"}}} in clauses
 
 
 def test_source_filter_escapes_wildcards():

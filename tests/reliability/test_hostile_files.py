@@ -1,0 +1,65 @@
+"""Hostile and broken files (30 kinds): each is indexed correctly or reported with a reason, the batch
+goes on and ends, and nothing outside the ingested folders is read. The ingest runs as the CLI a user
+runs, as root without the capability to bypass file permissions (so an unreadable file is unreadable)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+
+import pytest
+from opensearchpy import OpenSearch
+
+from service.settings import IndexSettings
+from tests.conftest import drop_index_resources
+from tests.reliability import hostile
+
+pytestmark = pytest.mark.integration
+NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def outcome_name(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def meets(outcome: dict, want: str) -> bool:
+    """``want``: ``indexed``, ``skipped``, or phrases (``a|b``) one of which the failure reason contains."""
+    if want in ("indexed", "skipped"):
+        return outcome["status"] == want
+    return any(outcome["status"] == w or (outcome["status"] == "failed" and w.lower() in outcome["reason"].lower())
+               for w in want.split("|"))
+
+
+@pytest.fixture
+def alias(client: OpenSearch):
+    name = f"test-{uuid.uuid4().hex[:10]}"
+    yield name
+    drop_index_resources(client, IndexSettings(alias=name, embedding_dim=300))
+
+
+def test_every_hostile_file_is_indexed_or_reported_and_the_batch_ends(tmp_path, opensearch_url, client, alias):
+    root = tmp_path / "docs"
+    expected = hostile.build(root, tmp_path / "outside")
+    env = {**os.environ, "OPENSEARCH_URL": opensearch_url, "STROIDOK_INDEX_ALIAS": alias, "DO_NOT_TRACK": "1",
+           "STROIDOK_INGEST_FILE_TIMEOUT_S": "300"}
+    try:
+        done = subprocess.run([*NO_DAC, sys.executable, "-m", "service.cli", "ingest", str(root), "--json"],
+                              capture_output=True, text=True, env=env, timeout=900)
+    finally:
+        hostile.unlock(root)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    outcomes = {outcome_name(f["path"]): f for f in json.loads(done.stdout)["files"]}
+    wrong = {name: outcomes.get(name) for name, want in expected.items()
+             if name not in outcomes or not meets(outcomes[name], want)}
+    assert not wrong, json.dumps(wrong, ensure_ascii=False, indent=1)
+    client.indices.refresh(index=alias)
+    hits = client.search(index=alias, body={"size": 1000})["hits"]["hits"]
+    texts = [h["_source"]["text"] for h in hits]
+    assert not any("пароль администратора" in t or "root:x:0" in t for t in texts)
+    assert not any(c in t for t in texts for c in "\x1b\x07\x00")
+    assert any("КРАСНЫЙ текст про арматуру" in t for t in texts)
+    assert "отчёт по бетону.txt" in {h["_source"]["file_name"] for h in hits}

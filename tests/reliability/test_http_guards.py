@@ -1,0 +1,92 @@
+"""The HTTP transport per the MCP security guidance, on a non-loopback bind address: Host and Origin
+validated (DNS rebinding), no request without a valid token gets anything but UNAUTHORIZED, bodies
+bounded (413), every tool rate-limited per token, no stack trace in any error. All traffic goes to
+127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+
+import httpx2
+import pytest
+
+from tests.conftest import free_port
+from tests.integration.search.test_mcp import http_server, server_env
+
+pytestmark = pytest.mark.integration
+
+INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+def call(name: str, arguments: dict, id_: int = 2) -> dict:
+    return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
+
+
+def payload(response: httpx2.Response) -> dict:
+    """The JSON-RPC message of a JSON or single-event SSE response."""
+    text = response.text
+    if "data:" in text:
+        text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+    return json.loads(text)
+
+
+@pytest.fixture(scope="module")
+def guarded(opensearch_url, corpus_settings):
+    port = free_port()
+    env = server_env(opensearch_url, corpus_settings, STROIDOK_SERVER_HOST="0.0.0.0",
+                     STROIDOK_SERVER_TOKENS=json.dumps({"good-token-1": ["public"], "good-token-2": ["public"]}),
+                     STROIDOK_SEARCH_RATE_LIMIT="3/minute", STROIDOK_SERVER_MAX_BODY_BYTES="4096")
+    with http_server(env, port) as url:
+        yield url
+
+
+def post(url: str, body: dict | bytes, token: str | None = "good-token-1", **headers: str) -> httpx2.Response:
+    auth = {"Authorization": f"Bearer {token}"} if token else {}
+    content = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx2.post(url, content=content, headers={**ACCEPT, **auth, **headers}, timeout=60)
+
+
+def test_a_valid_token_with_loopback_host_is_served(guarded):
+    response = post(guarded, INIT)
+    assert response.status_code == 200, response.text
+    assert payload(response)["result"]["serverInfo"]["name"] == "stroidok-search"
+
+
+@pytest.mark.parametrize("token", [None, "good-token", "good-token-1x", "GOOD-TOKEN-1", ""])
+def test_without_a_valid_token_nothing_but_unauthorized(guarded, token):
+    for body in (INIT, call("list_sources", {}), call("search_documents", {"query": "бетон"})):
+        response = post(guarded, body, token=token)
+        assert response.status_code == 401
+        assert response.json() == {"status": "error", "code": "UNAUTHORIZED", "details": {},
+                                   "message": "a valid bearer token is required (Authorization: Bearer <token>)"}
+
+
+def test_a_foreign_host_header_is_refused_on_a_wildcard_bind(guarded):
+    response = post(guarded, INIT, Host="evil.example:80")
+    assert response.status_code in (400, 403, 421)
+    assert "Traceback" not in response.text
+
+
+def test_a_foreign_origin_is_refused(guarded):
+    response = post(guarded, INIT, Origin="http://evil.example")
+    assert response.status_code in (400, 403)
+
+
+def test_a_large_body_is_refused_with_413(guarded):
+    big = dict(call("search_documents", {"query": "б" * 8000}))
+    assert post(guarded, json.dumps(big).encode()).status_code == 413
+
+
+def test_every_tool_is_rate_limited_per_token(guarded):
+    codes = []
+    for i in range(4):
+        response = post(guarded, call("list_sources", {}, id_=10 + i), token="good-token-2")
+        result = payload(response)["result"]
+        codes.append(json.loads(result["content"][0]["text"][result["content"][0]["text"].index("{"):])["code"]
+                     if result.get("isError") else "ok")
+    assert codes == ["ok", "ok", "ok", "RATE_LIMIT"]
+    # another token has its own window
+    response = post(guarded, call("list_sources", {}, id_=20), token="good-token-1")
+    assert not payload(response)["result"].get("isError")
