@@ -50,7 +50,7 @@ def ingest_command(
                             quiet=as_json)
     except (Interrupted, KeyboardInterrupt) as exc:
         signum = exc.details.get("signal", signal.SIGINT) if isinstance(exc, Interrupted) else signal.SIGINT
-        Console(stderr=True).print(
+        Console(stderr=True, soft_wrap=True).print(
             f"error INTERRUPTED: the ingest was stopped ({signal.Signals(signum).name}); files already reported "
             "as indexed are searchable, nothing half-written is marked done; run the same command again to "
             "finish", markup=False, highlight=False)

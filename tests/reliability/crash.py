@@ -48,10 +48,9 @@ def run_ingest_cli(root: Path, env: dict[str, str], timeout: float = 900) -> sub
 
 def registry_count(client: OpenSearch, alias: str, done_only: bool = True) -> int:
     query = {"query": {"exists": {"field": "content_hash"}}} if done_only else {"query": {"match_all": {}}}
-    try:
-        return int(client.count(index=f"{alias}-files", body=query)["count"])
-    except Exception:  # noqa: BLE001 — the index may not exist yet
+    if not client.indices.exists(index=f"{alias}-files"):
         return 0
+    return int(client.count(index=f"{alias}-files", body=query)["count"])
 
 
 def wait_until(predicate, timeout: float, step: float = 0.05) -> bool:
