@@ -5,6 +5,8 @@ layer through reportlab, XLSX, TXT in UTF-8 and cp1251, an image-only PDF for OC
 original PDF and DOCX files, so every parser runs on every format.
 
     python -m ingest.sample OUT_DIR [--shared ../shared/data] [--pdf-documents N]
+    python -m ingest.sample OUT_DIR --txt [--limit N]   # the normative documents as TXT files, pages
+                                                        # separated by form feeds (as pdftotext writes them)
 """
 
 from __future__ import annotations
@@ -108,13 +110,29 @@ def build_sample(shared: Path, out: Path, pdf_documents: int = 2) -> list[Path]:
     return written
 
 
+def write_txt_corpus(shared: Path, out: Path, limit: int | None = None, marker: str = "") -> list[Path]:
+    """Each normative document as one UTF-8 TXT file, pages joined by form feeds; ``marker`` (if any)
+    is added to every page, so a copy of the corpus is not the same bytes as the original."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in list_standards(shared)[:limit]:
+        pages = [p["page_content"] + (f"\n{marker}" if marker else "") for p in load_standard(shared, name)["pages"]]
+        path = out / f"{name}.txt"
+        path.write_text("\f".join(pages), encoding="utf-8")
+        written.append(path)
+    return written
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
     parser.add_argument("--pdf-documents", type=int, default=2)
+    parser.add_argument("--txt", action="store_true", help="Write the normative documents as TXT files.")
+    parser.add_argument("--limit", type=int, default=None, help="With --txt: the first N documents.")
     args = parser.parse_args()
-    files = build_sample(args.shared, args.out, args.pdf_documents)
+    files = (write_txt_corpus(args.shared, args.out, args.limit) if args.txt
+             else build_sample(args.shared, args.out, args.pdf_documents))
     logger.info("sample of {} files in {}", len(files), args.out)
 
 

@@ -11,7 +11,7 @@ import time
 import uuid
 from pathlib import Path
 
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import NotFoundError, OpenSearch, TransportError, helpers
 
 REPO = Path(__file__).resolve().parents[2]
 SENTENCE = ("Пункт {d}.{p}. Монолитные железобетонные конструкции марки В{p} бетонируют захватками, "
@@ -48,9 +48,10 @@ def run_ingest_cli(root: Path, env: dict[str, str], timeout: float = 900) -> sub
 
 def registry_count(client: OpenSearch, alias: str, done_only: bool = True) -> int:
     query = {"query": {"exists": {"field": "content_hash"}}} if done_only else {"query": {"match_all": {}}}
-    if not client.indices.exists(index=f"{alias}-files"):
+    try:
+        return int(client.count(index=f"{alias}-files", body=query)["count"])
+    except (NotFoundError, TransportError):  # not created yet, or its shard not yet started
         return 0
-    return int(client.count(index=f"{alias}-files", body=query)["count"])
 
 
 def wait_until(predicate, timeout: float, step: float = 0.05) -> bool:

@@ -1,0 +1,253 @@
+"""The chaos run of issue 12: faults and hostile input against real processes, counted.
+
+1. engine kills: ``kill -9`` of the node at a random moment of an ingest (the archive changes between
+   rounds), restart, again; then one clean rerun, compared chunk by chunk with an uninterrupted run.
+2. ingest kills: the same with ``kill -9`` of the ingest process; orphan workers are counted.
+3. bad input: every hostile file kind of tests/reliability/hostile.py in one CLI run.
+4. an access-control fuzz and 5. an injection corpus through the MCP HTTP transport with tokens.
+6. engine outage: time to INDEX_UNAVAILABLE per tool, and to the first answer after the node is back.
+7. big ingests: the normative documents as TXT files, default settings, several fresh runs in a row.
+
+    .venv/bin/python -m benchmarks.chaos                       # the full run (about an hour)
+    .venv/bin/python -m benchmarks.chaos --quick               # a few of each (minutes)
+    .venv/bin/python -m benchmarks.chaos --write-docs          # also write the results into docs/reliability.md
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch
+
+from ingest.sample import DEFAULT_SHARED, write_txt_corpus
+from service.engine.process import EngineProcess, running_pid
+from tests.conftest import free_port, managed_engine_settings
+from tests.integration.search.test_mcp import http_server, server_env
+from tests.reliability import hostile, probes
+from tests.reliability.crash import (
+    REPO, chunk_state, ingest_env, kill_hard, marked_processes, new_marker, registry_count, run_ingest_cli,
+    start_ingest, wait_until,
+)
+
+NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+def mutate(root: Path, rng: random.Random, share: float, round_: int) -> None:
+    """An archive that changes: some files get a new paragraph."""
+    files = sorted(root.glob("*.txt"))
+    for path in rng.sample(files, max(1, int(len(files) * share))):
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(f"\n\nИзменение № {round_}: уточнены требования к приемке работ.\n")
+
+
+def compare(client: OpenSearch, alias: str, url: str, root: Path) -> dict[str, int]:
+    """The index after the faults vs a fresh uninterrupted run over the same files."""
+    reference_alias = f"chaos-ref-{uuid.uuid4().hex[:6]}"
+    done = run_ingest_cli(root, ingest_env(url, reference_alias))
+    assert done.returncode == 0, done.stderr[-1000:]
+    got, want = chunk_state(client, alias), chunk_state(client, reference_alias)
+    pending = registry_count(client, alias, done_only=False) - registry_count(client, alias)
+    return {"chunks": len(want), "lost": len(want.keys() - got.keys()) + sum(got.get(k, v) != v for k, v in want.items()),
+            "duplicate_or_stale": len(got.keys() - want.keys()), "pending_registry": pending}
+
+
+def engine_kills(engine: EngineProcess, root: Path, kills: int, rng: random.Random) -> dict[str, Any]:
+    url, alias = engine.url, f"chaos-ek-{uuid.uuid4().hex[:6]}"
+    client = OpenSearch(hosts=[url], timeout=120)
+    hung = nonzero = 0
+    for round_ in range(kills):
+        mutate(root, rng, 0.15, round_)
+        running = start_ingest(root, ingest_env(url, alias))
+        time.sleep(rng.uniform(1.0, 8.0))
+        os.kill(running_pid(engine.paths), signal.SIGKILL)
+        try:
+            running.communicate(timeout=900)
+            nonzero += running.returncode != 0
+        except subprocess.TimeoutExpired:
+            hung += 1
+            kill_hard(running)
+        engine.up()
+    final = run_ingest_cli(root, ingest_env(url, alias))
+    return {"kills": kills, "hung": hung, "interrupted_runs_nonzero": nonzero, "final_rerun_exit": final.returncode,
+            **compare(client, alias, url, root)}
+
+
+def ingest_kills(url: str, root: Path, kills: int, rng: random.Random) -> dict[str, Any]:
+    alias = f"chaos-ik-{uuid.uuid4().hex[:6]}"
+    client = OpenSearch(hosts=[url], timeout=120)
+    orphans = 0
+    for round_ in range(kills):
+        mutate(root, rng, 0.15, round_)
+        marker = new_marker()
+        running = start_ingest(root, ingest_env(url, alias, marker))
+        time.sleep(rng.uniform(1.0, 8.0))
+        kill_hard(running)
+        orphans += 0 if wait_until(lambda: not marked_processes(marker), timeout=10) else len(marked_processes(marker))
+    final = run_ingest_cli(root, ingest_env(url, alias))
+    return {"kills": kills, "orphan_processes": orphans, "final_rerun_exit": final.returncode,
+            **compare(client, alias, url, root)}
+
+
+def bad_inputs(url: str, work: Path) -> dict[str, Any]:
+    from tests.reliability.test_hostile_files import meets, outcome_name
+
+    root = work / "hostile"
+    expected = hostile.build(root, work / "outside", big_mb=50)
+    env = {**ingest_env(url, f"chaos-bad-{uuid.uuid4().hex[:6]}"), "STROIDOK_INGEST_BATCH_SIZE": "500"}
+    began = time.perf_counter()
+    try:
+        done = subprocess.run([*NO_DAC, sys.executable, "-m", "service.cli", "ingest", str(root), "--json"], cwd=REPO,
+                              capture_output=True, text=True, env=env, timeout=1800)
+    except subprocess.TimeoutExpired:
+        return {"kinds": len(expected), "hung": 1}
+    finally:
+        hostile.unlock(root)
+    outcomes = {outcome_name(f["path"]): f for f in json.loads(done.stdout)["files"]}
+    wrong = sorted(n for n, want in expected.items() if n not in outcomes or not meets(outcomes[n], want))
+    return {"kinds": len(expected), "handled_as_expected": len(expected) - len(wrong), "wrong": wrong,
+            "batch_finished": done.returncode in (0, 1), "traceback": "Traceback" in done.stderr,
+            "seconds": round(time.perf_counter() - began, 1),
+            "one_line_50mb_s": outcomes.get("one-line.txt", {}).get("status")}
+
+
+def acl_corpus(root: Path) -> Path:
+    rng = random.Random(3)
+    for folder in probes.FOLDERS:
+        for i in range(15):
+            words = " ".join(rng.choice(probes.WORDS) for _ in range(60))
+            (root / folder).mkdir(parents=True, exist_ok=True)
+            (root / folder / f"{folder}-{i:02d}.txt").write_text(f"Документ {folder} {i}. {words}.", encoding="utf-8")
+    rules = root.parent / "acl-rules.json"
+    rules.write_text(json.dumps({"rules": [{"pattern": f"{f}/*", "groups": g} for f, g in probes.FOLDERS.items()]}),
+                     encoding="utf-8")
+    return rules
+
+
+def acl_and_injections(url: str, work: Path, requests: int) -> dict[str, Any]:
+    root = work / "acl"
+    rules = acl_corpus(root)
+    alias = f"chaos-acl-{uuid.uuid4().hex[:6]}"
+    done = run_ingest_cli(root, {**ingest_env(url, alias), "STROIDOK_INGEST_ACCESS_RULES": str(rules)})
+    assert done.returncode == 0, done.stderr[-1000:]
+    client = OpenSearch(hosts=[url], timeout=60)
+    client.indices.refresh(index=alias)
+    hits = client.search(index=alias, body={"size": 5000, "_source": ["doc_id", "access_groups"]})["hits"]["hits"]
+    doc_groups = {h["_source"]["doc_id"]: h["_source"]["access_groups"] for h in hits}
+    chunk_ids = [h["_id"] for h in hits]
+    tokens = json.dumps({t: g for t, g in probes.TOKENS.items()})
+    env = server_env(url, type("S", (), {"index": type("I", (), {"alias": alias})})(),  # only the alias is read
+                     STROIDOK_SERVER_TOKENS=tokens, STROIDOK_SEARCH_RATE_LIMIT="1000000/minute")
+    with http_server(env, free_port()) as mcp_url:
+        fuzz = probes.acl_fuzz(mcp_url, doc_groups, chunk_ids, requests)
+        injections = probes.run_injections(mcp_url, doc_groups)
+    return {"acl": {"requests": fuzz.tried, "leaks": fuzz.leaks, "other_errors": fuzz.errors,
+                    "examples": fuzz.examples},
+            "injections": {"payloads": injections.tried, "successes": injections.leaks,
+                           "examples": injections.examples}}
+
+
+def outage(engine: EngineProcess, work: Path) -> dict[str, Any]:
+    alias = f"chaos-out-{uuid.uuid4().hex[:6]}"
+    root = work / "outage"
+    root.mkdir()
+    (root / "акт.txt").write_text("Акт приемки бетонных работ по устройству ростверка.", encoding="utf-8")
+    assert run_ingest_cli(root, ingest_env(engine.url, alias)).returncode == 0
+    env = server_env(engine.url, type("S", (), {"index": type("I", (), {"alias": alias})})())
+    calls = [("search_documents", {"query": "ростверк"}), ("get_document", {"id": "0" * 20}), ("list_sources", {})]
+    with http_server(env, free_port()) as url:
+        engine.down()
+        down = {}
+        for name, arguments in calls:
+            began = time.perf_counter()
+            answer = probes.rpc(url, "none", name, arguments)
+            down[name] = (answer.get("code"), round(time.perf_counter() - began, 3))
+        engine.up()
+        began = time.perf_counter()
+        while "ok" not in probes.rpc(url, "none", *calls[0]) and time.perf_counter() - began < 60:
+            time.sleep(0.1)
+        recovered = round(time.perf_counter() - began, 2)
+    return {"down": down, "recovered_after_green_s": recovered}
+
+
+def big_runs(engine: EngineProcess, work: Path, runs: int, documents: int | None) -> dict[str, Any]:
+    root = work / "normative"
+    write_txt_corpus(DEFAULT_SHARED, root, documents)
+    client = OpenSearch(hosts=[engine.url], timeout=120)
+    rows = []
+    for _ in range(runs):
+        alias = f"chaos-big-{uuid.uuid4().hex[:6]}"
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("STROIDOK_", "OPENBLAS_NUM", "OMP_NUM"))}
+        env.update({"OPENSEARCH_URL": engine.url, "STROIDOK_INDEX_ALIAS": alias})
+        began = time.perf_counter()
+        done = subprocess.run([sys.executable, "-m", "service.cli", "ingest", str(root)], cwd=REPO, env=env,
+                              capture_output=True, text=True, timeout=7200)
+        client.indices.refresh(index=alias)
+        rows.append({"exit": done.returncode, "chunks": client.count(index=alias)["count"],
+                     "seconds": round(time.perf_counter() - began, 1)})
+        client.indices.delete(index=f"{alias}-*")
+    return {"documents": len(list(root.glob("*.txt"))), "runs": rows}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--engine-kills", type=int, default=20)
+    parser.add_argument("--ingest-kills", type=int, default=10)
+    parser.add_argument("--acl-requests", type=int, default=2000)
+    parser.add_argument("--big-runs", type=int, default=5)
+    parser.add_argument("--big-documents", type=int, default=None, help="Normative documents per big run (all).")
+    parser.add_argument("--kill-documents", type=int, default=30, help="Normative documents in the kill rounds.")
+    parser.add_argument("--only", nargs="*", default=None, help="engine ingest bad acl outage big")
+    parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--seed", type=int, default=12)
+    args = parser.parse_args()
+    if args.quick:
+        args.engine_kills, args.ingest_kills, args.acl_requests, args.big_runs = 2, 2, 200, 1
+        args.big_documents = args.big_documents or 10
+    only = set(args.only or ["engine", "ingest", "bad", "acl", "outage", "big"])
+    rng = random.Random(args.seed)
+    work = Path(tempfile.mkdtemp(prefix="stroidok-chaos-"))
+    engine = EngineProcess(managed_engine_settings(heap="2g"))
+    engine.up()
+    results: dict[str, Any] = {"command": " ".join(["python -m benchmarks.chaos", *sys.argv[1:]])}
+    try:
+        steps = [("bad", lambda: bad_inputs(engine.url, work)),
+                 ("acl", lambda: acl_and_injections(engine.url, work, args.acl_requests)),
+                 ("ingest", lambda: ingest_kills(engine.url, write_txt_corpus(DEFAULT_SHARED, work / "ik",
+                                                                              args.kill_documents)[0].parent,
+                                                 args.ingest_kills, rng)),
+                 ("engine", lambda: engine_kills(engine, write_txt_corpus(DEFAULT_SHARED, work / "ek",
+                                                                          args.kill_documents)[0].parent,
+                                                 args.engine_kills, rng)),
+                 ("outage", lambda: outage(engine, work)),
+                 ("big", lambda: big_runs(engine, work, args.big_runs, args.big_documents))]
+        for name, step in steps:
+            if name in only:
+                began = time.perf_counter()
+                results[name] = step()
+                results[name]["step_s"] = round(time.perf_counter() - began, 1)
+                print(json.dumps({name: results[name]}, ensure_ascii=False), flush=True)
+    finally:
+        engine.down()
+        shutil.rmtree(engine.paths.root, ignore_errors=True)
+        shutil.rmtree(work, ignore_errors=True)
+    print(json.dumps(results, ensure_ascii=False, indent=1))
+    if args.write_docs:
+        out = REPO / "docs" / "reliability-results.json"
+        out.write_text(json.dumps(results, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
