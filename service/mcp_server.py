@@ -21,12 +21,12 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from service.embedders.factory import build_embedder
-from service.errors import StroidokError, Unauthorized
+from service.errors import InvalidQuery, StroidokError, Unauthorized
 from service.opensearch import build_client
-from service.query.models import DocumentResponse, SearchResponse, SourcesResponse
+from service.query.models import FILE_TYPES, DocumentResponse, SearchResponse, SourcesResponse
 from service.search import SearchService
 from service.security import Principal, known_token, stdio_principal, token_principal
 from service.settings import ServerSettings, Settings
@@ -54,6 +54,43 @@ def error_text(exc: StroidokError) -> str:
     return json.dumps({"status": "error", **exc.to_dict()}, ensure_ascii=False)
 
 
+def product_error(exc: BaseException, known: set[str] | None) -> StroidokError:
+    """What a failed call means in the product's terms: our own error where one was raised, the
+    SDK's schema validation as INVALID_QUERY (field and reason in details), a crash as INTERNAL_ERROR."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        if isinstance(cause, StroidokError):
+            return cause
+        if isinstance(cause, ValidationError):
+            problems = [{"field": ".".join(map(str, e["loc"])) or "arguments", "problem": e["msg"]}
+                        for e in cause.errors()]
+            return InvalidQuery("invalid arguments: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems),
+                                details={"problems": problems})
+        cause = cause.__cause__
+    if known is None:
+        return InvalidQuery(str(exc).removeprefix("Error executing tool ")[:300])
+    return StroidokError("the tool failed unexpectedly; the server log has the details")
+
+
+class ProductServer(MCPServer):
+    """The SDK's server, with every failure answered as the product's error object (no SDK prefix, no
+    SDK validation text) and unknown arguments refused instead of ignored."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        tool = self._tool_manager.get_tool(name)
+        known = set(tool.parameters.get("properties", {})) if tool else None
+        try:
+            if known is not None and (unknown := sorted(set(arguments) - known)):
+                raise InvalidQuery(f"unknown argument(s): {', '.join(unknown)[:200]}",
+                                   details={"problems": [{"field": u[:100], "problem": "unknown argument"}
+                                                         for u in unknown[:20]], "known": sorted(known)})
+            return await super().call_tool(name, arguments, context)
+        except InvalidQuery as exc:
+            raise ToolError(error_text(exc)) from exc
+        except ToolError as exc:
+            raise ToolError(error_text(product_error(exc, known))) from exc
+
+
 def caller(ctx: Context | None, state: AppState) -> tuple[Principal, str]:
     """The principal: from the bearer token over HTTP, from settings over stdio."""
     request = getattr(getattr(ctx, "request_context", None), "request", None) if ctx is not None else None
@@ -75,7 +112,7 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         built = service or SearchService(settings, build_client(settings), build_embedder(settings.embedder))
         yield AppState(built, settings)
 
-    server = MCPServer(name="stroidok-search", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
+    server = ProductServer(name="stroidok-search", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
 
     def state_of(ctx: Context) -> AppState:
         return ctx.request_context.lifespan_context
@@ -98,7 +135,8 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         limit: Annotated[int, bounded("Documents per page, 1-50.", minimum=1, maximum=50)] = 10,
         page: Annotated[int, bounded("Page number, from 1.", minimum=1)] = 1,
         cursor: Annotated[str | None, bounded("next_cursor of a previous response (overrides page).")] = None,
-        document_types: Annotated[list[str] | None, bounded("File types, e.g. [\"pdf\", \"docx\"] (OR).")] = None,
+        document_types: Annotated[list[str] | None, bounded(
+            "File types (OR), e.g. [\"pdf\", \"docx\"].", items={"enum": list(FILE_TYPES)}, maxItems=20)] = None,
         date_range: Annotated[dict[str, str] | None, bounded("{\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\"} "
                                                              "on the file's modification date.")] = None,
         source_filter: Annotated[str | None, bounded("Absolute path prefix, or a folder/file name part (1-200 characters).", maxLength=200)] = None,

@@ -62,7 +62,7 @@ def translate(exc: Exception) -> StroidokError:
     if isinstance(exc, (os_exc.ConnectionError, os_exc.ConnectionTimeout)):
         return IndexUnavailable(
             "the search engine is not reachable; start it with `stroidok engine up`",
-            details={"reason": type(exc).__name__, "info": str(exc)[:300]},
+            details={"reason": type(exc).__name__},
         )
     if isinstance(exc, os_exc.NotFoundError):
         return IndexUnavailable(

@@ -28,7 +28,7 @@ class QueryLog:
 
     def record(self, entry: dict[str, Any]) -> None:
         entry = {"timestamp": datetime.now(UTC).isoformat(), **entry}
-        logger.info("query {}", entry)
+        logger.debug("query {}", entry)  # on stderr with --verbose; always in the query-log index
         if not self.enabled or not self._ready():
             return
         try:

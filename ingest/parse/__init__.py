@@ -11,11 +11,10 @@ from ingest.parse.model import ParsedDocument
 from ingest.parse.pdf import PdfOptions, parse_pdf
 from ingest.parse.text import strip_controls
 from service.errors import ParseError
+from service.query.models import FILE_TYPES
 
-UNSTRUCTURED_TYPES = {
-    "docx", "doc", "xlsx", "xls", "pptx", "odt", "rtf", "html", "htm", "csv", "tsv", "txt", "md", "epub",
-}
-SUPPORTED_TYPES = {"pdf"} | UNSTRUCTURED_TYPES
+SUPPORTED_TYPES = set(FILE_TYPES)
+UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"}
 
 
 @dataclass(frozen=True)

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from datetime import date
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SearchMode = Literal["hybrid", "semantic", "fulltext"]
 Operator = Literal["AND", "OR"]
 Route = Literal["hybrid", "bm25", "knn"]
-FileType = Annotated[str, Field(pattern=r"^[a-z0-9]{1,10}$")]
+#: every file type the ingest reads (ingest/parse takes its list from here); a filter on another is a mistake
+FileType = Literal["pdf", "docx", "doc", "xlsx", "xls", "pptx", "odt", "rtf", "html", "htm", "csv", "tsv", "txt",
+                   "md", "epub"]
+FILE_TYPES: tuple[str, ...] = get_args(FileType)
 MAX_PAGE_DEPTH = 1000
 
 

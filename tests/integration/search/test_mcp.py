@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from contextlib import contextmanager
 
@@ -81,8 +82,11 @@ def test_mcp_over_stdio(opensearch_url: str, corpus_settings):
 
 @contextmanager
 def http_server(env: dict[str, str], port: int):
+    """The HTTP server as a user starts it; its stderr goes to a file (a pipe nobody reads fills up and
+    blocks a busy server)."""
+    log = tempfile.TemporaryFile()
     process = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--http", str(port)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+                               stdout=subprocess.DEVNULL, stderr=log)
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
@@ -90,12 +94,15 @@ def http_server(env: dict[str, str], port: int):
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
-                assert process.poll() is None, process.stderr.read().decode()[-2000:]
+                if process.poll() is not None:
+                    log.seek(0)
+                    raise AssertionError(log.read().decode(errors="replace")[-2000:])
                 time.sleep(0.3)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
         process.wait(10)
+        log.close()
 
 
 def test_mcp_over_streamable_http(opensearch_url: str, corpus_settings):
@@ -125,3 +132,23 @@ def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings):
     assert legal.structured_content["meta"]["total_results"] == 1
     assert public.structured_content["meta"]["total_results"] == 0
     assert nobody.status_code == 401 and nobody.json()["code"] == "UNAUTHORIZED"
+
+
+SCHEMA_ERRORS = [({"query": "бетон", "limit": "abc"}, "limit"), ({"query": "бетон", "search_mode": "bogus"}, "search_mode"),
+                 ({}, "query"), ({"query": "бетон", "no_such_field": 1}, "no_such_field"),
+                 ({"query": "бетон", "document_types": ["exe"]}, "document_types.0"),
+                 ({"query": "бетон", "operator": "XOR"}, "operator")]
+
+
+def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_url: str, corpus_settings):
+    params = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"],
+                                   env=server_env(opensearch_url, corpus_settings))
+
+    async def run() -> list:
+        async with Client(params, read_timeout_seconds=120) as client:
+            return [await client.call_tool("search_documents", arguments) for arguments, _ in SCHEMA_ERRORS]
+
+    for result, (_, field) in zip(anyio.run(run), SCHEMA_ERRORS):
+        error = json.loads(result.content[0].text)  # the whole text is our JSON object: no SDK prefix
+        assert result.is_error and error["code"] == "INVALID_QUERY", error
+        assert field in [p["field"] for p in error["details"]["problems"]], error
