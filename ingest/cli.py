@@ -15,6 +15,7 @@ from ingest.pipeline import IngestOptions, Interrupted, run_ingest
 from ingest.report import print_report
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
+from service.query.models import SearchRequest
 from service.settings import Settings
 
 out = Console(soft_wrap=True)
@@ -93,7 +94,8 @@ def eval_command(
     distractor_dir: Path = typer.Option(None, "--distractor-dir", help="Page-level JSON folder for distractors."),
     seed: int = typer.Option(13, "--seed"),
     mode: str = typer.Option("all", "--mode", help="hybrid | semantic | fulltext | all"),
-    operator: str = typer.Option("OR", "--operator", help="OR (natural-language questions) | AND"),
+    operator: str = typer.Option(None, "--operator", help="AUTO | AND | OR | PHRASE (default: the search "
+                                                        "default, so the figures are those of a default call)"),
     index: str = typer.Option(None, "--index", help="Alias of the throwaway index (default: random)."),
     keep: bool = typer.Option(False, "--keep", help="Keep the index afterwards."),
     reuse: bool = typer.Option(False, "--reuse", help="Search an index kept by an earlier --keep run "
@@ -123,7 +125,7 @@ def eval_command(
     settings = eval_settings(ctx.obj, index)
     modes = ["hybrid", "semantic", "fulltext"] if mode == "all" else [mode]
     results = evaluate(evalset, settings, build_client(settings), build_embedder(settings.embedder), modes,
-                       keep or reuse, operator.upper(), reuse)
+                       keep or reuse, (operator or SearchRequest.model_fields["operator"].default).upper(), reuse)
     if as_json:
         from dataclasses import asdict
 
@@ -131,7 +133,7 @@ def eval_command(
         return
     title = (f"{len(evalset.documents)} documents, {len(evalset.queries)} queries, embedder "
              f"{settings.embedder.provider}, BM25/dense {settings.index.bm25_weight}/{settings.index.dense_weight}, "
-             f"operator {operator.upper()}")
+             f"operator {(operator or SearchRequest.model_fields['operator'].default).upper()}")
     out.print(format_table(results, title), markup=False, highlight=False)
 
 

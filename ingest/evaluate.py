@@ -135,7 +135,7 @@ def build_index(evalset: EvalSet, settings: Settings, client: OpenSearch, embedd
 
 
 def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode: str,
-             operator: str = "OR") -> ModeResult:
+             operator: str = "AUTO") -> ModeResult:
     principal = Principal.of("eval", [])
     run, latencies, routes = [], [], {}
     for query_id, text in evalset.queries.items():
@@ -166,7 +166,7 @@ def reuse_index(settings: Settings, client: OpenSearch) -> dict[str, str] | None
 
 
 def evaluate(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder: Embedder, modes: list[str],
-             keep_index: bool = False, operator: str = "OR", reuse: bool = False) -> list[ModeResult]:
+             keep_index: bool = False, operator: str = "AUTO", reuse: bool = False) -> list[ModeResult]:
     """Build a throwaway index (``settings.index.alias``), run every mode, drop the index unless kept.
     With ``reuse``, an index kept by an earlier run with the same alias is searched again (for sweeps of
     query-time settings such as fusion weights)."""

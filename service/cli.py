@@ -115,7 +115,7 @@ def search_cmd(
     no_context: bool = typer.Option(False, "--no-context"),
     chunks: int = typer.Option(3, "--chunks", help="Chunks per document (1-10)."),
     mode: str = typer.Option("hybrid", "--mode", help="hybrid | semantic | fulltext"),
-    operator: str = typer.Option("AND", "--operator", help="AND | OR"),
+    operator: str = typer.Option("AUTO", "--operator", help="AUTO | AND | OR | PHRASE"),
     threshold: float = typer.Option(None, "--threshold", help="Minimum relevance 0-1."),
 ) -> None:
     """Search the index as a person would (the same service the MCP tool uses)."""

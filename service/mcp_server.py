@@ -144,8 +144,10 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         max_chunks: Annotated[int, bounded("Chunks per document, 1-10.", minimum=1, maximum=10)] = 3,
         search_mode: Annotated[Literal["hybrid", "semantic", "fulltext"], bounded(
             "hybrid (BM25 + vectors, default), semantic (vectors) or fulltext (BM25).")] = "hybrid",
-        operator: Annotated[Literal["AND", "OR"], bounded(
-            "AND: every term and quoted phrase must match; OR: any word, exact phrases rank higher.")] = "AND",
+        operator: Annotated[Literal["AUTO", "AND", "OR", "PHRASE"], bounded(
+            "AUTO (default, for questions): most words must match, \"straight-quoted\" parts are required "
+            "phrases; AND: every word and quoted part; OR: any word; PHRASE: the whole query as one phrase. "
+            "AND, PHRASE and required phrases bind in every search_mode.")] = "AUTO",
         threshold: Annotated[float | None, bounded("Minimum relevance 0-1.", minimum=0, maximum=1)] = None,
     ) -> SearchResponse:
         """Search the indexed construction documents. Returns documents with their best chunks (text, page

@@ -27,7 +27,8 @@ from service.errors import (EmbeddingError, IndexUnavailable, InvalidQuery, NotF
 from service.index_meta import load_embedder_state, read_generation
 from service.opensearch import engine_errors
 from service.query.build import (
-    SearchPlan, build_chunks_by_index, build_filters, build_knn_leg, build_multi_text_query, build_request, build_sources_body,
+    SearchPlan, build_chunks_by_index, build_filters, build_knn_leg, build_multi_binding, build_multi_text_query,
+    build_request, build_sources_body,
 )
 from service.query.map import map_chunk, map_correction, map_document, map_facets, map_hit
 from service.query.models import (
@@ -139,7 +140,7 @@ class SearchService:
     def _run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
         parsed = [parse_query(q) for q in request.all_queries]
         route, embedding_ms = self._route(request, parsed)
-        plan = self._plan(request, principal, route, parsed[0])
+        plan = self._plan(request, principal, route, parsed)
         search_began = time.perf_counter()
         try:
             raw = self._execute(plan, route.pipeline)
@@ -152,7 +153,7 @@ class SearchService:
                 raise
             logger.warning("{} request failed ({}), falling back to BM25", route.name, exc.message)
             route = self._bm25_route(request, parsed, f"{route.name} request failed: {exc.message}")
-            plan = self._plan(request, principal, route, parsed[0])
+            plan = self._plan(request, principal, route, parsed)
             raw = self._execute(plan, route.pipeline)
         search_ms = (time.perf_counter() - search_began) * 1000
         response = self._map(request, parsed[0], route, raw)
@@ -186,7 +187,8 @@ class SearchService:
 
     def _text_query(self, request: SearchRequest, parsed: list[ParsedQuery]) -> dict[str, Any]:
         search = self.settings.search
-        return build_multi_text_query(parsed, request.operator, tuple(search.text_fields), search.text_match_type)
+        return build_multi_text_query(parsed, request.operator, tuple(search.text_fields), search.text_match_type,
+                                      search.auto_minimum_should_match)
 
     def _bm25_route(self, request: SearchRequest, parsed: list[ParsedQuery], reason: str | None) -> _Route:
         text = self._text_query(request, parsed)
@@ -203,10 +205,16 @@ class SearchService:
         norm = float(np.linalg.norm(mean))
         return None if norm == 0 else (mean / norm).astype(float).tolist()
 
-    def _plan(self, request: SearchRequest, principal: Principal, route: _Route, first: ParsedQuery) -> SearchPlan:
+    def _plan(self, request: SearchRequest, principal: Principal, route: _Route, parsed: list[ParsedQuery]) -> SearchPlan:
+        first = parsed[0]
         wordy = any(len(w) >= 3 and w.isalpha() for w in first.plain.split())
         suggest = first.plain if route.name != "knn" and wordy else None
-        return SearchPlan(legs=route.legs, filters=build_filters(request, list(principal.groups)),
+        filters = build_filters(request, list(principal.groups))
+        binding = (build_multi_binding(parsed, request.operator, tuple(self.settings.search.text_fields),
+                                       self.settings.search.text_match_type) if route.name != "bm25" else None)
+        if binding is not None:  # the dense leg may only add chunks the operator admits
+            filters["bool"]["filter"].append(binding)
+        return SearchPlan(legs=route.legs, filters=filters,
                           offset=(request.page - 1) * request.limit, size=request.limit,
                           max_chunks=request.max_chunks, pagination_depth=self.settings.search.pagination_depth,
                           min_score=request.threshold, suggest_text=suggest, groups=principal.groups)
@@ -239,6 +247,7 @@ class SearchService:
         pagination = Pagination(page=request.page, limit=request.limit, total_pages=pages, has_more=has_more,
                                 next_cursor=encode_cursor(request, request.page + 1) if has_more else None)
         meta = SearchMeta(query=request.query, total_results=total, route_used=route.name,  # type: ignore[arg-type]
+                          operator_used=request.operator,
                           fallback_reason=route.fallback_reason, timings=Timings(), facets=map_facets(aggs),
                           suggestions=suggestions, pagination=pagination)
         return SearchResponse(results=results, meta=meta)

@@ -13,7 +13,7 @@ from typing import Any, Literal
 from service.query.models import SearchRequest
 from service.query.parse import ParsedQuery
 
-Operator = Literal["AND", "OR"]
+Operator = Literal["AUTO", "AND", "OR", "PHRASE"]
 
 VECTOR_FIELD = "embedding"
 TEXT_FIELDS = ("text", "title", "section_title^0.5", "text.codes^0.3", "title.codes^0.3")
@@ -23,10 +23,14 @@ HIGHLIGHT_TAGS = {"pre_tags": ["**"], "post_tags": ["**"]}
 
 
 def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...] = TEXT_FIELDS,
-                   match_type: str = "most_fields") -> dict[str, Any]:
-    """BM25 over the analyzed text fields; ``operator`` decides whether every term must match."""
-    return {"multi_match": {"query": text, "fields": list(fields), "type": match_type,
-                            "operator": operator.lower()}}
+                   match_type: str = "most_fields", minimum_should_match: str | None = None) -> dict[str, Any]:
+    """BM25 over the analyzed text fields; ``operator`` decides whether every term must match, or
+    ``minimum_should_match`` how many."""
+    leg: dict[str, Any] = {"query": text, "fields": list(fields), "type": match_type,
+                           "operator": "and" if operator == "AND" else "or"}
+    if minimum_should_match and operator == "AUTO":
+        leg["minimum_should_match"] = minimum_should_match
+    return {"multi_match": leg}
 
 
 def build_phrase(text: str) -> dict[str, Any]:
@@ -34,22 +38,55 @@ def build_phrase(text: str) -> dict[str, Any]:
 
 
 def build_text_query(parsed: ParsedQuery, operator: Operator, fields: tuple[str, ...] = TEXT_FIELDS,
-                     match_type: str = "most_fields") -> dict[str, Any]:
-    """AND: every term and each quoted phrase as a phrase. OR: any word, quoted or not, and an exact
-    phrase only adds score — Russian quotes usually name a work («Чужой»), not a strict phrase
-    (measured: TyDi-ru BM25 nDCG@10 0.916 → 0.921 against phrase-or-terms)."""
-    phrases = [build_phrase(p) for p in parsed.phrases]
-    if operator == "OR":
-        words = build_bm25_leg(parsed.plain, operator, fields, match_type)
-        return {"bool": {"must": words, "should": phrases}} if phrases else words
-    parts = phrases + ([build_bm25_leg(parsed.terms, operator, fields, match_type)] if parsed.terms else [])
-    return parts[0] if len(parts) == 1 else {"bool": {"must": parts}}
+                     match_type: str = "most_fields", minimum_should_match: str | None = None) -> dict[str, Any]:
+    """The scoring text leg.
+
+    OR: any word; quoted parts only add score (Russian quotes usually name a work, «Чужой»: TyDi-ru BM25
+    nDCG@10 0.916 → 0.921 against phrase-or-terms). AUTO: ``minimum_should_match`` of the words; "straight
+    quotes" are required phrases, «guillemets» add score. AND: every word and every quoted part.
+    PHRASE: the whole query as one phrase."""
+    if operator == "PHRASE":
+        return build_phrase(parsed.plain)
+    if operator == "AND":
+        phrases = [build_phrase(p) for p in parsed.phrases]
+        parts = phrases + ([build_bm25_leg(parsed.terms, operator, fields, match_type)] if parsed.terms else [])
+        return parts[0] if len(parts) == 1 else {"bool": {"must": parts}}
+    words = build_bm25_leg(parsed.plain, operator, fields, match_type, minimum_should_match)
+    required = [build_phrase(p) for p in parsed.exact] if operator == "AUTO" else []
+    bonus = [build_phrase(p) for p in parsed.phrases if operator == "OR" or p not in parsed.exact]
+    if not required and not bonus:
+        return words
+    query: dict[str, Any] = {"bool": {"must": [words, *required] if required else words}}
+    if bonus:
+        query["bool"]["should"] = bonus
+    return query
+
+
+def build_binding(parsed: ParsedQuery, operator: Operator, fields: tuple[str, ...] = TEXT_FIELDS,
+                  match_type: str = "most_fields") -> dict[str, Any] | None:
+    """What every result must satisfy whatever the leg: AND and PHRASE bind the whole text query, AUTO
+    binds its "straight-quoted" phrases, OR binds nothing. None when nothing binds."""
+    if operator in ("AND", "PHRASE"):
+        return build_text_query(parsed, operator, fields, match_type)
+    if operator == "AUTO" and parsed.exact:
+        phrases = [build_phrase(p) for p in parsed.exact]
+        return phrases[0] if len(phrases) == 1 else {"bool": {"filter": phrases}}
+    return None
+
+
+def build_multi_binding(queries: list[ParsedQuery], operator: Operator, fields: tuple[str, ...] = TEXT_FIELDS,
+                        match_type: str = "most_fields") -> dict[str, Any] | None:
+    """Several phrasings: a result must satisfy the binding of at least one of them."""
+    bindings = [build_binding(q, operator, fields, match_type) for q in queries]
+    if any(b is None for b in bindings):
+        return None
+    return bindings[0] if len(bindings) == 1 else {"bool": {"should": bindings, "minimum_should_match": 1}}
 
 
 def build_multi_text_query(queries: list[ParsedQuery], operator: Operator, fields: tuple[str, ...] = TEXT_FIELDS,
-                           match_type: str = "most_fields") -> dict[str, Any]:
+                           match_type: str = "most_fields", minimum_should_match: str | None = None) -> dict[str, Any]:
     """Several phrasings: a chunk scores by its best-matching phrasing."""
-    legs = [build_text_query(q, operator, fields, match_type) for q in queries]
+    legs = [build_text_query(q, operator, fields, match_type, minimum_should_match) for q in queries]
     return legs[0] if len(legs) == 1 else {"dis_max": {"queries": legs}}
 
 

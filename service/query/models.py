@@ -8,7 +8,7 @@ from typing import Annotated, Literal, get_args
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 SearchMode = Literal["hybrid", "semantic", "fulltext"]
-Operator = Literal["AND", "OR"]
+Operator = Literal["AUTO", "AND", "OR", "PHRASE"]
 Route = Literal["hybrid", "bm25", "knn"]
 #: every file type the ingest reads (ingest/parse takes its list from here); a filter on another is a mistake
 FileType = Literal["pdf", "docx", "doc", "xlsx", "xls", "pptx", "odt", "rtf", "html", "htm", "csv", "tsv", "txt",
@@ -46,7 +46,7 @@ class SearchRequest(BaseModel):
     include_context: bool = True
     max_chunks: int = Field(default=3, ge=1, le=10)
     search_mode: SearchMode = "hybrid"
-    operator: Operator = "AND"
+    operator: Operator = "AUTO"
     threshold: float | None = Field(default=None, ge=0, le=1)
 
     @field_validator("query", "source_filter", mode="before")
@@ -127,6 +127,7 @@ class SearchMeta(BaseModel):
     query: str
     total_results: int
     route_used: Route
+    operator_used: Operator = Field(default="AUTO", description="The operator applied to the text (see docs/tools.md).")
     fallback_reason: str | None = None
     timings: Timings
     facets: Facets

@@ -10,12 +10,13 @@ _PHRASE_RE = re.compile(r'"([^"]+)"|«([^»]+)»')
 
 @dataclass(frozen=True)
 class ParsedQuery:
+    """``exact``: parts in straight double quotes, the search syntax for an exact phrase. ``named``: parts
+    in «guillemets», which Russian typography puts around names of works, standards and organisations:
+    they rank as phrases but bind only under operator AND."""
+
     terms: str
     phrases: tuple[str, ...]
-
-    @property
-    def is_phrase_only(self) -> bool:
-        return bool(self.phrases) and not self.terms
+    exact: tuple[str, ...] = ()
 
     @property
     def plain(self) -> str:
@@ -26,5 +27,6 @@ class ParsedQuery:
 def parse_query(text: str) -> ParsedQuery:
     """``"..."`` and «...» parts are phrases; the rest are terms. An unmatched quote is ignored."""
     phrases = tuple(p.strip() for m in _PHRASE_RE.finditer(text) if (p := (m[1] or m[2])).strip())
+    exact = tuple(m[1].strip() for m in _PHRASE_RE.finditer(text) if m[1] and m[1].strip())
     rest = _PHRASE_RE.sub(" ", text).replace('"', " ").replace("«", " ").replace("»", " ")
-    return ParsedQuery(" ".join(rest.split()), phrases)
+    return ParsedQuery(" ".join(rest.split()), phrases, exact)

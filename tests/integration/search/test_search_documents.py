@@ -189,3 +189,29 @@ def test_an_empty_result_is_success(service: SearchService, public):
     response = service.search({"query": "квантовая хромодинамика", "search_mode": "fulltext"}, public)
     assert response.status == "ok"
     assert response.results == [] and response.meta.total_results == 0
+
+
+BINDING_CASES = [
+    ("контроль прочности бетона", "AND"), ("теплоизоляция утеплителя", "AND"), ("монтажный стык", "PHRASE"),
+    ("прочности бетона", "PHRASE"), ('утеплитель "минераловатными плитами"', "AUTO"), ('"сварных швов"', "AUTO"),
+]
+
+
+@pytest.mark.parametrize(("query", "operator"), BINDING_CASES)
+def test_and_phrase_and_straight_quotes_bind_every_mode(service: SearchService, public, query: str, operator: str):
+    """The dense leg may not add a document the operator excludes: hybrid and semantic results are a
+    subset of the fulltext matches of the same operator."""
+    args = {"query": query, "operator": operator, "limit": 50}
+    allowed = {r.id for r in service.search({**args, "search_mode": "fulltext"}, public).results}
+    assert allowed, "the case must match something in fulltext"
+    for mode in ("hybrid", "semantic"):
+        response = service.search({**args, "search_mode": mode}, public)
+        assert {r.id for r in response.results} <= allowed, mode
+        assert response.meta.total_results <= len(allowed)
+        assert response.meta.operator_used == operator
+
+
+def test_default_operator_is_auto_and_matches_questions_with_extra_words(service: SearchService, public):
+    response = service.search({"query": "какой контроль прочности бетона нужен", "search_mode": "fulltext"}, public)
+    assert response.meta.operator_used == "AUTO"
+    assert "бетон.docx" in names(response)[:3]

@@ -80,3 +80,37 @@ def test_request_groups_per_document_with_facets_and_threshold():
     assert set(body["aggs"]) == {"total_docs", "document_types", "date_distribution"}
     collate = body["suggest"]["corrected"]["phrase"]["collate"]["query"]["source"]
     assert collate["bool"]["filter"] == {"terms": {"access_groups": ["public"]}}
+
+
+from service.query.build import build_binding, build_multi_binding  # noqa: E402
+
+
+def test_auto_needs_most_words_and_requires_straight_quoted_phrases_only():
+    query = build_text_query(parse_query('контроль "сварных швов" «СП 70»'), "AUTO", minimum_should_match="25%")
+    words, required = query["bool"]["must"]
+    assert words["multi_match"]["minimum_should_match"] == "25%" and words["multi_match"]["operator"] == "or"
+    assert required["multi_match"] == {"query": "сварных швов", "fields": ["text", "title", "section_title",
+                                                                          "text.codes"], "type": "phrase"}
+    assert [b["multi_match"]["query"] for b in query["bool"]["should"]] == ["СП 70"]
+
+
+def test_phrase_operator_is_the_whole_query_as_one_phrase():
+    query = build_text_query(parse_query('защитный "слой" бетона'), "PHRASE")
+    assert query["multi_match"]["type"] == "phrase" and query["multi_match"]["query"] == "слой защитный бетона"
+
+
+def test_binding_per_operator():
+    parsed = parse_query('защитный слой "бетона"')
+    assert build_binding(parsed, "OR") is None
+    assert build_binding(parse_query("защитный слой"), "AUTO") is None
+    assert build_binding(parsed, "AUTO") == {"multi_match": {"query": "бетона", "fields": list(
+        ("text", "title", "section_title", "text.codes")), "type": "phrase"}}
+    assert build_binding(parsed, "AND") == build_text_query(parsed, "AND")
+    assert build_binding(parsed, "PHRASE") == build_text_query(parsed, "PHRASE")
+
+
+def test_several_phrasings_bind_when_any_of_them_matches_and_not_at_all_if_one_is_free():
+    one, two = parse_query("защитный слой"), parse_query("толщина покрытия")
+    both = build_multi_binding([one, two], "AND")
+    assert both["bool"]["minimum_should_match"] == 1 and len(both["bool"]["should"]) == 2
+    assert build_multi_binding([one, parse_query('"слой"')], "AUTO") is None
