@@ -297,7 +297,8 @@ def worker_context(preload_unstructured: bool) -> multiprocessing.context.BaseCo
     """Workers come from a fork server (a clean, single-threaded process started once, preloading the
     parsers), never from a fork of this threaded process: fork safety by construction."""
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["ingest.worker"] + (["unstructured.partition.auto"] if preload_unstructured else []))
+    context.set_forkserver_preload(["ingest.forkserver_guard", "ingest.worker"]
+                                   + (["unstructured.partition.auto"] if preload_unstructured else []))
     with _environment(SINGLE_THREADED):
         multiprocessing.forkserver.ensure_running()
     return context

@@ -186,7 +186,7 @@ class SearchSettings(BaseSettings):
     fusion: Literal["normalization", "rrf"] = Field(
         default="normalization", description="Hybrid pipeline: score normalization (measured best) or RRF.")
     auto_minimum_should_match: str = Field(
-        default="2<-25%", description="Operator AUTO: how many query words a chunk must contain (OpenSearch "
+        default="1", description="Operator AUTO: how many query words a chunk must contain (OpenSearch "
         "minimum_should_match; measured in docs/relevance.md).")
     pagination_depth: int = Field(default=1000, ge=10, le=10000, description="Candidates per leg and shard.")
     cache_ttl_s: float = Field(default=300.0, ge=0, description="0 disables the query cache.")
