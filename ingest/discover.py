@@ -101,7 +101,7 @@ def _stat(path: Path, root: Path, st: os.stat_result) -> SourceFile:
                       datetime.fromtimestamp(created, UTC))
 
 
-def _os_reason(exc: OSError) -> str:
+def os_reason(exc: OSError) -> str:
     return f"unreadable: {(exc.strerror or type(exc).__name__).lower()}"
 
 
@@ -119,7 +119,7 @@ def check_candidate(path: Path, root: Path, roots: tuple[Path, ...]) -> SourceFi
         if not os.access(path, os.R_OK):
             return Rejected(shown, "unreadable: permission denied")
     except OSError as exc:
-        return Rejected(shown, _os_reason(exc))
+        return Rejected(shown, os_reason(exc))
     return _stat(path, root, st)
 
 
@@ -135,7 +135,7 @@ def discover(roots: list[Path], include: list[str], exclude: list[str]) -> Itera
         for directory, dirnames, filenames in os.walk(root, onerror=problems.append):
             while problems:
                 failed = problems.pop()
-                yield Rejected(display_path(failed.filename or directory), f"folder {_os_reason(failed)}")
+                yield Rejected(display_path(failed.filename or directory), f"folder {os_reason(failed)}")
             dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
             for name in sorted(filenames):
                 path = Path(directory, name)
@@ -145,4 +145,4 @@ def discover(roots: list[Path], include: list[str], exclude: list[str]) -> Itera
                 if matches(relative, include, exclude):
                     yield check_candidate(path, root, resolved)
         for failed in problems:
-            yield Rejected(display_path(failed.filename or root), f"folder {_os_reason(failed)}")
+            yield Rejected(display_path(failed.filename or root), f"folder {os_reason(failed)}")

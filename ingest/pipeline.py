@@ -26,7 +26,7 @@ from pebble import ProcessPool
 from pebble.common import ProcessExpired
 
 from ingest.access import AccessRules, load_rules
-from ingest.discover import Rejected, SourceFile, content_hash, discover
+from ingest.discover import Rejected, SourceFile, content_hash, discover, os_reason
 from ingest.index import (PreparedDocument, delete_document, embedding_texts, ensure_manual_refresh, load_registry,
                           write_documents, written_before)
 from ingest.parse import ParseOptions
@@ -97,7 +97,7 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict], root
         try:
             digest = content_hash(f.path)
         except OSError as exc:
-            plan.rejected.append(Rejected(f.display, f"unreadable: {(exc.strerror or str(exc)).lower()}"))
+            plan.rejected.append(Rejected(f.display, os_reason(exc)))
             continue
         groups = rules.groups_for(f.path) if rules else list((registry.get(f.doc_id) or {}).get("access_groups", []))
         if is_current(registry.get(f.doc_id), digest, groups) and not force:
