@@ -33,7 +33,7 @@ demo: install
 	$(BIN)/python -m ingest.sample $(SAMPLE)
 	$(BIN)/stroidok ingest $(SAMPLE)
 	$(BIN)/stroidok engine status
-	$(BIN)/stroidok search "требования к ширине эвакуационных выходов" --limit 3 --chunks 1
+	$(BIN)/stroidok search "требования к ширине эвакуационных выходов" --limit 3 --max-chunks 1
 
 ## test: install and run the whole suite (integration tests start their own node)
 test: install

@@ -15,7 +15,7 @@ from ingest.pipeline import IngestOptions, Interrupted, run_ingest
 from ingest.report import print_report
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
-from service.query.models import SearchRequest
+from service.query.contract import default_of
 from service.settings import Settings
 
 out = Console(soft_wrap=True)
@@ -125,7 +125,7 @@ def eval_command(
     settings = eval_settings(ctx.obj, index)
     modes = ["hybrid", "semantic", "fulltext"] if mode == "all" else [mode]
     results = evaluate(evalset, settings, build_client(settings), build_embedder(settings.embedder), modes,
-                       keep or reuse, (operator or SearchRequest.model_fields["operator"].default).upper(), reuse)
+                       keep or reuse, operator.upper() if operator else None, reuse)
     if as_json:
         from dataclasses import asdict
 
@@ -133,7 +133,7 @@ def eval_command(
         return
     title = (f"{len(evalset.documents)} documents, {len(evalset.queries)} queries, embedder "
              f"{settings.embedder.provider}, BM25/dense {settings.index.bm25_weight}/{settings.index.dense_weight}, "
-             f"operator {(operator or SearchRequest.model_fields['operator'].default).upper()}")
+             f"operator {(operator or default_of('operator')).upper()}")
     out.print(format_table(results, title), markup=False, highlight=False)
 
 

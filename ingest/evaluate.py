@@ -32,6 +32,7 @@ from ingest.pipeline import _Batcher
 from ingest.report import Reporter, RunReport
 from service.embedders.base import Embedder
 from service.index_admin import apply_all, drop_all
+from service.query.contract import eval_request
 from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
@@ -135,13 +136,14 @@ def build_index(evalset: EvalSet, settings: Settings, client: OpenSearch, embedd
 
 
 def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode: str,
-             operator: str = "AUTO") -> ModeResult:
+             operator: str | None = None) -> ModeResult:
+    """Every query as a default ``search_documents`` call in ``mode`` (and ``operator`` when given)."""
     principal = Principal.of("eval", [])
     run, latencies, routes = [], [], {}
     for query_id, text in evalset.queries.items():
         began = time.perf_counter()
-        response = service.search({"query": text[:500], "limit": 10, "max_chunks": 1, "include_context": False,
-                                   "search_mode": mode, "operator": operator}, principal)
+        response = service.search(eval_request(text, search_mode=mode, **({"operator": operator} if operator else {})),
+                                  principal)
         latencies.append((time.perf_counter() - began) * 1000)
         routes[response.meta.route_used] = routes.get(response.meta.route_used, 0) + 1
         run += [ir_measures.ScoredDoc(query_id, ids[r.id], 10.0 - rank) for rank, r in enumerate(response.results)]
@@ -166,7 +168,7 @@ def reuse_index(settings: Settings, client: OpenSearch) -> dict[str, str] | None
 
 
 def evaluate(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder: Embedder, modes: list[str],
-             keep_index: bool = False, operator: str = "AUTO", reuse: bool = False) -> list[ModeResult]:
+             keep_index: bool = False, operator: str | None = None, reuse: bool = False) -> list[ModeResult]:
     """Build a throwaway index (``settings.index.alias``), run every mode, drop the index unless kept.
     With ``reuse``, an index kept by an earlier run with the same alias is searched again (for sweeps of
     query-time settings such as fusion weights)."""

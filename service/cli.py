@@ -5,9 +5,11 @@ Logs go to stderr (stdout is for results, and for the MCP protocol under ``serve
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 from dataclasses import asdict
+from typing import Any, Optional
 
 import typer
 from loguru import logger
@@ -19,6 +21,7 @@ from service.engine.status import read_status
 from service.errors import StroidokError
 from service.index_admin import apply_all, index_status, migrate
 from service.opensearch import build_client
+from service.query.contract import SHORT_FLAGS, default_of, parameter_schemas, provided
 from service.settings import Settings
 
 app = typer.Typer(
@@ -102,23 +105,55 @@ def index_init() -> None:
         out.print(f"{change.kind:<16} {change.name:<40} {change.action}")
 
 
-@app.command("search")
-def search_cmd(
-    query: str = typer.Argument(..., help="What to find; \"quoted\" parts are phrases."),
-    types: str = typer.Option(None, "--types", help="Comma-separated file types, e.g. pdf,docx."),
-    limit: int = typer.Option(10, "--limit"),
-    page: int = typer.Option(1, "--page"),
-    date_from: str = typer.Option(None, "--date-from", help="YYYY-MM-DD"),
-    date_to: str = typer.Option(None, "--date-to", help="YYYY-MM-DD"),
-    source: str = typer.Option(None, "--source", help="Path prefix or folder/file name part."),
-    fmt: str = typer.Option("text", "--format", help="text | json | markdown"),
-    no_context: bool = typer.Option(False, "--no-context"),
-    chunks: int = typer.Option(3, "--chunks", help="Chunks per document (1-10)."),
-    mode: str = typer.Option("hybrid", "--mode", help="hybrid | semantic | fulltext"),
-    operator: str = typer.Option("AUTO", "--operator", help="AUTO | AND | OR | PHRASE"),
-    threshold: float = typer.Option(None, "--threshold", help="Minimum relevance 0-1."),
-) -> None:
-    """Search the index as a person would (the same service the MCP tool uses)."""
+#: list parameters whose values are choices (never contain commas), so "pdf,docx" means two
+SPLIT_AT_COMMAS = frozenset(name for name, schema in parameter_schemas().items() if schema.get("items", {}).get("enum"))
+
+
+def cli_flag(name: str) -> str:
+    """The long CLI flag of contract parameter ``name``."""
+    return "--" + name.replace("_", "-")
+
+
+def contract_option(name: str, schema: dict[str, Any]) -> inspect.Parameter:
+    """A CLI option for one contract parameter. Values stay text: the service validates them, so a bad
+    value is the same ``INVALID_QUERY`` here as over MCP."""
+    flags = [cli_flag(name), *([SHORT_FLAGS[name]] if name in SHORT_FLAGS else [])]
+    enum = schema.get("enum") or schema.get("items", {}).get("enum")
+    help_text = schema.get("description", "") + (f" One of: {', '.join(enum)}." if enum else "")
+    if name == "query":
+        return inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=str,
+                                 default=typer.Argument(..., help=help_text))
+    if schema.get("type") == "boolean":
+        flags = [f"{flags[0]}/--no-{flags[0][2:]}"]
+        option = typer.Option(default_of(name), *flags, help=help_text)
+        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=bool, default=option)
+    if schema.get("type") == "array":
+        option = typer.Option(None, *flags, help=help_text + " Repeat the option" + (
+            ", or separate values with commas." if enum else " for each value."))
+        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[list[str]], default=option)
+    if name == "date_range":
+        help_text += " On the command line: FROM..TO, either end may be empty (2020-01-01.., ..2024-12-31)."
+    default = default_of(name)
+    shown = None if default is inspect.Parameter.empty or default is None else str(default)
+    option = typer.Option(shown, *flags, help=help_text)
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str], default=option)
+
+
+def cli_arguments(values: dict[str, Any]) -> dict[str, Any]:
+    """CLI option values → contract arguments: lists of choices split at commas, FROM..TO as a date range."""
+    arguments: dict[str, Any] = {}
+    for name, value in provided(values).items():
+        if isinstance(value, list) and name in SPLIT_AT_COMMAS:
+            value = [part.strip() for item in value for part in item.split(",") if part.strip()]
+        elif name == "date_range":
+            start, sep, end = value.partition("..")
+            value = {"from": start.strip() or None, "to": end.strip() or None} if sep else value
+        arguments[name] = value
+    return arguments
+
+
+def search_cmd(fmt: str = "text", **values: Any) -> None:
+    """Search the index as a person would: the MCP tool's parameters and service, results on stdout."""
     from service.embedders.factory import build_embedder
     from service.render import render_markdown, render_text
     from service.search import SearchService
@@ -127,20 +162,21 @@ def search_cmd(
     if fmt not in ("text", "json", "markdown"):
         raise typer.BadParameter("--format must be text, json or markdown")
     settings = state.settings
-    arguments = {"query": query, "limit": limit, "page": page, "include_context": not no_context,
-                 "max_chunks": chunks, "search_mode": mode, "operator": operator.upper(),
-                 "document_types": types.split(",") if types else [], "source_filter": source,
-                 "threshold": threshold}
-    if date_from or date_to:
-        arguments["date_range"] = {"from": date_from, "to": date_to}
     service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))
-    response = service.search({k: v for k, v in arguments.items() if v is not None},
-                              stdio_principal(settings.server))
+    response = service.search(cli_arguments(values), stdio_principal(settings.server), "cli")
     if fmt == "json":
         out.print_json(response.model_dump_json())
     else:
         Console(soft_wrap=True).print(render_text(response) if fmt == "text" else render_markdown(response),
                                       markup=False, highlight=False)
+
+
+search_cmd.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
+    *(contract_option(name, schema) for name, schema in parameter_schemas().items()),
+    inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, annotation=str,
+                      default=typer.Option("text", "--format", "-f", help="text | json | markdown")),
+])
+app.command("search")(search_cmd)
 
 
 @app.command("serve")

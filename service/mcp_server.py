@@ -9,11 +9,12 @@ it can act on, never a traceback.
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 import anyio
 from mcp.server import MCPServer
@@ -26,7 +27,8 @@ from pydantic import Field, ValidationError
 from service.embedders.factory import build_embedder
 from service.errors import InvalidQuery, StroidokError, Unauthorized
 from service.opensearch import build_client
-from service.query.models import FILE_TYPES, DocumentResponse, SearchResponse, SourcesResponse
+from service.query.contract import provided, tool_parameters
+from service.query.models import DocumentResponse, SearchResponse, SourcesResponse
 from service.search import SearchService
 from service.security import Principal, known_token, stdio_principal, token_principal
 from service.settings import ServerSettings, Settings
@@ -125,40 +127,16 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         except StroidokError as exc:
             raise ToolError(error_text(exc)) from exc
 
-    @server.tool(annotations=READ_ONLY, structured_output=True)
-    async def search_documents(
-        ctx: Context,
-        query: Annotated[str, bounded("What to find, in Russian: 1-500 characters. \"Quoted\" parts are exact "
-                                      "phrases.", minLength=1, maxLength=500)],
-        queries: Annotated[list[str] | None, bounded("Up to 5 further phrasings searched together; results "
-                                                     "are merged and deduplicated.", maxItems=5)] = None,
-        limit: Annotated[int, bounded("Documents per page, 1-50.", minimum=1, maximum=50)] = 10,
-        page: Annotated[int, bounded("Page number, from 1.", minimum=1)] = 1,
-        cursor: Annotated[str | None, bounded("next_cursor of a previous response (overrides page).")] = None,
-        document_types: Annotated[list[str] | None, bounded(
-            "File types (OR), e.g. [\"pdf\", \"docx\"].", items={"enum": list(FILE_TYPES)}, maxItems=20)] = None,
-        date_range: Annotated[dict[str, str] | None, bounded("{\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\"} "
-                                                             "on the file's modification date.")] = None,
-        source_filter: Annotated[str | None, bounded("Absolute path prefix, or a folder/file name part (1-200 characters).", maxLength=200)] = None,
-        include_context: Annotated[bool, bounded("Return the matching chunks' text.")] = True,
-        max_chunks: Annotated[int, bounded("Chunks per document, 1-10.", minimum=1, maximum=10)] = 3,
-        search_mode: Annotated[Literal["hybrid", "semantic", "fulltext"], bounded(
-            "hybrid (BM25 + vectors, default), semantic (vectors) or fulltext (BM25).")] = "hybrid",
-        operator: Annotated[Literal["AUTO", "AND", "OR", "PHRASE"], bounded(
-            "AUTO (default, for questions): most words must match, \"straight-quoted\" parts are required "
-            "phrases; AND: every word and quoted part; OR: any word; PHRASE: the whole query as one phrase. "
-            "AND, PHRASE and required phrases bind in every search_mode.")] = "AUTO",
-        threshold: Annotated[float | None, bounded("Minimum relevance 0-1.", minimum=0, maximum=1)] = None,
-    ) -> SearchResponse:
+    async def search_documents(ctx: Context, **arguments: Any) -> SearchResponse:
         """Search the indexed construction documents. Returns documents with their best chunks (text, page
-        number, chunk_id), highlights, relevance 0-1, facets by type and month, suggestions and pagination.
-        An empty result is a success."""
-        arguments = {k: v for k, v in {
-            "query": query, "queries": queries, "limit": limit, "page": page, "cursor": cursor,
-            "document_types": document_types, "date_range": date_range, "source_filter": source_filter,
-            "include_context": include_context, "max_chunks": max_chunks, "search_mode": search_mode,
-            "operator": operator, "threshold": threshold}.items() if v is not None}
-        return await call(ctx, lambda svc, p, c: svc.search(arguments, p, c))
+        number, chunk_id, similarity), highlights, relevance, facets by type and month, suggestions and
+        pagination (next_cursor). An empty result is a success."""
+        return await call(ctx, lambda svc, p, c: svc.search(provided(arguments), p, c))
+
+    search_documents.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context),
+         *tool_parameters()], return_annotation=SearchResponse)
+    server.tool(annotations=READ_ONLY, structured_output=True)(search_documents)
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     async def get_document(

@@ -12,7 +12,6 @@ import hashlib
 import json
 import re
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -27,12 +26,12 @@ from service.errors import (EmbeddingError, IndexUnavailable, InvalidQuery, NotF
 from service.index_meta import load_embedder_state, read_generation
 from service.opensearch import engine_errors
 from service.query.build import (
-    SearchPlan, build_chunks_by_index, build_filters, build_knn_leg, build_multi_binding, build_multi_text_query,
-    build_request, build_sources_body,
+    SearchPlan, SearchSettingsView, build_chunks_by_index, build_request, build_sources_body, plan_search,
 )
+from service.query.contract import MAX_PAGE_DEPTH, SearchRequest
 from service.query.map import map_chunk, map_correction, map_document, map_facets, map_hit
 from service.query.models import (
-    Pagination, SearchMeta, SearchRequest, SearchResponse, Suggestions, Timings, DocumentResponse, SourcesResponse,
+    DocumentResponse, Pagination, SearchMeta, SearchResponse, SourcesResponse, Suggestions, Timings,
 )
 from service.query.parse import ParsedQuery, parse_query
 from service.querylog import QueryLog
@@ -40,14 +39,6 @@ from service.security import Principal, RateLimiter
 from service.settings import Settings
 
 _ID_RE = re.compile(r"^(?P<doc>[0-9a-f]{20})(?::(?P<chunk>\d{1,7}))?$")
-
-
-@dataclass
-class _Route:
-    legs: tuple[dict[str, Any], ...]
-    pipeline: str
-    name: str
-    fallback_reason: str | None = None
 
 
 def validate_request(arguments: dict[str, Any]) -> SearchRequest:
@@ -61,28 +52,43 @@ def validate_request(arguments: dict[str, Any]) -> SearchRequest:
 
 
 def request_fingerprint(request: SearchRequest) -> str:
-    """Identifies a query independent of its page (what a cursor belongs to)."""
+    """Identifies a query independent of its position (what a cursor belongs to)."""
     data = request.model_dump(mode="json", exclude={"page", "cursor"})
     return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
 
 
-def encode_cursor(request: SearchRequest, page: int) -> str:
-    raw = json.dumps({"p": page, "f": request_fingerprint(request)}).encode()
+def encode_cursor(request: SearchRequest, offset: int) -> str:
+    raw = json.dumps({"o": offset, "f": request_fingerprint(request)}).encode()
     return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
-def apply_cursor(request: SearchRequest) -> SearchRequest:
-    """The request at the page its cursor names; a cursor from another query is refused."""
+def request_offset(request: SearchRequest) -> int:
+    """Where the page starts: the offset its cursor carries, else (page - 1) × limit. A cursor of another
+    query, or one past the paging depth, is refused."""
     if not request.cursor:
-        return request
+        return (request.page - 1) * request.limit
     try:
         data = json.loads(base64.urlsafe_b64decode(request.cursor + "=" * (-len(request.cursor) % 4)))
-        page, fingerprint = int(data["p"]), str(data["f"])
+        offset, fingerprint = int(data["o"]), str(data["f"])
     except (ValueError, KeyError, TypeError) as exc:
-        raise InvalidQuery("cursor is not valid; pass the next_cursor of a previous response") from exc
+        raise InvalidQuery("cursor is not valid; pass the next_cursor of a previous response",
+                           details={"field": "cursor"}) from exc
     if fingerprint != request_fingerprint(request):
-        raise InvalidQuery("cursor belongs to another query or other filters; start again without it")
-    return validate_request({**request.model_dump(mode="json", by_alias=True), "page": page, "cursor": None})
+        raise InvalidQuery("cursor belongs to another query or other filters; start again without it",
+                           details={"field": "cursor"})
+    if not 0 <= offset < MAX_PAGE_DEPTH:
+        raise InvalidQuery(f"cursor goes past the paging depth ({MAX_PAGE_DEPTH} documents); narrow the query",
+                           details={"field": "cursor"})
+    return offset
+
+
+def paginate(request: SearchRequest, offset: int, returned: int, total: int, cut: bool) -> Pagination:
+    """Page numbers and the cursor of the next page; ``cut`` says results were dropped for the budget, so
+    the cursor continues right after the last one returned."""
+    pages = max(1, -(-total // request.limit))
+    has_more = offset + returned < min(total, MAX_PAGE_DEPTH) and (returned > 0 or cut)
+    return Pagination(page=offset // request.limit + 1, limit=request.limit, total_pages=pages, has_more=has_more,
+                      next_cursor=encode_cursor(request, offset + returned) if has_more else None)
 
 
 def related_queries(parsed: ParsedQuery, correction: str | None) -> list[str]:
@@ -114,7 +120,7 @@ class SearchService:
         request: SearchRequest | None = None
         try:
             self.limiter.check(client_id or principal.name, "search_documents")
-            request = apply_cursor(validate_request(arguments))
+            request = validate_request(arguments)
             response = self._cached_or_run(request, principal, began)
         except StroidokError as exc:
             self._log(request, principal, None, exc, began, arguments)
@@ -139,117 +145,101 @@ class SearchService:
 
     def _run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
         parsed = [parse_query(q) for q in request.all_queries]
-        route, embedding_ms = self._route(request, parsed)
-        plan = self._plan(request, principal, route, parsed)
+        offset = request_offset(request)
+        vector, embedding_ms, problem = self._query_vector(request, parsed)
+        plan = plan_search(request, parsed, principal.groups, vector, offset, self._view, problem)
         search_began = time.perf_counter()
         try:
-            raw = self._execute(plan, route.pipeline)
-        except PastLastPage:
-            raw = self._past_last_page(plan, route.pipeline)
+            raw = self._execute(plan)
         except IndexUnavailable:
             raise
         except SearchError as exc:
-            if route.name == "bm25":
+            if plan.route == "bm25":
                 raise
-            logger.warning("{} request failed ({}), falling back to BM25", route.name, exc.message)
-            route = self._bm25_route(request, parsed, f"{route.name} request failed: {exc.message}")
-            plan = self._plan(request, principal, route, parsed)
-            raw = self._execute(plan, route.pipeline)
+            logger.warning("{} request failed ({}), falling back to BM25", plan.route, exc.message)
+            plan = plan_search(request.model_copy(update={"threshold": None}), parsed, principal.groups, None,
+                               offset, self._view, f"{plan.route} request failed: {exc.message}")
+            raw = self._execute(plan)
         search_ms = (time.perf_counter() - search_began) * 1000
-        response = self._map(request, parsed[0], route, raw)
+        response = self._map(request, parsed[0], plan, raw)
         response.meta.timings = Timings(embedding_ms=round(embedding_ms, 2), search_ms=round(search_ms, 2),
                                         total_ms=round((time.perf_counter() - began) * 1000, 2))
-        return fit_budget(response, self.settings.search.response_budget_chars)
+        returned = len(response.results)
+        response = fit_budget(response, self.settings.search.response_budget_chars)
+        response.meta.pagination = paginate(request, offset, len(response.results), response.meta.total_results,
+                                            len(response.results) < returned)
+        return response
 
-    def _route(self, request: SearchRequest, parsed: list[ParsedQuery]) -> tuple[_Route, float]:
-        """Which legs run: the requested mode, or BM25 alone when the query cannot be embedded."""
-        if request.search_mode == "fulltext":
-            return self._bm25_route(request, parsed, None), 0.0
+    @property
+    def _view(self) -> SearchSettingsView:
+        search = self.settings.search
+        return SearchSettingsView(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
+                                  search.knn_k, search.pagination_depth, search.fusion)
+
+    def _query_vector(self, request: SearchRequest, parsed: list[ParsedQuery]) -> tuple[list[float] | None, float, str | None]:
+        """The query's vector (for the dense leg and every result's similarity), the time it took, and why
+        there is none. Never raises: a query that cannot be embedded still searches BM25."""
         began = time.perf_counter()
         try:
             vector = self._embed([q.plain for q in parsed])
+            problem = None if vector is not None else "the query has no words the embedder knows"
         except StroidokError as exc:
-            reason = f"query embedding failed: {exc.message}"
-            return self._bm25_route(request, parsed, reason), (time.perf_counter() - began) * 1000
+            vector, problem = None, f"query embedding failed: {exc.message}"
         except Exception as exc:  # noqa: BLE001 — a broken embedder must not break search
-            reason = f"query embedding failed: {type(exc).__name__}: {exc}"
-            return self._bm25_route(request, parsed, reason), (time.perf_counter() - began) * 1000
-        elapsed = (time.perf_counter() - began) * 1000
-        if vector is None:
-            return self._bm25_route(request, parsed, "the query has no words the embedder knows"), elapsed
-        knn = build_knn_leg(vector, self.settings.search.knn_k)
-        index = self.settings.index
-        if request.search_mode == "semantic":
-            return _Route((knn,), index.single_pipeline, "knn"), elapsed
-        text = self._text_query(request, parsed)
-        pipeline = index.rrf_pipeline if self.settings.search.fusion == "rrf" else index.hybrid_pipeline
-        return _Route((text, knn), pipeline, "hybrid"), elapsed
-
-    def _text_query(self, request: SearchRequest, parsed: list[ParsedQuery]) -> dict[str, Any]:
-        search = self.settings.search
-        return build_multi_text_query(parsed, request.operator, tuple(search.text_fields), search.text_match_type,
-                                      search.auto_minimum_should_match)
-
-    def _bm25_route(self, request: SearchRequest, parsed: list[ParsedQuery], reason: str | None) -> _Route:
-        text = self._text_query(request, parsed)
-        return _Route((text,), self.settings.index.single_pipeline, "bm25", reason)
+            vector, problem = None, f"query embedding failed: {type(exc).__name__}: {exc}"
+        if problem and request.search_mode != "fulltext":
+            logger.debug("no query vector: {}", problem)
+        return vector, (time.perf_counter() - began) * 1000, problem
 
     def _embed(self, texts: list[str]) -> list[float] | None:
+        """The mean of the phrasings' query vectors, normalized; None when it is zero."""
         if self.embedder is None:
             raise EmbeddingError("no embedder is configured")
         if not self._embedder_state_loaded:
             load_embedder_state(self.client, self.embedder, self.settings.index)
             self._embedder_state_loaded = True
-        matrix = self.embedder.embed_documents(texts)
-        mean = matrix.mean(axis=0)
+        mean = np.mean([self.embedder.embed_query(t) for t in texts], axis=0)
         norm = float(np.linalg.norm(mean))
-        return None if norm == 0 else (mean / norm).astype(float).tolist()
+        return None if norm == 0 or not np.isfinite(norm) else (mean / norm).astype(float).tolist()
 
-    def _plan(self, request: SearchRequest, principal: Principal, route: _Route, parsed: list[ParsedQuery]) -> SearchPlan:
-        first = parsed[0]
-        wordy = any(len(w) >= 3 and w.isalpha() for w in first.plain.split())
-        suggest = first.plain if route.name != "knn" and wordy else None
-        filters = build_filters(request, list(principal.groups))
-        binding = (build_multi_binding(parsed, request.operator, tuple(self.settings.search.text_fields),
-                                       self.settings.search.text_match_type) if route.name != "bm25" else None)
-        if binding is not None:  # the dense leg may only add chunks the operator admits
-            filters["bool"]["filter"].append(binding)
-        return SearchPlan(legs=route.legs, filters=filters,
-                          offset=(request.page - 1) * request.limit, size=request.limit,
-                          max_chunks=request.max_chunks, pagination_depth=self.settings.search.pagination_depth,
-                          min_score=request.threshold, suggest_text=suggest, groups=principal.groups)
+    def _pipeline(self, route: str) -> str:
+        index = self.settings.index
+        if route != "hybrid":
+            return index.single_pipeline
+        return index.rrf_pipeline if self.settings.search.fusion == "rrf" else index.hybrid_pipeline
 
-    def _past_last_page(self, plan: SearchPlan, pipeline: str) -> dict[str, Any]:
-        """An empty page with the same totals and facets: page one's request, its hits dropped."""
-        raw = self._execute(dataclasses.replace(plan, offset=0, size=1), pipeline)
-        raw["hits"]["hits"] = []
-        return raw
+    def _execute(self, plan: SearchPlan) -> dict[str, Any]:
+        """The one engine request of a search; a page past the last answers as an empty page with the
+        totals and facets of the first."""
+        try:
+            return self._send(build_request(plan), plan.route)
+        except PastLastPage:
+            raw = self._send(build_request(dataclasses.replace(plan, offset=0, size=1)), plan.route)
+            raw["hits"]["hits"] = []
+            return raw
 
-    def _execute(self, plan: SearchPlan, pipeline: str) -> dict[str, Any]:
+    def _send(self, body: dict[str, Any], route: str) -> dict[str, Any]:
         with engine_errors():
-            return self.client.search(index=self.settings.index.alias, body=build_request(plan),
-                                      params={"search_pipeline": pipeline})
+            return self.client.search(index=self.settings.index.alias, body=body,
+                                      params={"search_pipeline": self._pipeline(route)})
 
-    def _map(self, request: SearchRequest, first: ParsedQuery, route: _Route, raw: dict[str, Any]) -> SearchResponse:
+    def _map(self, request: SearchRequest, first: ParsedQuery, plan: SearchPlan, raw: dict[str, Any]) -> SearchResponse:
         hits = raw["hits"]["hits"]
         results = [map_hit(h, request.include_context, self.settings.search.chunk_chars) for h in hits]
         aggs = raw.get("aggregations", {})
         total = int(aggs.get("total_docs", {}).get("value", len(results)))
-        if request.threshold is not None:
-            total = min(total, (request.page - 1) * request.limit + len(results)) if len(results) < request.limit \
-                else total
+        if len(results) < plan.size and hits:
+            # the engine ran out before the count did (each leg ranks at most pagination_depth chunks):
+            # this page is the last one, and its end is the exact total
+            total = plan.offset + len(results)
         correction = map_correction(raw.get("suggest"), first.plain)
         suggestions = Suggestions(corrected_query=correction)
         if total < self.settings.search.few_results:
             suggestions.related_queries = related_queries(first, correction)
-        pages = max(1, -(-total // request.limit))
-        has_more = request.page < pages and len(results) == request.limit
-        pagination = Pagination(page=request.page, limit=request.limit, total_pages=pages, has_more=has_more,
-                                next_cursor=encode_cursor(request, request.page + 1) if has_more else None)
-        meta = SearchMeta(query=request.query, total_results=total, route_used=route.name,  # type: ignore[arg-type]
-                          operator_used=request.operator,
-                          fallback_reason=route.fallback_reason, timings=Timings(), facets=map_facets(aggs),
-                          suggestions=suggestions, pagination=pagination)
+        meta = SearchMeta(query=request.query, total_results=total, route_used=plan.route,
+                          operator_used=request.operator, fallback_reason=plan.fallback_reason, timings=Timings(),
+                          facets=map_facets(aggs), suggestions=suggestions,
+                          pagination=Pagination(page=1, limit=request.limit, total_pages=1, has_more=False))
         return SearchResponse(results=results, meta=meta)
 
     def _log(self, request: SearchRequest | None, principal: Principal, response: SearchResponse | None,
@@ -318,7 +308,8 @@ def response_size(response: SearchResponse) -> int:
 
 
 def fit_budget(response: SearchResponse, budget_chars: int) -> SearchResponse:
-    """Cut context chunks (from the last result up), then highlights, then results, until it fits."""
+    """Cut context chunks (from the last result up), then highlights, then results (never the first),
+    until it fits; the caller's cursor continues after the last result kept."""
     if response_size(response) <= budget_chars:
         return response
     response.meta.truncated = True
@@ -332,6 +323,6 @@ def fit_budget(response: SearchResponse, budget_chars: int) -> SearchResponse:
         result.highlights = result.highlights[:1]
         if response_size(response) <= budget_chars:
             return response
-    while response.results and response_size(response) > budget_chars:
+    while len(response.results) > 1 and response_size(response) > budget_chars:
         response.results.pop()
     return response

@@ -11,7 +11,7 @@ from ingest.parse.model import ParsedDocument
 from ingest.parse.pdf import PdfOptions, parse_pdf
 from ingest.parse.text import strip_controls
 from service.errors import ParseError
-from service.query.models import FILE_TYPES
+from service.query.contract import FILE_TYPES
 
 SUPPORTED_TYPES = set(FILE_TYPES)
 UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"}

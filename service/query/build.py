@@ -10,10 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from service.query.models import SearchRequest
+from service.errors import InvalidQuery
+from service.query.contract import Operator, SearchRequest
 from service.query.parse import ParsedQuery
 
-Operator = Literal["AUTO", "AND", "OR", "PHRASE"]
+Route = Literal["hybrid", "bm25", "knn"]
 
 VECTOR_FIELD = "embedding"
 TEXT_FIELDS = ("text", "title", "section_title^0.5", "text.codes^0.3", "title.codes^0.3")
@@ -106,8 +107,31 @@ def build_source_filter(value: str) -> dict[str, Any]:
     return {"wildcard": {"file_path": {"value": f"*{escape_wildcard(value)}*"}}}
 
 
+def build_folder_filter(folder: str) -> dict[str, Any]:
+    """Files below ``folder``, whole path segments only: "/a/b" holds "/a/b/c.pdf", not "/a/bc.pdf"."""
+    folder = folder.rstrip("/")
+    if not folder:
+        return {"prefix": {"file_path": "/"}}
+    if folder.startswith("/"):
+        return {"prefix": {"file_path": folder + "/"}}
+    return {"wildcard": {"file_path": {"value": f"*/{escape_wildcard(folder)}/*"}}}
+
+
 def build_access_filter(groups: list[str]) -> dict[str, Any]:
     return {"terms": {"access_groups": sorted(set(groups))}}
+
+
+def build_similarity_filter(vector: list[float], threshold: float, field: str = VECTOR_FIELD) -> dict[str, Any]:
+    """Chunks whose cosine with ``vector`` is at least ``threshold``: a radial k-NN query, exact in the
+    Lucene engine, whose score in cosine space is (1 + cosine) / 2."""
+    return {"knn": {field: {"vector": vector, "min_score": (1 + threshold) / 2}}}
+
+
+def build_similarity_field(vector: list[float], field: str = VECTOR_FIELD) -> dict[str, Any]:
+    """A script field with each returned chunk's cosine to ``vector`` (null for a chunk without a vector)."""
+    source = (f"if (doc['{field}'].size() == 0) {{ return null; }} "
+              f"return cosineSimilarity(params.query_vector, doc['{field}']);")
+    return {"similarity": {"script": {"source": source, "params": {"query_vector": vector}}}}
 
 
 def build_filters(request: SearchRequest, groups: list[str]) -> dict[str, Any]:
@@ -122,6 +146,10 @@ def build_filters(request: SearchRequest, groups: list[str]) -> dict[str, Any]:
         if request.date_range.to:
             bounds["lte"] = request.date_range.to.isoformat() + "||/d"  # the whole last day, no date overflow
         clauses.append({"range": {"updated_at": bounds}})
+    if request.path:
+        clauses.append({"terms": {"file_path": request.path}})
+    if request.folder:
+        clauses.append(build_folder_filter(request.folder))
     if request.source_filter:
         clauses.append(build_source_filter(request.source_filter))
     return {"bool": {"filter": clauses}}
@@ -138,12 +166,15 @@ def build_aggregations() -> dict[str, Any]:
     }
 
 
-def build_collapse(max_chunks: int) -> dict[str, Any]:
-    """One hit per document, with its best ``max_chunks`` chunks and their highlights."""
-    return {"field": "doc_id", "inner_hits": {
+def build_collapse(max_chunks: int, vector: list[float] | None = None) -> dict[str, Any]:
+    """One hit per document, with its best ``max_chunks`` chunks, their highlights and similarity."""
+    inner: dict[str, Any] = {
         "name": "chunks", "size": max_chunks, "_source": SOURCE_EXCLUDES,
         "highlight": {"fields": {"text": {"fragment_size": 160, "number_of_fragments": 2}}, **HIGHLIGHT_TAGS},
-    }}
+    }
+    if vector is not None:
+        inner["script_fields"] = build_similarity_field(vector)
+    return {"field": "doc_id", "inner_hits": inner}
 
 
 def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
@@ -158,18 +189,71 @@ def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
 
 
 @dataclass(frozen=True)
+class SearchSettingsView:
+    """The settings a plan depends on (a pure function needs them passed in)."""
+
+    text_fields: tuple[str, ...] = TEXT_FIELDS
+    match_type: str = "most_fields"
+    auto_minimum_should_match: str | None = "1"
+    knn_k: int = 100
+    pagination_depth: int = 1000
+    fusion: str = "normalization"
+
+
+@dataclass(frozen=True)
 class SearchPlan:
     """Everything a search request needs, decided before the body is built."""
 
+    route: Route
     legs: tuple[dict[str, Any], ...]
     filters: dict[str, Any]
     offset: int
     size: int
     max_chunks: int
     pagination_depth: int
-    min_score: float | None
+    vector: list[float] | None
     suggest_text: str | None
     groups: tuple[str, ...]
+    fallback_reason: str | None = None
+
+
+def choose_route(mode: str, vector: list[float] | None) -> Route:
+    """The legs that run: the requested mode, BM25 alone when the query has no vector."""
+    if mode == "fulltext" or vector is None:
+        return "bm25"
+    return "knn" if mode == "semantic" else "hybrid"
+
+
+def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple[str, ...],
+                vector: list[float] | None, offset: int, view: SearchSettingsView,
+                fallback_reason: str | None = None) -> SearchPlan:
+    """The whole search decided from the request, the caller's groups and the query vector; no I/O.
+
+    Every filter of the request and the access filter bind every leg (a hybrid-level filter); AND, PHRASE
+    and required phrases bind the dense leg too; ``threshold`` is a radial k-NN filter."""
+    if request.threshold is not None and vector is None:
+        raise InvalidQuery("threshold needs the query's vector, and this query has none"
+                           + (f" ({fallback_reason})" if fallback_reason else ""), details={"field": "threshold"})
+    route = choose_route(request.search_mode, vector)
+    if route != "bm25" or request.search_mode == "fulltext":
+        fallback_reason = None
+    text = build_multi_text_query(parsed, request.operator, view.text_fields, view.match_type,
+                                  view.auto_minimum_should_match)
+    knn = build_knn_leg(vector, view.knn_k) if vector is not None else None
+    legs = {"bm25": (text,), "knn": (knn,), "hybrid": (text, knn)}[route]
+    filters = build_filters(request, list(groups))
+    if route != "bm25" and (binding := build_multi_binding(parsed, request.operator, view.text_fields,
+                                                           view.match_type)) is not None:
+        filters["bool"]["filter"].append(binding)  # the dense leg may only add chunks the operator admits
+    if request.threshold is not None and vector is not None:
+        filters["bool"]["filter"].append(build_similarity_filter(vector, request.threshold))
+    first = parsed[0]
+    wordy = any(len(w) >= 3 and w.isalpha() for w in first.plain.split())
+    return SearchPlan(route=route, legs=tuple(leg for leg in legs if leg is not None), filters=filters,
+                      offset=offset, size=request.limit, max_chunks=request.max_chunks,
+                      pagination_depth=view.pagination_depth, vector=vector,
+                      suggest_text=first.plain if route != "knn" and wordy else None, groups=groups,
+                      fallback_reason=fallback_reason)
 
 
 def build_search_body(query: dict[str, Any], size: int) -> dict[str, Any]:
@@ -191,11 +275,11 @@ def build_request(plan: SearchPlan) -> dict[str, Any]:
     body = build_hybrid_body(list(plan.legs), plan.size, plan.filters)
     body["query"]["hybrid"]["pagination_depth"] = plan.pagination_depth
     body["from"] = plan.offset
-    body["collapse"] = build_collapse(plan.max_chunks)
+    body["collapse"] = build_collapse(plan.max_chunks, plan.vector)
     body["aggs"] = build_aggregations()
     body["track_total_hits"] = True
-    if plan.min_score is not None:
-        body["min_score"] = plan.min_score
+    if plan.vector is not None:
+        body["script_fields"] = build_similarity_field(plan.vector)
     if plan.suggest_text:
         body["suggest"] = build_suggest(plan.suggest_text, list(plan.groups))
     return body

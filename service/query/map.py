@@ -28,12 +28,19 @@ def excerpt(text: str, fragments: list[str], limit: int) -> str:
     return "…" + cut_at_word(text[start:], limit - 1)
 
 
+def similarity_of(hit: dict[str, Any]) -> float | None:
+    """The chunk's cosine to the query (the ``similarity`` script field), clamped to 0-1; None without one."""
+    values = hit.get("fields", {}).get("similarity") or [None]
+    return None if values[0] is None else clamp(float(values[0]))
+
+
 def map_chunk(hit: dict[str, Any], score: float, limit: int) -> ChunkResult:
     src = hit["_source"]
     text = excerpt(src["text"], hit.get("highlight", {}).get("text", []), limit)
     return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"], text=text,
                        page_number=src.get("page_number"), page_label=src.get("page_label"),
-                       section_title=src.get("section_title"), relevance_score=round(score, 4))
+                       section_title=src.get("section_title"), relevance_score=round(score, 4),
+                       similarity=similarity_of(hit))
 
 
 def clamp(score: float | None) -> float:
@@ -50,6 +57,7 @@ def map_document(src: dict[str, Any], score: float) -> DocumentResult:
 def map_hit(hit: dict[str, Any], include_context: bool, chunk_chars: int) -> DocumentResult:
     """A collapsed hit: the document, its best chunks (scores scaled to the document's) and highlights."""
     doc = map_document(hit["_source"], hit.get("_score") or 0.0)
+    doc.similarity = similarity_of(hit)
     inner = hit.get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", []) or [hit]
     top = max((h.get("_score") or 0.0 for h in inner), default=0.0) or 1.0
     highlights = [f for h in inner for f in h.get("highlight", {}).get("text", [])]

@@ -2,77 +2,16 @@
 
 from __future__ import annotations
 
-from datetime import date
-from typing import Annotated, Literal, get_args
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, Field
 
-SearchMode = Literal["hybrid", "semantic", "fulltext"]
-Operator = Literal["AUTO", "AND", "OR", "PHRASE"]
+from service.query.contract import Operator
+
 Route = Literal["hybrid", "bm25", "knn"]
-#: every file type the ingest reads (ingest/parse takes its list from here); a filter on another is a mistake
-FileType = Literal["pdf", "docx", "doc", "xlsx", "xls", "pptx", "odt", "rtf", "html", "htm", "csv", "tsv", "txt",
-                   "md", "epub"]
-FILE_TYPES: tuple[str, ...] = get_args(FileType)
-MAX_PAGE_DEPTH = 1000
-
-
-class DateRange(BaseModel):
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
-
-    from_: date | None = Field(default=None, alias="from", description="First day included (YYYY-MM-DD).")
-    to: date | None = Field(default=None, description="Last day included (YYYY-MM-DD).")
-
-    @model_validator(mode="after")
-    def _ordered(self) -> DateRange:
-        if self.from_ and self.to and self.from_ > self.to:
-            raise ValueError("date_range.from is after date_range.to")
-        return self
-
-
-class SearchRequest(BaseModel):
-    """Validated search input; every bound here is the product's, not the engine's."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    query: str = Field(min_length=1, max_length=500)
-    queries: list[Annotated[str, Field(min_length=1, max_length=500)]] = Field(default_factory=list, max_length=5)
-    limit: int = Field(default=10, ge=1, le=50)
-    page: int = Field(default=1, ge=1, le=200)
-    cursor: str | None = Field(default=None, max_length=200)
-    document_types: list[FileType] = Field(default_factory=list, max_length=20)
-    date_range: DateRange | None = None
-    source_filter: str | None = Field(default=None, min_length=1, max_length=200)
-    include_context: bool = True
-    max_chunks: int = Field(default=3, ge=1, le=10)
-    search_mode: SearchMode = "hybrid"
-    operator: Operator = "AUTO"
-    threshold: float | None = Field(default=None, ge=0, le=1)
-
-    @field_validator("query", "source_filter", mode="before")
-    @classmethod
-    def _trim(cls, value: str | None) -> str | None:
-        return value.strip() if isinstance(value, str) else value
-
-    @field_validator("queries", mode="before")
-    @classmethod
-    def _trim_all(cls, value: list[str] | None) -> list[str]:
-        return [v.strip() for v in value or [] if isinstance(v, str) and v.strip()]
-
-    @field_validator("document_types", mode="before")
-    @classmethod
-    def _lower(cls, value: list[str] | None) -> list[str]:
-        return sorted({v.strip().lower().lstrip(".") for v in value or []})
-
-    @model_validator(mode="after")
-    def _depth(self) -> SearchRequest:
-        if self.page * self.limit > MAX_PAGE_DEPTH:
-            raise ValueError(f"page × limit may not exceed {MAX_PAGE_DEPTH}; narrow the query or the filters")
-        return self
-
-    @property
-    def all_queries(self) -> list[str]:
-        return list(dict.fromkeys([self.query, *self.queries]))
+SIMILARITY = ("Cosine of the query's and the chunk's vectors, 0-1 (negative cosines are 0): the same for the same "
+              "chunk and query whatever the filters, page or limit; null when the query has no vector.")
+RELEVANCE = "Rank score of this result set, 0-1 (relative: compare within one response only)."
 
 
 class ChunkResult(BaseModel):
@@ -82,7 +21,8 @@ class ChunkResult(BaseModel):
     page_number: int | None
     page_label: str | None = None
     section_title: str | None = None
-    relevance_score: float
+    relevance_score: float = Field(description=RELEVANCE)
+    similarity: float | None = Field(default=None, description=SIMILARITY)
 
 
 class DocumentResult(BaseModel):
@@ -94,7 +34,9 @@ class DocumentResult(BaseModel):
     created_at: str | None
     updated_at: str | None
     page_count: int | None = None
-    relevance_score: float = Field(ge=0, le=1)
+    relevance_score: float = Field(ge=0, le=1, description=RELEVANCE)
+    similarity: float | None = Field(default=None, description="The similarity of the document's best chunk. "
+                                     + SIMILARITY)
     highlights: list[str] = Field(default_factory=list)
     context_chunks: list[ChunkResult] = Field(default_factory=list)
 

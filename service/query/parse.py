@@ -17,11 +17,8 @@ class ParsedQuery:
     terms: str
     phrases: tuple[str, ...]
     exact: tuple[str, ...] = ()
-
-    @property
-    def plain(self) -> str:
-        """All words, without quotes (for the dense leg and suggestions)."""
-        return " ".join([*self.phrases, self.terms]).strip()
+    #: all words in the order typed, without quotes (PHRASE, the dense leg, suggestions)
+    plain: str = ""
 
 
 def parse_query(text: str) -> ParsedQuery:
@@ -29,4 +26,5 @@ def parse_query(text: str) -> ParsedQuery:
     phrases = tuple(p.strip() for m in _PHRASE_RE.finditer(text) if (p := (m[1] or m[2])).strip())
     exact = tuple(m[1].strip() for m in _PHRASE_RE.finditer(text) if m[1] and m[1].strip())
     rest = _PHRASE_RE.sub(" ", text).replace('"', " ").replace("«", " ").replace("»", " ")
-    return ParsedQuery(" ".join(rest.split()), phrases, exact)
+    plain = text.replace('"', " ").replace("«", " ").replace("»", " ")
+    return ParsedQuery(" ".join(rest.split()), phrases, exact, " ".join(plain.split()))

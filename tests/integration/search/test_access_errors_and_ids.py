@@ -144,7 +144,7 @@ def test_an_uninitialised_index_is_index_unavailable(corpus_settings, client, na
 class BrokenEmbedder:
     identity = None
 
-    def embed_documents(self, texts):
+    def embed_query(self, text):
         raise RuntimeError("model server down")
 
 
@@ -152,8 +152,8 @@ class ZeroEmbedder:
     def __init__(self, real):
         self.identity = real.identity
 
-    def embed_documents(self, texts):
-        return np.zeros((len(texts), 300), dtype=np.float32)
+    def embed_query(self, text):
+        return np.zeros(300, dtype=np.float32)
 
     def load_stats(self, stats):
         return None
@@ -171,8 +171,8 @@ def test_embedder_failure_falls_back_to_bm25_and_says_so(corpus_settings, client
 class ShortVectorEmbedder(ZeroEmbedder):
     """Vectors of the wrong dimension: the engine rejects the k-NN leg."""
 
-    def embed_documents(self, texts):
-        return np.ones((len(texts), 299), dtype=np.float32)
+    def embed_query(self, text):
+        return np.ones(299, dtype=np.float32)
 
 
 def test_hybrid_request_failure_falls_back_to_bm25(corpus_settings, client, navec_embedder, public):

@@ -152,13 +152,15 @@ def test_a_correct_query_gets_no_correction(service: SearchService, public):
     assert service.search({"query": "пожарная безопасность"}, public).meta.suggestions.corrected_query is None
 
 
-def test_threshold_drops_weak_results(service: SearchService, public):
-    args = {"query": "теплоизоляция толщина утеплителя плотность", "limit": 50, "operator": "OR"}
+def test_threshold_drops_chunks_below_the_similarity_inside_the_engine(service: SearchService, public):
+    args = {"query": "теплоизоляция толщина утеплителя плотность", "limit": 50, "operator": "OR", "max_chunks": 10}
     loose = service.search(args, public)
-    strict = service.search({**args, "threshold": 0.5}, public)
+    cut = sorted(r.similarity for r in loose.results)[len(loose.results) // 2]
+    strict = service.search({**args, "threshold": cut}, public)
     assert strict.results and len(strict.results) < len(loose.results)
-    assert all(r.relevance_score >= 0.5 for r in strict.results)
+    assert all(c.similarity >= cut - 1e-4 for r in strict.results for c in r.context_chunks)
     assert strict.meta.total_results == len(strict.results)
+    assert sum(strict.meta.facets.document_types.values()) == strict.meta.total_results
 
 
 def test_several_phrasings_are_merged_without_duplicates(service: SearchService, public):

@@ -20,8 +20,14 @@ def test_hybrid_body_excludes_vectors_and_carries_filter():
 
 from datetime import date
 
-from service.query.build import build_filters, build_request, build_source_filter, build_text_query, SearchPlan
-from service.query.models import SearchRequest
+import pytest
+
+from service.errors import InvalidQuery
+from service.query.build import (
+    SearchSettingsView, build_filters, build_folder_filter, build_request, build_source_filter, build_text_query,
+    plan_search,
+)
+from service.query.contract import SearchRequest
 from service.query.parse import parse_query
 
 
@@ -35,7 +41,7 @@ def test_text_query_with_and_requires_terms_and_phrases():
 def test_text_query_with_or_needs_any_word_and_ranks_exact_phrases_higher():
     query = build_text_query(parse_query('контроль "сварных швов"'), "OR")
     words = query["bool"]["must"]["multi_match"]
-    assert words["operator"] == "or" and words["query"] == "сварных швов контроль"
+    assert words["operator"] == "or" and words["query"] == "контроль сварных швов"
     assert query["bool"]["should"][0]["multi_match"] == {
         "query": "сварных швов", "fields": ["text", "title", "section_title", "text.codes"], "type": "phrase"}
 
@@ -70,16 +76,49 @@ def test_source_filter_escapes_wildcards():
     assert build_source_filter("/data/x") == {"prefix": {"file_path": "/data/x"}}
 
 
-def test_request_groups_per_document_with_facets_and_threshold():
-    plan = SearchPlan(legs=({"match_all": {}},), filters={"match_all": {}}, offset=20, size=10, max_chunks=2,
-                      pagination_depth=500, min_score=0.4, suggest_text="бетон", groups=("public",))
+def _plan(vector=(0.6, 0.8), groups=("public",), offset=0, **arguments):
+    request = SearchRequest(query=arguments.pop("query", "бетон"), **arguments)
+    parsed = [parse_query(q) for q in request.all_queries]
+    return plan_search(request, parsed, groups, list(vector) if vector else None, offset, SearchSettingsView())
+
+
+def test_request_groups_per_document_with_facets_similarity_and_threshold():
+    plan = _plan(offset=20, limit=10, max_chunks=2, threshold=0.4)
     body = build_request(plan)
     assert body["collapse"]["field"] == "doc_id" and body["collapse"]["inner_hits"]["size"] == 2
-    assert body["from"] == 20 and body["min_score"] == 0.4
-    assert body["query"]["hybrid"]["pagination_depth"] == 500
+    assert body["from"] == 20 and body["size"] == 10 and "min_score" not in body
+    assert body["query"]["hybrid"]["pagination_depth"] == 1000
     assert set(body["aggs"]) == {"total_docs", "document_types", "date_distribution"}
     collate = body["suggest"]["corrected"]["phrase"]["collate"]["query"]["source"]
     assert collate["bool"]["filter"] == {"terms": {"access_groups": ["public"]}}
+    radial = {"knn": {"embedding": {"vector": [0.6, 0.8], "min_score": 0.7}}}
+    assert radial in body["query"]["hybrid"]["filter"]["bool"]["filter"]
+    for hit_fields in (body["script_fields"], body["collapse"]["inner_hits"]["script_fields"]):
+        assert hit_fields["similarity"]["script"]["params"] == {"query_vector": [0.6, 0.8]}
+
+
+def test_route_follows_mode_and_vector_and_says_why_it_fell_back():
+    assert _plan(search_mode="hybrid").route == "hybrid"
+    assert _plan(search_mode="semantic").route == "knn"
+    assert _plan(search_mode="fulltext").route == "bm25"
+    request = SearchRequest(query="бетон")
+    fallen = plan_search(request, [parse_query("бетон")], ("public",), None, 0, SearchSettingsView(), "no vector")
+    assert (fallen.route, fallen.fallback_reason, len(fallen.legs)) == ("bm25", "no vector", 1)
+    assert "script_fields" not in build_request(fallen)
+
+
+def test_threshold_without_a_vector_is_refused_with_the_field():
+    with pytest.raises(InvalidQuery) as caught:
+        _plan(vector=None, threshold=0.5)
+    assert caught.value.details["field"] == "threshold"
+
+
+def test_path_and_folder_filters_are_exact_and_segment_aware():
+    clauses = build_filters(SearchRequest(query="x", path=["/a/b.pdf", "/a/b.pdf", "/c.txt"], folder="/data/norms/"),
+                            ["public"])["bool"]["filter"]
+    assert {"terms": {"file_path": ["/a/b.pdf", "/c.txt"]}} in clauses
+    assert {"prefix": {"file_path": "/data/norms/"}} in clauses
+    assert build_folder_filter("norms/fire") == {"wildcard": {"file_path": {"value": "*/norms/fire/*"}}}
 
 
 from service.query.build import build_binding, build_multi_binding  # noqa: E402
@@ -96,7 +135,7 @@ def test_auto_needs_most_words_and_requires_straight_quoted_phrases_only():
 
 def test_phrase_operator_is_the_whole_query_as_one_phrase():
     query = build_text_query(parse_query('защитный "слой" бетона'), "PHRASE")
-    assert query["multi_match"]["type"] == "phrase" and query["multi_match"]["query"] == "слой защитный бетона"
+    assert query["multi_match"]["type"] == "phrase" and query["multi_match"]["query"] == "защитный слой бетона"
 
 
 def test_binding_per_operator():

@@ -6,7 +6,7 @@ from service.errors import InvalidQuery
 from service.query.map import cut_at_word, excerpt, map_correction
 from service.query.models import DocumentResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 from service.query.parse import parse_query
-from service.search import apply_cursor, encode_cursor, fit_budget, related_queries, validate_request
+from service.search import encode_cursor, fit_budget, paginate, related_queries, request_offset, validate_request
 
 
 def test_cut_at_word_never_splits_a_word_and_marks_the_cut():
@@ -37,12 +37,29 @@ def test_related_queries_broaden_the_query():
 
 def test_cursor_round_trip_and_foreign_cursor():
     request = validate_request({"query": "бетон", "limit": 5})
-    moved = apply_cursor(validate_request({"query": "бетон", "limit": 5, "cursor": encode_cursor(request, 3)}))
-    assert moved.page == 3
-    with pytest.raises(InvalidQuery):
-        apply_cursor(validate_request({"query": "сталь", "limit": 5, "cursor": encode_cursor(request, 3)}))
-    with pytest.raises(InvalidQuery):
-        apply_cursor(validate_request({"query": "бетон", "cursor": "garbage!!"}))
+    assert request_offset(request) == 0
+    assert request_offset(validate_request({"query": "бетон", "limit": 5, "page": 3})) == 10
+    assert request_offset(validate_request({"query": "бетон", "limit": 5, "cursor": encode_cursor(request, 13)})) == 13
+    for foreign in ({"query": "сталь", "limit": 5, "cursor": encode_cursor(request, 3)},
+                    {"query": "бетон", "limit": 5, "document_types": ["pdf"], "cursor": encode_cursor(request, 3)},
+                    {"query": "бетон", "cursor": "garbage!!"},
+                    {"query": "бетон", "limit": 5, "cursor": encode_cursor(request, 5000)}):
+        with pytest.raises(InvalidQuery) as caught:
+            request_offset(validate_request(foreign))
+        assert caught.value.details["field"] == "cursor"
+
+
+def test_paginate_continues_after_the_last_result_returned():
+    request = validate_request({"query": "бетон", "limit": 10})
+    full = paginate(request, 0, 10, 25, cut=False)
+    assert (full.has_more, full.total_pages, request_offset(request.model_copy(
+        update={"cursor": full.next_cursor}))) == (True, 3, 10)
+    cut = paginate(request, 10, 4, 25, cut=True)  # the budget kept 4 of 10
+    assert cut.page == 2 and request_offset(request.model_copy(update={"cursor": cut.next_cursor})) == 14
+    last = paginate(request, 20, 5, 25, cut=False)
+    assert not last.has_more and last.next_cursor is None
+    past = paginate(request, 40, 0, 25, cut=False)
+    assert not past.has_more and past.page == 5
 
 
 def _response(results: int, chunks: int) -> SearchResponse:
@@ -64,7 +81,8 @@ def test_fit_budget_cuts_from_the_tail_until_it_fits(budget):
     response = fit_budget(_response(50, 10), budget)
     assert len(response.model_dump_json()) <= budget
     assert response.meta.truncated == (budget < 10_000_000)
-    if response.results and budget < 10_000_000:
+    assert response.results, "the first result is never dropped"
+    if budget < 10_000_000:
         assert len(response.results[0].context_chunks) >= len(response.results[-1].context_chunks)
 
 

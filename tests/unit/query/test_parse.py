@@ -22,5 +22,5 @@ def test_parse_query_splits_phrases_from_terms(text, terms, phrases):
     assert parsed.phrases == phrases
 
 
-def test_plain_joins_everything_without_quotes():
-    assert parse_query('контроль "сварных швов"').plain == "сварных швов контроль"
+def test_plain_keeps_the_words_in_the_order_typed_without_quotes():
+    assert parse_query('контроль "сварных швов" «СП 70»').plain == "контроль сварных швов СП 70"

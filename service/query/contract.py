@@ -1,0 +1,194 @@
+"""The search contract, defined once.
+
+``SearchRequest`` below is the only place a search parameter is declared: name, type, bounds, default and
+description. Everything else is generated from it:
+
+- the MCP tool's input schema (``tool_parameters``: one JSON schema per argument, bounds included);
+- the CLI options of ``stroidok search`` (``cli_parameters``: same names, hyphenated, plus ``SHORT_FLAGS``);
+- the eval's request (``eval_request``: the defaults, so eval measures what a default call gets).
+
+``CLAUSES`` says which OpenSearch clause each parameter becomes (docs/tools.md prints it), and a test fails
+when any edge differs from the model.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+from datetime import date
+from typing import Annotated, Any, Literal, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+SearchMode = Literal["hybrid", "semantic", "fulltext"]
+Operator = Literal["AUTO", "AND", "OR", "PHRASE"]
+#: every file type the ingest reads (ingest/parse takes its list from here); a filter on another is a mistake
+FileType = Literal["pdf", "docx", "doc", "xlsx", "xls", "pptx", "odt", "rtf", "html", "htm", "csv", "tsv", "txt",
+                   "md", "epub"]
+FILE_TYPES: tuple[str, ...] = get_args(FileType)
+MAX_PAGE_DEPTH = 1000
+
+Query = Annotated[str, Field(min_length=1, max_length=500)]
+PathText = Annotated[str, Field(min_length=1, max_length=1000)]
+
+
+class DateRange(BaseModel):
+    """Modification dates, both ends included; either end may be left open."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+
+    from_: date | None = Field(default=None, alias="from", description="First day included (YYYY-MM-DD).")
+    to: date | None = Field(default=None, description="Last day included (YYYY-MM-DD).")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DateRange:
+        if self.from_ and self.to and self.from_ > self.to:
+            raise ValueError("date_range.from is after date_range.to")
+        return self
+
+
+class SearchRequest(BaseModel):
+    """The arguments of ``search_documents``; every bound here is the product's, not the engine's."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: Query = Field(description="What to find, in Russian: 1-500 characters. \"Quoted\" parts are exact "
+                                     "phrases.")
+    queries: list[Query] = Field(default_factory=list, max_length=5, description=(
+        "Up to 5 further phrasings searched together; results are merged and deduplicated."))
+    limit: int = Field(default=10, ge=1, le=50, description="Documents per page, 1-50.")
+    page: int = Field(default=1, ge=1, le=200, description="Page number, from 1 (page × limit ≤ 1000).")
+    cursor: str | None = Field(default=None, min_length=1, max_length=200, description=(
+        "next_cursor of a previous response: continues exactly where it stopped (overrides page)."))
+    document_types: list[FileType] = Field(default_factory=list, max_length=20, description=(
+        "File types, any of them, e.g. [\"pdf\", \"docx\"]."))
+    path: list[PathText] = Field(default_factory=list, max_length=50, description=(
+        "Only these files: exact file_path values as results and list_sources show them."))
+    folder: PathText | None = Field(default=None, description=(
+        "Only files below this folder (whole path segments): an absolute folder from list_sources, or a "
+        "relative part such as \"norms/fire\" matched anywhere in the path."))
+    date_range: DateRange | None = Field(default=None, description=(
+        "{\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\"} on the file's modification date; either end optional."))
+    source_filter: str | None = Field(default=None, min_length=1, max_length=200, description=(
+        "A fragment of the file path or name (case-sensitive); prefer path or folder."))
+    include_context: bool = Field(default=True, description="Return the matching chunks' text.")
+    max_chunks: int = Field(default=3, ge=1, le=10, description="Chunks per document, 1-10.")
+    search_mode: SearchMode = Field(default="hybrid", description=(
+        "hybrid (BM25 + vectors, default), semantic (vectors) or fulltext (BM25)."))
+    operator: Operator = Field(default="AUTO", description=(
+        "AUTO (default, for questions): most words must match, \"straight-quoted\" parts are required phrases; "
+        "AND: every word and quoted part; OR: any word; PHRASE: the whole query as one phrase. AND, PHRASE and "
+        "required phrases bind in every search_mode."))
+    threshold: float | None = Field(default=None, ge=0, le=1, description=(
+        "Minimum similarity 0-1 (cosine of query and chunk vectors, the results' `similarity`), applied "
+        "inside the engine to every chunk before ranking, totals and facets."))
+
+    @field_validator("query", "source_filter", "folder", mode="before")
+    @classmethod
+    def _trim(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
+    @field_validator("queries", mode="before")
+    @classmethod
+    def _trim_all(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [v.strip() if isinstance(v, str) else v for v in value if not isinstance(v, str) or v.strip()]
+
+    @field_validator("document_types", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return sorted({v.strip().lower().lstrip(".") if isinstance(v, str) else v for v in value})
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _unique(cls, value: Any) -> Any:
+        return list(dict.fromkeys(value)) if isinstance(value, list) else value
+
+    @model_validator(mode="after")
+    def _depth(self) -> SearchRequest:
+        if self.page * self.limit > MAX_PAGE_DEPTH:
+            raise ValueError(f"page × limit may not exceed {MAX_PAGE_DEPTH}; narrow the query or the filters")
+        return self
+
+    @property
+    def all_queries(self) -> list[str]:
+        return list(dict.fromkeys([self.query, *self.queries]))
+
+
+#: which part of the engine request each parameter becomes (service/query/build.py builds it)
+CLAUSES: dict[str, str] = {
+    "query": "hybrid.queries: multi_match (+ match_phrase for quotes) and the k-NN leg's query vector",
+    "queries": "dis_max over each phrasing's text leg; the mean of their vectors for the k-NN leg",
+    "limit": "size (documents, after collapse on doc_id)",
+    "page": "from = (page - 1) × limit",
+    "cursor": "from = the offset the cursor carries",
+    "document_types": "filter: terms file_type",
+    "path": "filter: terms file_path",
+    "folder": "filter: prefix file_path \"<folder>/\" (absolute) or wildcard \"*/<folder>/*\" (relative)",
+    "date_range": "filter: range updated_at (gte from, lte to||/d)",
+    "source_filter": "filter: prefix file_path (absolute) or wildcard *fragment*",
+    "include_context": "collapse.inner_hits kept in the response or dropped",
+    "max_chunks": "collapse.inner_hits.size",
+    "search_mode": "which hybrid.queries legs run and with which search pipeline",
+    "operator": "multi_match operator / minimum_should_match / match_phrase, and a hybrid-level filter for "
+                "AND, PHRASE and required phrases",
+    "threshold": "hybrid-level filter: radial k-NN (min_score = (1 + threshold) / 2, cosine space)",
+}
+
+#: short CLI flags; the long flag is always the parameter's name hyphenated
+SHORT_FLAGS: dict[str, str] = {"limit": "-l", "page": "-p", "document_types": "-t", "search_mode": "-m",
+                               "operator": "-o", "queries": "-q", "max_chunks": "-c"}
+
+
+def inline_refs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` into ``defs`` replaced by the definition itself."""
+    if "$ref" in schema:
+        return inline_refs(copy.deepcopy(defs[schema["$ref"].rsplit("/", 1)[-1]]), defs)
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if isinstance(value, dict):
+            out[key] = inline_refs(value, defs)
+        elif isinstance(value, list):
+            out[key] = [inline_refs(v, defs) if isinstance(v, dict) else v for v in value]
+        else:
+            out[key] = value
+    return out
+
+
+def parameter_schemas() -> dict[str, dict[str, Any]]:
+    """Each parameter's JSON schema (bounds, enum, default, description), self-contained."""
+    schema = SearchRequest.model_json_schema()
+    defs = schema.get("$defs", {})
+    return {name: inline_refs(prop, defs) for name, prop in schema["properties"].items()}
+
+
+def default_of(name: str) -> Any:
+    """The default of parameter ``name`` (``inspect.Parameter.empty`` when it is required)."""
+    field = SearchRequest.model_fields[name]
+    return inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
+
+
+def tool_parameters() -> list[inspect.Parameter]:
+    """The MCP tool's keyword parameters: typed ``Any`` with the model's own JSON schema, so the SDK
+    publishes the exact contract and passes the arguments through untouched: the service validates them
+    once and answers ``INVALID_QUERY`` with the field."""
+    from pydantic import WithJsonSchema
+
+    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                              annotation=Annotated[Any, WithJsonSchema(schema)], default=default_of(name))
+            for name, schema in parameter_schemas().items()]
+
+
+def provided(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a caller set (None means "not given" at every edge)."""
+    return {k: v for k, v in arguments.items() if v is not None}
+
+
+def eval_request(query: str, **overrides: Any) -> dict[str, Any]:
+    """The request ``stroidok eval`` sends: the contract's defaults, the query cut to its bound."""
+    bound = SearchRequest.model_fields["query"].metadata
+    max_length = next(m.max_length for m in bound if getattr(m, "max_length", None))
+    return {"query": query[:max_length], **overrides}
