@@ -9,6 +9,7 @@ import inspect
 import json
 import sys
 from dataclasses import asdict
+from pathlib import Path
 from typing import Any, Optional
 
 import typer
@@ -186,6 +187,16 @@ def serve_cmd(http: int = typer.Option(None, "--http", help="Serve streamable HT
     from service.mcp_server import run
 
     run(state.settings, http)
+
+
+@app.command("mcp-config")
+def mcp_config() -> None:
+    """Print an MCP server entry for Claude Code with this installation's absolute path, for any project:
+    paste it into that project's .mcp.json (or run `claude mcp add stroidok -- <command> serve`)."""
+    command = Path(sys.executable).parent / "stroidok"
+    entry = {"mcpServers": {"stroidok": {"type": "stdio", "command": str(command), "args": ["serve"],
+                                         "env": {"DO_NOT_TRACK": "1", "UNSTRUCTURED_DISABLE_NOTICE": "1"}}}}
+    print(json.dumps(entry, indent=2))
 
 
 @index_app.command("migrate")

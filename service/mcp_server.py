@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any
@@ -29,6 +29,7 @@ from service.errors import InvalidQuery, StroidokError, Unauthorized
 from service.opensearch import build_client
 from service.query.contract import provided, tool_parameters
 from service.query.models import DocumentResponse, SearchResponse, SourcesResponse
+from service.querylog import QueryLog, call_entry
 from service.search import SearchService
 from service.security import Principal, known_token, stdio_principal, token_principal
 from service.settings import ServerSettings, Settings
@@ -74,9 +75,25 @@ def product_error(exc: BaseException, known: set[str] | None) -> StroidokError:
     return StroidokError("the tool failed unexpectedly; the server log has the details")
 
 
+def from_service(exc: BaseException) -> bool:
+    """Whether a product error raised by the service is among ``exc``'s causes."""
+    cause = exc.__cause__
+    while cause is not None:
+        if isinstance(cause, StroidokError):
+            return True
+        cause = cause.__cause__
+    return False
+
+
+Refusal = Callable[[str, dict[str, Any], StroidokError], None]
+
+
 class ProductServer(MCPServer):
     """The SDK's server, with every failure answered as the product's error object (no SDK prefix, no
-    SDK validation text) and unknown arguments refused instead of ignored."""
+    SDK validation text) and unknown arguments refused instead of ignored. Calls refused here, before
+    the service sees them, go to ``on_refused`` (the query log)."""
+
+    on_refused: Refusal | None = None
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         tool = self._tool_manager.get_tool(name)
@@ -88,9 +105,27 @@ class ProductServer(MCPServer):
                                                          for u in unknown[:20]], "known": sorted(known)})
             return await super().call_tool(name, arguments, context)
         except InvalidQuery as exc:
+            self._refused(name, arguments, exc)
             raise ToolError(error_text(exc)) from exc
         except ToolError as exc:
-            raise ToolError(error_text(product_error(exc, known))) from exc
+            error = product_error(exc, known)
+            if not from_service(exc):  # the service has logged its own errors
+                self._refused(name, arguments, error)
+            raise ToolError(error_text(error)) from exc
+
+    def _refused(self, name: str, arguments: dict[str, Any], error: StroidokError) -> None:
+        if self.on_refused is not None:
+            self.on_refused(name, arguments, error)
+
+
+def refusal_logger(settings: Settings) -> Refusal:
+    """Records a call refused before it reached the service (unknown or malformed arguments, no token)."""
+    log = QueryLog(build_client(settings), settings.index.queries_index, settings.search.log_queries)
+
+    def record(tool: str, arguments: dict[str, Any], error: StroidokError) -> None:
+        log.record(call_entry(tool, arguments, "unknown", None, 0.0, error=error))
+
+    return record
 
 
 def caller(ctx: Context | None, state: AppState) -> tuple[Principal, str]:
@@ -115,6 +150,7 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         yield AppState(built, settings)
 
     server = ProductServer(name="stroidok-search", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
+    server.on_refused = refusal_logger(settings)
 
     def state_of(ctx: Context) -> AppState:
         return ctx.request_context.lifespan_context
@@ -170,14 +206,18 @@ class RequireToken:
     """ASGI guard: with tokens configured, a request without a valid bearer token gets 401 and our
     ``UNAUTHORIZED`` object, before the MCP layer sees it (no session, no tool list)."""
 
-    def __init__(self, app: Any, settings: ServerSettings) -> None:
-        self.app, self.settings = app, settings
+    def __init__(self, app: Any, settings: ServerSettings, on_refused: Refusal | None = None) -> None:
+        self.app, self.settings, self.on_refused = app, settings, on_refused
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and self.settings.tokens:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             if known_token(self.settings, headers.get("authorization")) is None:
-                body = error_text(Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)"))
+                error = Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
+                if self.on_refused is not None:
+                    client = scope.get("client") or ("?", 0)
+                    self.on_refused("http", {"path": scope.get("path"), "client": client[0]}, error)
+                body = error_text(error)
                 await send({"type": "http.response.start", "status": 401, "headers": [
                     (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
                 await send({"type": "http.response.body", "body": body.encode()})
@@ -190,7 +230,7 @@ def http_app(server: MCPServer, settings: ServerSettings) -> Any:
     app = server.streamable_http_app(stateless_http=True, host=settings.host,
                                      transport_security=transport_security(settings),
                                      max_request_body_size=settings.max_body_bytes)
-    return RequireToken(app, settings)
+    return RequireToken(app, settings, getattr(server, "on_refused", None))
 
 
 def run(settings: Settings, http_port: int | None = None) -> None:

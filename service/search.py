@@ -12,7 +12,8 @@ import hashlib
 import json
 import re
 import time
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import numpy as np
 from cachetools import TTLCache
@@ -34,10 +35,11 @@ from service.query.models import (
     DocumentResponse, Pagination, SearchMeta, SearchResponse, SourcesResponse, Suggestions, Timings,
 )
 from service.query.parse import ParsedQuery, parse_query
-from service.querylog import QueryLog
+from service.querylog import QueryLog, call_entry
 from service.security import Principal, RateLimiter
 from service.settings import Settings
 
+T = TypeVar("T")
 _ID_RE = re.compile(r"^(?P<doc>[0-9a-f]{20})(?::(?P<chunk>\d{1,7}))?$")
 
 
@@ -115,18 +117,24 @@ class SearchService:
 
     # -- search -----------------------------------------------------------------------------------
 
-    def search(self, arguments: dict[str, Any], principal: Principal, client_id: str | None = None) -> SearchResponse:
+    def _call(self, tool: str, arguments: dict[str, Any], principal: Principal, client_id: str | None,
+              run: Callable[[float], T]) -> T:
+        """Every tool call: rate limit, run, one query-log entry (refused and failed calls included)."""
         began = time.perf_counter()
-        request: SearchRequest | None = None
         try:
-            self.limiter.check(client_id or principal.name, "search_documents")
-            request = validate_request(arguments)
-            response = self._cached_or_run(request, principal, began)
-        except StroidokError as exc:
-            self._log(request, principal, None, exc, began, arguments)
+            self.limiter.check(client_id or principal.name, tool)
+            result = run(began)
+        except Exception as exc:
+            self.log.record(call_entry(tool, arguments, principal.name, client_id,
+                                       (time.perf_counter() - began) * 1000, error=exc))
             raise
-        self._log(request, principal, response, None, began, arguments)
-        return response
+        self.log.record(call_entry(tool, arguments, principal.name, client_id, (time.perf_counter() - began) * 1000,
+                                   result=result))
+        return result
+
+    def search(self, arguments: dict[str, Any], principal: Principal, client_id: str | None = None) -> SearchResponse:
+        return self._call("search_documents", arguments, principal, client_id,
+                          lambda began: self._cached_or_run(validate_request(arguments), principal, began))
 
     def _cached_or_run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
         if self.cache is None:
@@ -242,24 +250,6 @@ class SearchService:
                           pagination=Pagination(page=1, limit=request.limit, total_pages=1, has_more=False))
         return SearchResponse(results=results, meta=meta)
 
-    def _log(self, request: SearchRequest | None, principal: Principal, response: SearchResponse | None,
-             error: StroidokError | None, began: float, arguments: dict[str, Any]) -> None:
-        entry: dict[str, Any] = {
-            "tool": "search_documents", "principal": principal.name,
-            "query": str((request.query if request else arguments.get("query")) or "")[:500],
-            "status": "error" if error else "ok", "error_code": error.code if error else None,
-            "total_ms": round((time.perf_counter() - began) * 1000, 2),
-        }
-        if request:
-            entry.update(search_mode=request.search_mode, operator=request.operator, page=request.page,
-                         document_types=request.document_types)
-        if response:
-            entry.update(route_used=response.meta.route_used, total_results=response.meta.total_results,
-                         returned=len(response.results), cached=response.meta.cached,
-                         truncated=response.meta.truncated, embedding_ms=response.meta.timings.embedding_ms,
-                         search_ms=response.meta.timings.search_ms)
-        self.log.record(entry)
-
     # -- retrieval by id --------------------------------------------------------------------------
 
     def get_document(self, result_id: str, principal: Principal, client_id: str | None = None) -> DocumentResponse:
@@ -267,7 +257,10 @@ class SearchService:
 
         A document the caller may not read answers ``NOT_FOUND``, exactly like one that does not exist,
         so ids cannot be probed for existence."""
-        self.limiter.check(client_id or principal.name, "get_document")
+        return self._call("get_document", {"id": result_id}, principal, client_id,
+                          lambda _: self._get_document(result_id, principal))
+
+    def _get_document(self, result_id: str, principal: Principal) -> DocumentResponse:
         match = _ID_RE.match(result_id.strip()) if isinstance(result_id, str) else None
         if not match:
             raise InvalidQuery("id must be a document id (20 hex characters) or a chunk id (<document id>:<n>)")
@@ -292,7 +285,9 @@ class SearchService:
 
     def list_sources(self, principal: Principal, client_id: str | None = None) -> SourcesResponse:
         """What the caller can search: documents by type and folder, the date span."""
-        self.limiter.check(client_id or principal.name, "list_sources")
+        return self._call("list_sources", {}, principal, client_id, lambda _: self._list_sources(principal))
+
+    def _list_sources(self, principal: Principal) -> SourcesResponse:
         with engine_errors():
             raw = self.client.search(index=self.settings.index.alias, body=build_sources_body(list(principal.groups)))
         aggs = raw["aggregations"]

@@ -162,7 +162,11 @@ def parameter_schemas() -> dict[str, dict[str, Any]]:
     """Each parameter's JSON schema (bounds, enum, default, description), self-contained."""
     schema = SearchRequest.model_json_schema()
     defs = schema.get("$defs", {})
-    return {name: inline_refs(prop, defs) for name, prop in schema["properties"].items()}
+    out = {name: inline_refs(prop, defs) for name, prop in schema["properties"].items()}
+    for name, prop in out.items():
+        if (default := default_of(name)) is not inspect.Parameter.empty:
+            prop.setdefault("default", default)
+    return out
 
 
 def default_of(name: str) -> Any:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import uuid
+
 import numpy as np
 import pytest
 from opensearchpy import OpenSearch
@@ -216,3 +219,30 @@ def test_every_query_is_logged_to_the_query_index(corpus_settings, client, navec
     assert by_status["ok"]["route_used"] == "hybrid" and by_status["ok"]["principal"] == "tester"
     assert by_status["ok"]["total_ms"] > 0
     assert by_status["error"]["error_code"] == "INVALID_QUERY"
+
+
+def test_every_tool_call_is_logged_with_its_arguments_refused_ones_included(corpus_settings, client, navec_embedder,
+                                                                            public):
+    settings = corpus_settings.model_copy(deep=True)
+    settings.search.rate_limit = "1/minute"
+    service = SearchService(settings, client, navec_embedder)
+    marker = f"журнал-{uuid.uuid4().hex[:8]}"
+    found = service.search({"query": "бетон", "folder": marker, "document_types": ["pdf"], "limit": 3}, public,
+                           marker)
+    service.list_sources(public, marker)
+    with pytest.raises(NotFound):
+        service.get_document("0" * 20, public, marker)
+    with pytest.raises(RateLimited):
+        service.search({"query": "бетон"}, public, marker)
+    index = settings.index.queries_index
+    client.indices.refresh(index=index)
+    hits = client.search(index=index, body={"query": {"term": {"client": marker}}, "size": 10,
+                                            "sort": [{"timestamp": "asc"}]})["hits"]["hits"]
+    entries = [h["_source"] for h in hits]
+    assert [(e["tool"], e["status"], e["error_code"]) for e in entries] == [
+        ("search_documents", "ok", None), ("list_sources", "ok", None), ("get_document", "error", "NOT_FOUND"),
+        ("search_documents", "error", "RATE_LIMIT")]
+    first = entries[0]
+    assert json.loads(first["arguments"]["folder"]) == marker and json.loads(first["arguments"]["limit"]) == 3
+    assert first["document_types"] == ["pdf"] and first["total_results"] == found.meta.total_results == 0
+    assert entries[2]["arguments"] == {"id": json.dumps("0" * 20)}

@@ -10,6 +10,7 @@ import sys
 import tempfile
 import time
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 import anyio
 import httpx2
@@ -115,7 +116,8 @@ def test_mcp_over_streamable_http(opensearch_url: str, corpus_settings):
         check(anyio.run(run))
 
 
-def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings):
+def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings, client):
+    since = datetime.now(UTC).isoformat()
     tokens = json.dumps({"public-token": ["public"], "legal-token": ["legal"]})
     port = free_port()
     query = {"query": "гидрофобизатор кремнийорганический", "search_mode": "fulltext"}
@@ -132,6 +134,7 @@ def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings):
     assert legal.structured_content["meta"]["total_results"] == 1
     assert public.structured_content["meta"]["total_results"] == 0
     assert nobody.status_code == 401 and nobody.json()["code"] == "UNAUTHORIZED"
+    assert logged_since(client, corpus_settings, since, error_code="UNAUTHORIZED")
 
 
 SCHEMA_ERRORS = [({"query": "бетон", "limit": "abc"}, "limit"), ({"query": "бетон", "search_mode": "bogus"}, "search_mode"),
@@ -140,15 +143,43 @@ SCHEMA_ERRORS = [({"query": "бетон", "limit": "abc"}, "limit"), ({"query": 
                  ({"query": "бетон", "operator": "XOR"}, "operator")]
 
 
-def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_url: str, corpus_settings):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"],
-                                   env=server_env(opensearch_url, corpus_settings))
+def logged_since(client, settings, since: str, **term: str) -> list[dict]:
+    index = settings.index.queries_index
+    client.indices.refresh(index=index)
+    query = {"bool": {"filter": [{"range": {"timestamp": {"gte": since}}},
+                                 *({"term": {k: v}} for k, v in term.items())]}}
+    hits = client.search(index=index, body={"query": query, "size": 100, "sort": [{"timestamp": "asc"}]})
+    return [h["_source"] for h in hits["hits"]["hits"]]
 
-    async def run() -> list:
-        async with Client(params, read_timeout_seconds=120) as client:
-            return [await client.call_tool("search_documents", arguments) for arguments, _ in SCHEMA_ERRORS]
 
-    for result, (_, field) in zip(anyio.run(run), SCHEMA_ERRORS):
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_url: str, corpus_settings, client,
+                                                                    transport):
+    since = datetime.now(UTC).isoformat()
+    env = server_env(opensearch_url, corpus_settings)
+
+    async def calls(mcp: Client) -> list:
+        return [await mcp.call_tool("search_documents", arguments) for arguments, _ in SCHEMA_ERRORS]
+
+    if transport == "stdio":
+        params = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"], env=env)
+
+        async def run() -> list:
+            async with Client(params, read_timeout_seconds=120) as mcp:
+                return await calls(mcp)
+
+        results = anyio.run(run)
+    else:
+        with http_server(env, free_port()) as url:
+            async def run_http() -> list:
+                async with Client(url, read_timeout_seconds=120) as mcp:
+                    return await calls(mcp)
+
+            results = anyio.run(run_http)
+    for result, (_, field) in zip(results, SCHEMA_ERRORS):
         error = json.loads(result.content[0].text)  # the whole text is our JSON object: no SDK prefix
         assert result.is_error and error["code"] == "INVALID_QUERY", error
         assert field in [p["field"] for p in error["details"]["problems"]], error
+    refused = logged_since(client, corpus_settings, since, error_code="INVALID_QUERY")
+    assert len(refused) == len(SCHEMA_ERRORS), "every refused call is in the query log"
+    assert {"no_such_field", "query"} <= {k for e in refused for k in e["arguments"]}

@@ -1,0 +1,80 @@
+"""Every edge of the search contract is generated from ``SearchRequest``: MCP schema, CLI options, eval."""
+
+from __future__ import annotations
+
+import asyncio
+
+import typer
+
+from service.cli import SPLIT_AT_COMMAS, app, cli_arguments, cli_flag
+from service.mcp_server import build_server
+from service.query.contract import CLAUSES, SHORT_FLAGS, SearchRequest, eval_request, parameter_schemas
+from service.settings import Settings
+
+FIELDS = set(SearchRequest.model_fields)
+
+
+def search_command():
+    return typer.main.get_command(app).commands["search"]  # type: ignore[attr-defined]
+
+
+def mcp_input_schema() -> dict:
+    server = build_server(Settings(), service=object())  # type: ignore[arg-type]
+    tools = asyncio.run(server.list_tools())
+    return next(t for t in tools if t.name == "search_documents").input_schema
+
+
+def test_mcp_tool_parameters_are_the_request_model_fields_with_their_schemas():
+    schema = mcp_input_schema()
+    assert set(schema["properties"]) == FIELDS
+    assert schema["required"] == ["query"]
+    for name, expected in parameter_schemas().items():
+        published = {k: v for k, v in schema["properties"][name].items() if k != "title"}
+        assert published == {k: v for k, v in expected.items() if k != "title"}, name
+
+
+def test_cli_options_are_the_mcp_parameters_hyphenated_with_short_flags():
+    params = {p.name: p for p in search_command().params}
+    assert set(params) - {"fmt"} == FIELDS
+    assert params["query"].param_type_name == "argument"
+    for name in FIELDS - {"query"}:
+        assert cli_flag(name) in params[name].opts, name
+        if name in SHORT_FLAGS:
+            assert SHORT_FLAGS[name] in params[name].opts + params[name].secondary_opts
+    assert {"-l", "-t", "-m", "-f"} <= {o for p in params.values() for o in p.opts}
+
+
+def test_cli_defaults_are_the_contract_defaults():
+    params = {p.name: p for p in search_command().params}
+    for name, field in SearchRequest.model_fields.items():
+        if field.is_required():
+            continue
+        default = field.get_default(call_default_factory=True)
+        shown = params[name].default
+        if isinstance(default, list):
+            assert shown in (None, []), name
+        elif isinstance(default, bool):
+            assert shown is default, name
+        else:
+            assert shown == (None if default is None else str(default)), name
+
+
+def test_every_parameter_says_which_engine_clause_it_becomes():
+    assert set(CLAUSES) == FIELDS
+
+
+def test_cli_values_become_contract_arguments():
+    arguments = cli_arguments({"query": "бетон", "document_types": ["pdf,docx", "txt"], "path": ["/a,b.pdf"],
+                               "date_range": "2020-01-01..", "limit": "5", "cursor": None})
+    assert arguments == {"query": "бетон", "document_types": ["pdf", "docx", "txt"], "path": ["/a,b.pdf"],
+                         "date_range": {"from": "2020-01-01", "to": None}, "limit": "5"}
+    request = SearchRequest.model_validate(arguments)
+    assert request.limit == 5 and request.date_range is not None and request.document_types == ["docx", "pdf", "txt"]
+    assert SPLIT_AT_COMMAS == {"document_types"}
+
+
+def test_eval_sends_the_contract_defaults():
+    request = SearchRequest.model_validate(eval_request("x" * 900, search_mode="fulltext"))
+    defaults = SearchRequest(query="x")
+    assert len(request.query) == 500
+    assert request.model_dump(exclude={"query", "search_mode"}) == defaults.model_dump(exclude={"query", "search_mode"})
