@@ -8,7 +8,7 @@ export DO_NOT_TRACK := 1
 export UNSTRUCTURED_DISABLE_NOTICE := 1
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install demo test unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
+.PHONY: install demo test lint unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -35,8 +35,13 @@ demo: install
 	$(BIN)/stroidok engine status
 	$(BIN)/stroidok search "требования к ширине эвакуационных выходов" --limit 3 --max-chunks 1
 
-## test: install and run the whole suite (integration tests start their own node)
-test: install
+## lint: ruff over the repo, mypy --strict over service/ and ingest/ (part of `make test`)
+lint: $(STAMP)
+	$(BIN)/ruff check .
+	$(BIN)/mypy
+
+## test: install, lint, and run the whole suite (integration tests start their own node)
+test: install lint
 	$(BIN)/pytest
 
 SHARED ?= ../shared/data

@@ -37,8 +37,16 @@ from tests.conftest import free_port, managed_engine_settings
 from tests.integration.search.test_mcp import http_server, server_env
 from tests.reliability import hostile, probes
 from tests.reliability.crash import (
-    REPO, chunk_state, ingest_env, kill_hard, marked_processes, new_marker, registry_count, run_ingest_cli,
-    start_ingest, wait_until,
+    REPO,
+    chunk_state,
+    ingest_env,
+    kill_hard,
+    marked_processes,
+    new_marker,
+    registry_count,
+    run_ingest_cli,
+    start_ingest,
+    wait_until,
 )
 
 NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
@@ -94,7 +102,7 @@ def ingest_kills(url: str, root: Path, kills: int, rng: random.Random) -> dict[s
         running = start_ingest(root, ingest_env(url, alias, marker))
         time.sleep(rng.uniform(1.0, 8.0))
         kill_hard(running)
-        orphans += 0 if wait_until(lambda: not marked_processes(marker), timeout=10) else len(marked_processes(marker))
+        orphans += 0 if wait_until(lambda m=marker: not marked_processes(m), timeout=10) else len(marked_processes(marker))
     final = run_ingest_cli(root, ingest_env(url, alias))
     return {"kills": kills, "orphan_processes": orphans, "final_rerun_exit": final.returncode,
             **compare(client, alias, url, root)}

@@ -53,7 +53,9 @@ class _Chunker:
         self.size, self.overlap = size, min(overlap, size // 2)
         self.chunks: list[ChunkText] = []
         self.parts: list[str] = []
-        self.page, self.label, self.section = 1, None, None
+        self.page: int = 1
+        self.label: str | None = None
+        self.section: str | None = None
         self.carry = ""
         self.has_body = False
 

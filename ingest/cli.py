@@ -70,7 +70,7 @@ def show_status(settings: Settings, as_json: bool) -> None:
         "pages": sum(e.get("page_count", 0) for e in entries),
         "ocr_pages": sum(e.get("ocr_pages", 0) for e in entries),
         "by_type": dict(Counter(e.get("file_type") for e in entries)),
-        "roots": sorted({e.get("root") for e in entries}),
+        "roots": sorted({str(e.get("root")) for e in entries}),
         "last_indexed_at": max((e.get("indexed_at", "") for e in entries), default=None),
     }
     if as_json:
@@ -104,8 +104,15 @@ def eval_command(
 ) -> None:
     """Relevance of the product on a BEIR-format set: nDCG@10, Recall@5/10, MRR@10, P@5, success@5, latency."""
     from ingest.evaluate import (
-        EvalSet, distractor_passages, eval_settings, evaluate, format_table, load_beir, load_page_documents,
-        load_qrels, read_jsonl,
+        EvalSet,
+        distractor_passages,
+        eval_settings,
+        evaluate,
+        format_table,
+        load_beir,
+        load_page_documents,
+        load_qrels,
+        read_jsonl,
     )
 
     if (corpus is None) == (documents is None):

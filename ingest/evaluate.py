@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import ir_measures
-from ir_measures import P, R, RR, Success, nDCG
+from ir_measures import RR, P, R, Success, nDCG
 from opensearchpy import OpenSearch
 
 from ingest.chunk import chunk_blocks
@@ -139,7 +139,9 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
              operator: str | None = None) -> ModeResult:
     """Every query as a default ``search_documents`` call in ``mode`` (and ``operator`` when given)."""
     principal = Principal.of("eval", [])
-    run, latencies, routes = [], [], {}
+    run: list[ir_measures.ScoredDoc] = []
+    latencies: list[float] = []
+    routes: dict[str, int] = {}
     for query_id, text in evalset.queries.items():
         began = time.perf_counter()
         response = service.search(eval_request(text, search_mode=mode, **({"operator": operator} if operator else {})),

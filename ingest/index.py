@@ -72,7 +72,7 @@ def vector_or_none(vector: np.ndarray | None) -> list[float] | None:
     and stays findable through BM25."""
     if vector is None or not np.any(vector):
         return None
-    return vector.tolist()
+    return [float(v) for v in vector]
 
 
 def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[float] | None,
@@ -109,7 +109,7 @@ def build_registry_source(doc: PreparedDocument, now: str) -> dict[str, Any]:
 def chunk_actions(doc: PreparedDocument, alias: str, now: str) -> Iterator[dict[str, Any]]:
     """Index every chunk, then delete the ids a longer previous version left behind."""
     vectors = doc.vectors if doc.vectors is not None else [None] * len(doc.chunks)
-    for chunk, vector in zip(doc.chunks, vectors):
+    for chunk, vector in zip(doc.chunks, vectors, strict=True):
         yield {"_op_type": "index", "_index": alias, "_id": chunk_id(doc.doc_id, chunk.index),
                "_source": build_chunk_source(doc, chunk, vector_or_none(vector), now)}
     for stale in range(len(doc.chunks), doc.previous_chunks):

@@ -19,18 +19,25 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import FrameType
+from typing import Any, cast
 
 from loguru import logger
 from opensearchpy import OpenSearch
-from pebble import ProcessPool
-from pebble.common import ProcessExpired
+from pebble import ProcessExpired, ProcessPool
 
 from ingest.access import AccessRules, load_rules
 from ingest.discover import Rejected, SourceFile, content_hash, discover, os_reason
-from ingest.index import (PreparedDocument, delete_document, embedding_texts, ensure_manual_refresh, load_registry,
-                          write_documents, written_before)
+from ingest.index import (
+    PreparedDocument,
+    delete_document,
+    embedding_texts,
+    ensure_manual_refresh,
+    load_registry,
+    write_documents,
+    written_before,
+)
 from ingest.parse import ParseOptions
-from ingest.parse.pdf import OcrMode, PdfOptions
+from ingest.parse.pdf import OcrMode, PdfOptions, PdfParser
 from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.watchdog import Watchdog
 from ingest.worker import SINGLE_THREADED, ParseJob, ParseResult, init_worker, run_job
@@ -65,19 +72,19 @@ class Interrupted(IngestError):
 class Plan:
     todo: list[tuple[SourceFile, str]]
     unchanged: list[SourceFile]
-    gone: list[dict]
+    gone: list[dict[str, Any]]
     too_big: list[SourceFile]
     rejected: list[Rejected] = field(default_factory=list)
     aliases: list[SourceFile] = field(default_factory=list)
 
 
-def is_current(entry: dict | None, digest: str, groups: list[str]) -> bool:
+def is_current(entry: dict[str, Any] | None, digest: str, groups: list[str]) -> bool:
     """A registry entry describes this exact file version with these access groups, fully written."""
-    return bool(entry) and not entry.get("pending") and entry.get("content_hash") == digest \
+    return entry is not None and bool(entry) and not entry.get("pending") and entry.get("content_hash") == digest \
         and sorted(entry.get("access_groups") or []) == sorted(groups)
 
 
-def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict], roots: list[Path], force: bool,
+def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, Any]], roots: list[Path], force: bool,
              max_bytes: int, rules: AccessRules | None = None) -> Plan:
     """Which files to parse, which are unchanged (same bytes, same access groups), which indexed
     documents lost their file, and which files cannot be read (reported, never fatal)."""
@@ -186,7 +193,7 @@ def _failure_reason(exc: Exception, timeout_s: float) -> str:
 
 def _parse_options(options: IngestOptions, settings: Settings) -> ParseOptions:
     ingest = settings.ingest
-    pdf = PdfOptions(parser=options.pdf_parser or ingest.pdf_parser, ocr=options.ocr,
+    pdf = PdfOptions(parser=cast(PdfParser, options.pdf_parser or ingest.pdf_parser), ocr=options.ocr,
                      ocr_languages=ingest.ocr_languages, ocr_min_chars=ingest.ocr_min_chars)
     return ParseOptions(pdf=pdf, encoding=options.encoding)
 
@@ -305,7 +312,7 @@ def worker_context(preload_unstructured: bool) -> multiprocessing.context.BaseCo
 
 
 def _parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: AccessRules,
-               registry: dict[str, dict], batcher: _Batcher, report: RunReport, reporter: Reporter,
+               registry: dict[str, dict[str, Any]], batcher: _Batcher, report: RunReport, reporter: Reporter,
                watchdog: Watchdog) -> None:
     if not plan.todo:
         return
@@ -318,7 +325,7 @@ def _parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: Ac
                        initargs=(ingest.file_memory_mb,), context=worker_context(needs_unstructured))
     try:
         with signals_interrupt():
-            futures = {
+            futures: dict[cf.Future[ParseResult], tuple[SourceFile, str]] = {
                 pool.schedule(run_job, (ParseJob(str(f.path), parse_options, ingest.chunk_chars, ingest.chunk_overlap,
                                                  digest),), timeout=ingest.file_timeout_s): (f, digest)
                 for f, digest in plan.todo
@@ -329,18 +336,18 @@ def _parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: Ac
                 watchdog.progress("parsing", source.display)
                 _collect(future, source, digest, rules, registry, batcher, report, reporter, ingest.file_timeout_s)
     except BaseException:
-        pool.stop()
+        pool.stop()  # type: ignore[no-untyped-call]  # pebble is untyped
         pool.join(timeout=10)
         raise
-    pool.close()
+    pool.close()  # type: ignore[no-untyped-call]
     pool.join()
 
 
-def _collect(future: cf.Future, source: SourceFile, digest: str, rules: AccessRules, registry: dict[str, dict],
+def _collect(future: cf.Future[ParseResult], source: SourceFile, digest: str, rules: AccessRules, registry: dict[str, dict[str, Any]],
              batcher: _Batcher, report: RunReport, reporter: Reporter, timeout_s: float) -> None:
     try:
         result: ParseResult = future.result()
-    except Exception as exc:  # noqa: BLE001 — every parser failure becomes a reported outcome
+    except Exception as exc:
         _record(report, reporter, FileOutcome(source.display, "failed", reason=_failure_reason(exc, timeout_s)))
         return
     report.timings["parse"] += result.seconds

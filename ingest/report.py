@@ -6,7 +6,7 @@ import sys
 import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from loguru import logger
 from rich.console import Console
@@ -43,7 +43,7 @@ class RunReport:
         self.outcomes.append(outcome)
 
     @property
-    def counts(self) -> Counter:
+    def counts(self) -> Counter[str]:
         return Counter(o.status for o in self.outcomes)
 
     @property
@@ -56,7 +56,7 @@ class RunReport:
                 "chunks": sum(o.chunks for o in indexed), "pages": sum(o.pages for o in indexed),
                 "wall_s": round(self.wall_s, 2), **{f"{k}_s": round(v, 2) for k, v in self.timings.items()}}
 
-    def to_dict(self) -> dict:
+    def to_dict(self) -> dict[str, Any]:
         return {"files": [asdict(o) for o in self.outcomes], "totals": self.totals()}
 
 

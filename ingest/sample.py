@@ -16,6 +16,7 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 from loguru import logger
 
@@ -24,8 +25,9 @@ FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 DEFAULT_SHARED = Path(os.environ.get("STROIDOK_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 
 
-def load_standard(shared: Path, name: str) -> dict:
-    return json.loads((shared / CORPUS / f"{name}.json").read_text(encoding="utf-8"))
+def load_standard(shared: Path, name: str) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((shared / CORPUS / f"{name}.json").read_text(encoding="utf-8"))
+    return data
 
 
 def list_standards(shared: Path) -> list[str]:
@@ -34,12 +36,13 @@ def list_standards(shared: Path) -> list[str]:
 
 def render_pdf(pages: list[str], path: Path, title: str) -> Path:
     """One PDF page per source page, text wrapped to the page width, DejaVu for Cyrillic."""
+    from xml.sax.saxutils import escape
+
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
     from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
-    from xml.sax.saxutils import escape
 
     if "DejaVu" not in pdfmetrics.getRegisteredFontNames():
         pdfmetrics.registerFont(TTFont("DejaVu", str(FONT)))

@@ -10,7 +10,7 @@ import json
 import sys
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from loguru import logger
@@ -131,13 +131,13 @@ def contract_option(name: str, schema: dict[str, Any]) -> inspect.Parameter:
     if schema.get("type") == "array":
         option = typer.Option(None, *flags, help=help_text + " Repeat the option" + (
             ", or separate values with commas." if enum else " for each value."))
-        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[list[str]], default=option)
+        return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=list[str] | None, default=option)
     if name == "date_range":
         help_text += " On the command line: FROM..TO, either end may be empty (2020-01-01.., ..2024-12-31)."
     default = default_of(name)
     shown = None if default is inspect.Parameter.empty or default is None else str(default)
     option = typer.Option(shown, *flags, help=help_text)
-    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Optional[str], default=option)
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=str | None, default=option)
 
 
 def cli_arguments(values: dict[str, Any]) -> dict[str, Any]:

@@ -53,7 +53,7 @@ class IndexStatus:
 
 def load_json(relative: str, templates_dir: Path = TEMPLATES_DIR) -> dict[str, Any]:
     """A JSON file from ``index_templates/`` with its ``_comment`` keys removed."""
-    data = json.loads((templates_dir / relative).read_text(encoding="utf-8"))
+    data: dict[str, Any] = json.loads((templates_dir / relative).read_text(encoding="utf-8"))
     data.pop("_comment", None)
     return data
 
@@ -111,12 +111,13 @@ def _installed_template_hash(client: OpenSearch, name: str) -> str | None:
     except os_exc.NotFoundError:
         return None
     template = found["index_templates"][0]["index_template"]
-    return template.get("template", {}).get("mappings", {}).get("_meta", {}).get(HASH_KEY, "")
+    return str(template.get("template", {}).get("mappings", {}).get("_meta", {}).get(HASH_KEY, ""))
 
 
 def _installed_pipeline(client: OpenSearch, pipeline_id: str) -> dict[str, Any] | None:
     try:
-        return client.search_pipeline.get(id=pipeline_id)[pipeline_id]
+        pipeline: dict[str, Any] = client.search_pipeline.get(id=pipeline_id)[pipeline_id]
+        return pipeline
     except os_exc.NotFoundError:
         return None
 
@@ -234,9 +235,10 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
     atomically and drop the old index. Vectors come along through k-NN derived source."""
     with engine_errors():
         _apply_template(client, settings, wanted_template(settings, templates_dir))
-        (old,) = _alias_indices(client, settings.alias)[-1:] or [None]
-        if old is None:
+        current = _alias_indices(client, settings.alias)[-1:]
+        if not current:
             raise IndexSetupError(f"alias {settings.alias} points to no index; run `stroidok index init`")
+        old = current[0]
         new = next_index_name(old)
         client.indices.create(index=new)
         result = client.reindex(body={"source": {"index": old}, "dest": {"index": new}},

@@ -19,7 +19,8 @@ EMBEDDER_DOC = "embedder"
 def read_embedder_meta(client: OpenSearch, settings: IndexSettings) -> dict[str, Any] | None:
     with engine_errors():
         try:
-            return client.get(index=settings.meta_index, id=EMBEDDER_DOC)["_source"]
+            meta: dict[str, Any] = client.get(index=settings.meta_index, id=EMBEDDER_DOC)["_source"]
+            return meta
         except os_exc.NotFoundError:
             return None
 

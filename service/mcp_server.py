@@ -14,7 +14,7 @@ import json
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar, cast
 
 import anyio
 from mcp.server import MCPServer
@@ -34,7 +34,8 @@ from service.search import SearchService
 from service.security import Principal, known_token, stdio_principal, token_principal
 from service.settings import ServerSettings, Settings
 
-READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
+Reply = TypeVar("Reply")
+READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 INSTRUCTIONS = (
     "Search Russian construction documents (СП, ГОСТ, СНиП, project documentation). Use search_documents with a "
     "Russian query; quote exact phrases (\"...\"); cite results by title, page_number and chunk_id; fetch more "
@@ -153,13 +154,13 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
     server.on_refused = refusal_logger(settings)
 
     def state_of(ctx: Context) -> AppState:
-        return ctx.request_context.lifespan_context
+        return cast(AppState, ctx.request_context.lifespan_context)
 
-    async def call(ctx: Context, fn: Any, *args: Any) -> Any:
+    async def call(ctx: Context, fn: Callable[[SearchService, Principal, str], Reply]) -> Reply:
         state = state_of(ctx)
         try:
             principal, client_id = caller(ctx, state)
-            return await anyio.to_thread.run_sync(lambda: fn(state.service, principal, client_id, *args))
+            return await anyio.to_thread.run_sync(lambda: fn(state.service, principal, client_id))
         except StroidokError as exc:
             raise ToolError(error_text(exc)) from exc
 

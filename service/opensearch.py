@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any
 
 from opensearchpy import OpenSearch, Urllib3HttpConnection
 from opensearchpy import exceptions as os_exc
@@ -13,8 +13,6 @@ from urllib3 import Timeout
 
 from service.errors import IndexUnavailable, InvalidQuery, PastLastPage, SearchError, StroidokError
 from service.settings import Settings
-
-T = TypeVar("T")
 
 
 class BoundedConnection(Urllib3HttpConnection):
@@ -34,7 +32,8 @@ class BoundedConnection(Urllib3HttpConnection):
 
     def perform_request(self, method: str, url: str, params: Any = None, body: Any = None,
                         timeout: Any = None, ignore: Any = (), headers: Any = None) -> Any:
-        return super().perform_request(method, url, params, body, self._bounded(timeout), ignore, headers)
+        return super().perform_request(method, url, params, body, self._bounded(timeout), ignore,  # type: ignore[arg-type]
+                                       headers)
 
 
 def build_client(settings: Settings) -> OpenSearch:
@@ -90,7 +89,7 @@ def _root_type(exc: os_exc.TransportError) -> str:
     error = info.get("error")
     if not isinstance(error, dict):
         return ""
-    causes = [*(error.get("root_cause") or []), error, *(error.get("caused_by") and [error["caused_by"]] or [])]
+    causes = [*(error.get("root_cause") or []), error, *((error.get("caused_by") and [error["caused_by"]]) or [])]
     types = [str(c.get("type", "")) for c in causes if isinstance(c, dict)]
     return next((t for t in types if t in INPUT_ERRORS), types[0] if types else "")
 
@@ -112,8 +111,3 @@ def engine_errors() -> Iterator[None]:
     except os_exc.OpenSearchException as exc:
         raise translate(exc) from exc
 
-
-def call(fn: Callable[..., T], *args: object, **kwargs: object) -> T:
-    """One engine call with errors translated."""
-    with engine_errors():
-        return fn(*args, **kwargs)

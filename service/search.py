@@ -19,27 +19,45 @@ import numpy as np
 from cachetools import TTLCache
 from loguru import logger
 from opensearchpy import OpenSearch
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from service.embedders.base import Embedder
-from service.errors import (EmbeddingError, IndexUnavailable, InvalidQuery, NotFound, PastLastPage, SearchError,
-                            StroidokError)
+from service.errors import (
+    EmbeddingError,
+    IndexUnavailable,
+    InvalidQuery,
+    NotFound,
+    PastLastPage,
+    SearchError,
+    StroidokError,
+)
 from service.index_meta import load_embedder_state, read_generation
 from service.opensearch import engine_errors
 from service.query.build import (
-    SearchPlan, SearchSettingsView, build_chunks_by_index, build_request, build_sources_body, plan_search,
+    SearchPlan,
+    SearchSettingsView,
+    build_chunks_by_index,
+    build_request,
+    build_sources_body,
+    plan_search,
 )
 from service.query.contract import MAX_PAGE_DEPTH, SearchRequest
 from service.query.map import map_chunk, map_correction, map_document, map_facets, map_hit
 from service.query.models import (
-    DocumentResponse, Pagination, SearchMeta, SearchResponse, SourcesResponse, Suggestions, Timings,
+    DocumentResponse,
+    Pagination,
+    SearchMeta,
+    SearchResponse,
+    SourcesResponse,
+    Suggestions,
+    Timings,
 )
 from service.query.parse import ParsedQuery, parse_query
 from service.querylog import QueryLog, call_entry
 from service.security import Principal, RateLimiter
 from service.settings import Settings
 
-T = TypeVar("T")
+T = TypeVar("T", bound=BaseModel)
 _ID_RE = re.compile(r"^(?P<doc>[0-9a-f]{20})(?::(?P<chunk>\d{1,7}))?$")
 
 
@@ -109,7 +127,7 @@ class SearchService:
 
     def __init__(self, settings: Settings, client: OpenSearch, embedder: Embedder | None) -> None:
         self.settings, self.client, self.embedder = settings, client, embedder
-        self.cache: TTLCache | None = (TTLCache(settings.search.cache_size, settings.search.cache_ttl_s)
+        self.cache: TTLCache[Any, SearchResponse] | None = (TTLCache(settings.search.cache_size, settings.search.cache_ttl_s)
                                        if settings.search.cache_ttl_s > 0 else None)
         self.limiter = RateLimiter(settings.search.rate_limit)
         self.log = QueryLog(client, settings.index.queries_index, settings.search.log_queries)
@@ -143,7 +161,7 @@ class SearchService:
         # rules, no response computed before is served (one real-time GET, ~1 ms)
         key = (read_generation(self.client, self.settings.index), principal.groups, request.model_dump_json())
         if key in self.cache:
-            response = self.cache[key].model_copy(deep=True)
+            response: SearchResponse = self.cache[key].model_copy(deep=True)
             response.meta.cached = True
             response.meta.timings.total_ms = round((time.perf_counter() - began) * 1000, 2)
             return response
@@ -193,7 +211,7 @@ class SearchService:
             problem = None if vector is not None else "the query has no words the embedder knows"
         except StroidokError as exc:
             vector, problem = None, f"query embedding failed: {exc.message}"
-        except Exception as exc:  # noqa: BLE001 — a broken embedder must not break search
+        except Exception as exc:
             vector, problem = None, f"query embedding failed: {type(exc).__name__}: {exc}"
         if problem and request.search_mode != "fulltext":
             logger.debug("no query vector: {}", problem)
@@ -228,8 +246,9 @@ class SearchService:
 
     def _send(self, body: dict[str, Any], route: str) -> dict[str, Any]:
         with engine_errors():
-            return self.client.search(index=self.settings.index.alias, body=body,
-                                      params={"search_pipeline": self._pipeline(route)})
+            raw: dict[str, Any] = self.client.search(index=self.settings.index.alias, body=body,
+                                                     params={"search_pipeline": self._pipeline(route)})
+        return raw
 
     def _map(self, request: SearchRequest, first: ParsedQuery, plan: SearchPlan, raw: dict[str, Any]) -> SearchResponse:
         hits = raw["hits"]["hits"]

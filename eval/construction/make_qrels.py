@@ -2,6 +2,8 @@
 question; grade 1: another document of the set that treats it substantively (checked by reading the pages)."""
 import json
 import os
+from pathlib import Path
+
 os.chdir(os.path.dirname(os.path.abspath(__file__)) + "/../..")
 Q = [
  ("c01", "как определить прочность бетона на сжатие по контрольным образцам", {"ГОСТ 10180-2012": 2, "ГОСТ 18105-2010": 1}),
@@ -73,8 +75,7 @@ with open("eval/construction/qrels.tsv", "w", encoding="utf-8") as f:
     for qid, _, rel in Q:
         for doc, grade in rel.items():
             f.write(f"{qid}\t{doc}\t{grade}\n")
-import os
-from pathlib import Path
+
 shared = Path(os.environ.get("STROIDOK_SHARED_DATA") or Path(__file__).resolve().parents[3] / "shared" / "data")
 names = {p[:-5] for p in os.listdir(shared / "construction_ru/russian_construction_standards/metadata")}
 missing = [d for _, _, rel in Q for d in rel if d not in names]

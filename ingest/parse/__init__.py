@@ -3,7 +3,7 @@ scans) and everything ``unstructured`` reads cheaply without torch."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ingest.parse.archive import ZIP_TYPES, check_archive
@@ -19,7 +19,7 @@ UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"}
 
 @dataclass(frozen=True)
 class ParseOptions:
-    pdf: PdfOptions = PdfOptions()
+    pdf: PdfOptions = field(default_factory=PdfOptions)
     encoding: str | None = None
 
 

@@ -26,7 +26,3 @@ class ParsedDocument:
     title: str | None = None
     ocr_pages: int = 0
     warnings: list[str] = field(default_factory=list)
-
-    @property
-    def char_count(self) -> int:
-        return sum(len(b.text) for b in self.blocks)

@@ -6,8 +6,9 @@ labelled with the sheet name; DOCX pages follow explicit page breaks.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
-from ingest.parse.model import Block, ParsedDocument
+from ingest.parse.model import Block, BlockKind, ParsedDocument
 from ingest.parse.text import clean_text, looks_like_heading
 from service.errors import ParseError
 
@@ -26,7 +27,7 @@ def html_table_text(html: str) -> str:
     return "\n".join(rows)
 
 
-def element_block(element, page: int, label: str | None) -> Block | None:
+def element_block(element: Any, page: int, label: str | None) -> Block | None:
     category = element.category
     if category in SKIPPED_CATEGORIES:
         return None
@@ -36,11 +37,12 @@ def element_block(element, page: int, label: str | None) -> Block | None:
     else:
         text = clean_text(str(element)).replace("\n", " ")
         kind = "title" if category == "Title" or looks_like_heading(text) else "text"
+    kind = cast(BlockKind, kind)
     text = text.strip()
     return Block(text, page, kind, label) if text else None
 
 
-def _page_of(element, sheets: dict[str, int]) -> tuple[int, str | None]:
+def _page_of(element: Any, sheets: dict[str, int]) -> tuple[int, str | None]:
     label = getattr(element.metadata, "page_name", None)
     if label:
         return sheets.setdefault(label, len(sheets) + 1), label
@@ -50,12 +52,12 @@ def _page_of(element, sheets: dict[str, int]) -> tuple[int, str | None]:
 def parse_with_unstructured(path: Path, encoding: str | None = None) -> ParsedDocument:
     from unstructured.partition.auto import partition
 
-    kwargs = {"encoding": encoding} if encoding else {}
+    kwargs: dict[str, Any] = {"encoding": encoding} if encoding else {}
     try:
         elements = partition(filename=str(path), languages=["rus"], **kwargs)
     except (ValueError, KeyError, UnicodeDecodeError, OSError) as exc:
         raise ParseError(f"{type(exc).__name__}: {exc}") from exc
-    except Exception as exc:  # noqa: BLE001 — third-party parsers raise anything on corrupt input
+    except Exception as exc:
         raise ParseError(f"unreadable {path.suffix} file ({type(exc).__name__}: {str(exc)[:200]})") from exc
     sheets: dict[str, int] = {}
     blocks = []

@@ -12,7 +12,7 @@ from __future__ import annotations
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from ingest.parse.model import Block, ParsedDocument
 from ingest.parse.text import page_blocks, strip_running_lines
@@ -21,15 +21,18 @@ from service.errors import ParseError
 OcrMode = Literal["auto", "never", "always"]
 
 
+PdfParser = Literal["pdfium", "unstructured"]
+
+
 @dataclass(frozen=True)
 class PdfOptions:
-    parser: Literal["pdfium", "unstructured"] = "pdfium"
+    parser: PdfParser = "pdfium"
     ocr: OcrMode = "auto"
     ocr_languages: str = "rus+eng"
     ocr_min_chars: int = 20
 
 
-def _open(path: Path):
+def _open(path: Path) -> Any:
     import pypdfium2 as pdfium
 
     try:
@@ -38,12 +41,12 @@ def _open(path: Path):
         raise ParseError(f"not a readable PDF: {exc}") from exc
 
 
-def pdf_title(pdf) -> str | None:
+def pdf_title(pdf: Any) -> str | None:
     title = (pdf.get_metadata_dict().get("Title") or "").strip()
     return title if len(title) > 3 and not title.lower().startswith(("microsoft", "untitled")) else None
 
 
-def pdfium_pages(pdf) -> list[str]:
+def pdfium_pages(pdf: Any) -> list[str]:
     texts = []
     for index in range(len(pdf)):
         page = pdf[index]
@@ -54,7 +57,7 @@ def pdfium_pages(pdf) -> list[str]:
     return texts
 
 
-def has_images(pdf, index: int) -> bool:
+def has_images(pdf: Any, index: int) -> bool:
     """Whether a page carries any image (a page with neither text nor images is blank, not a scan)."""
     import pypdfium2.raw as pdfium_c
 
@@ -77,7 +80,7 @@ def unstructured_pages(path: Path, page_count: int, languages: list[str]) -> lis
     return pages
 
 
-def ocr_pages(pdf, indexes: list[int], languages: list[str]) -> dict[int, str]:
+def ocr_pages(pdf: Any, indexes: list[int], languages: list[str]) -> dict[int, str]:
     """OCR text of the given 0-based pages, keyed by page index."""
     import pypdfium2 as pdfium
     from unstructured.partition.pdf import partition_pdf

@@ -61,12 +61,7 @@ def strip_running_lines(pages: list[str], edge: int = 2, min_share: float = 0.3)
     if not running:
         return pages
     return ["\n".join(ln for ln in text.splitlines() if _line_key(ln) not in running or _line_key(ln) not in keys)
-            for text, keys in zip(pages, edges)]
-
-
-def split_paragraphs(text: str) -> list[str]:
-    """Paragraphs separated by blank lines; lines inside a paragraph are joined with spaces."""
-    return [" ".join(p.split("\n")).strip() for p in re.split(r"\n\s*\n", text) if p.strip()]
+            for text, keys in zip(pages, edges, strict=True)]
 
 
 def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Block]:

@@ -48,7 +48,8 @@ class StatelessEmbedder:
         raise NotImplementedError
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed_documents([text])[0]
+        vector: np.ndarray = self.embed_documents([text])[0]
+        return vector
 
     def fit(self, texts: list[str]) -> dict[str, Any] | None:
         return None

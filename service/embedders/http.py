@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import httpx
 import numpy as np
 from tenacity import retry, retry_if_exception_type, stop_after_attempt, wait_exponential

@@ -33,16 +33,7 @@ def navec_path() -> Path:
 
 # Snowball's Russian stop list plus interrogatives and copulas of questions, left out when
 # ``stop_words`` is set: the dense leg alone gains ~2 points, the hybrid does not (docs/relevance.md).
-STOP_WORDS = frozenset("""
-и в во не что он на я с со как а то все она так его но да ты к у же вы за бы по только ее мне было вот от меня
-еще нет о из ему теперь когда даже ну вдруг ли если уже или ни быть был него до вас нибудь опять уж вам ведь там
-потом себя ничего ей может они тут где есть надо ней для мы тебя их чем была сам чтоб без будто чего раз тоже себе
-под будет ж тогда кто этот того потому этого какой совсем ним здесь этом один почти мой тем чтобы нее сейчас были
-куда зачем всех никогда можно при наконец два об другой хоть после над больше тот через эти нас про всего них
-какая много разве три эту моя впрочем хорошо свою этой перед иногда лучше чуть том нельзя такой им более всегда
-конечно всю между какое какие каком какому каким какими каких какого какую кем кому кого чему откуда сколько
-почему является являлся являлась являются называется называют
-""".split())
+STOP_WORDS = frozenset(["и", "в", "во", "не", "что", "он", "на", "я", "с", "со", "как", "а", "то", "все", "она", "так", "его", "но", "да", "ты", "к", "у", "же", "вы", "за", "бы", "по", "только", "ее", "мне", "было", "вот", "от", "меня", "еще", "нет", "о", "из", "ему", "теперь", "когда", "даже", "ну", "вдруг", "ли", "если", "уже", "или", "ни", "быть", "был", "него", "до", "вас", "нибудь", "опять", "уж", "вам", "ведь", "там", "потом", "себя", "ничего", "ей", "может", "они", "тут", "где", "есть", "надо", "ней", "для", "мы", "тебя", "их", "чем", "была", "сам", "чтоб", "без", "будто", "чего", "раз", "тоже", "себе", "под", "будет", "ж", "тогда", "кто", "этот", "того", "потому", "этого", "какой", "совсем", "ним", "здесь", "этом", "один", "почти", "мой", "тем", "чтобы", "нее", "сейчас", "были", "куда", "зачем", "всех", "никогда", "можно", "при", "наконец", "два", "об", "другой", "хоть", "после", "над", "больше", "тот", "через", "эти", "нас", "про", "всего", "них", "какая", "много", "разве", "три", "эту", "моя", "впрочем", "хорошо", "свою", "этой", "перед", "иногда", "лучше", "чуть", "том", "нельзя", "такой", "им", "более", "всегда", "конечно", "всю", "между", "какое", "какие", "каком", "какому", "каким", "какими", "каких", "какого", "какую", "кем", "кому", "кого", "чему", "откуда", "сколько", "почему", "является", "являлся", "являлась", "являются", "называется", "называют"])
 
 
 def tokenize(text: str) -> list[str]:
@@ -71,20 +62,20 @@ class NavecEmbedder:
         self._pc: np.ndarray | None = None
         self._stop: frozenset[str] = frozenset()
         self._vector = lru_cache(maxsize=200_000)(self._lookup)
-        self._morph = None
+        self._morph: Any = None
 
     def _lemma(self, word: str) -> str:
         if self._morph is None:
             import pymorphy3
 
             self._morph = pymorphy3.MorphAnalyzer()
-        return self._morph.parse(word)[0].normal_form.replace("ё", "е")
+        return str(self._morph.parse(word)[0].normal_form).replace("ё", "е")
 
     def _lookup(self, word: str) -> np.ndarray | None:
         if word in self.navec:
-            return self.navec[word]
+            return np.asarray(self.navec[word])
         if self.settings.lemma_fallback and (lemma := self._lemma(word)) != word and lemma in self.navec:
-            return self.navec[lemma]
+            return np.asarray(self.navec[lemma])
         return None
 
     def _weight(self, word: str) -> float:
@@ -117,7 +108,8 @@ class NavecEmbedder:
         return self._embed(texts)
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self._embed([text])[0]
+        vector: np.ndarray = self._embed([text])[0]
+        return vector
 
     def fit(self, texts: list[str]) -> dict[str, Any]:
         """Word counts and (optionally) the first principal component of the sample's SIF vectors."""

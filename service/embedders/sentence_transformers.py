@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-
 import numpy as np
 
 from service.embedders.base import EmbedderIdentity, StatelessEmbedder
@@ -24,5 +23,6 @@ class SentenceTransformersEmbedder(StatelessEmbedder):
         self.identity = EmbedderIdentity("sentence-transformers", settings.model, int(dimension))
 
     def embed_documents(self, texts: list[str]) -> np.ndarray:
-        return self.model.encode(texts, batch_size=min(64, self.settings.batch_size), normalize_embeddings=True,
-                                 convert_to_numpy=True).astype(np.float32)
+        matrix: np.ndarray = self.model.encode(texts, batch_size=min(64, self.settings.batch_size),
+                                               normalize_embeddings=True, convert_to_numpy=True).astype(np.float32)
+        return matrix

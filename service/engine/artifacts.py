@@ -13,6 +13,7 @@ import subprocess
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from loguru import logger
 
@@ -80,12 +81,13 @@ def fetch_artifact(artifact: Artifact, settings: EngineSettings) -> Path:
     return target
 
 
-def read_marker(install_dir: Path) -> dict | None:
+def read_marker(install_dir: Path) -> dict[str, Any] | None:
     """What a finished assembly recorded, or None when the install is missing or half-done."""
     marker = install_dir / _MARKER
     if not marker.is_file():
         return None
-    return json.loads(marker.read_text())
+    data: dict[str, Any] = json.loads(marker.read_text())
+    return data
 
 
 def _extract_distribution(zip_path: Path, install_dir: Path) -> None:
@@ -124,7 +126,7 @@ def ensure_installed(settings: EngineSettings, jdk: Jdk) -> Path:
     zips = [fetch_artifact(a, settings) for a in artifacts]
     logger.info("assembling OpenSearch {} in {}", settings.version, install_dir)
     _extract_distribution(zips[0], install_dir)
-    for artifact, zip_path in zip(artifacts[1:], zips[1:]):
+    for artifact, zip_path in zip(artifacts[1:], zips[1:], strict=True):
         logger.info("installing plugin {}", artifact.plugin)
         _install_plugin(install_dir, zip_path, jdk)
     (install_dir / _MARKER).write_text(json.dumps({"version": settings.version, "plugins": wanted}))

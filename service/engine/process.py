@@ -21,6 +21,7 @@ import urllib.request
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from loguru import logger
 from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
@@ -140,12 +141,13 @@ def log_tail(paths: NodePaths, lines: int = 40) -> list[str]:
         return []
 
 
-def http_json(url: str, timeout: float = 5.0) -> dict:
-    with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (loopback only)
-        return json.loads(response.read())
+def http_json(url: str, timeout: float = 5.0) -> dict[str, Any]:
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        data: dict[str, Any] = json.loads(response.read())
+    return data
 
 
-def _terminate(process: subprocess.Popen, timeout_s: float = 30.0) -> None:
+def _terminate(process: subprocess.Popen[bytes], timeout_s: float = 30.0) -> None:
     """Stop a node that failed to come up, so no half-started process is left behind."""
     if process.poll() is not None:
         return
@@ -248,7 +250,7 @@ class EngineProcess:
             for path in [paths.root, *paths.root.rglob("*")]:
                 os.chown(path, user.pw_uid, user.pw_gid)
 
-    def _spawn(self, jdk: Jdk, install_dir: Path) -> subprocess.Popen:
+    def _spawn(self, jdk: Jdk, install_dir: Path) -> subprocess.Popen[bytes]:
         paths = self.paths
         env = {
             "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -260,19 +262,19 @@ class EngineProcess:
             "LANG": "C.UTF-8",
         }
         user = self._run_user()
-        identity = {"user": user.pw_uid, "group": user.pw_gid, "extra_groups": []} if user else {}
         with paths.console_log.open("ab") as console:
             process = subprocess.Popen(
                 [str(install_dir / "bin" / "opensearch")],
                 cwd=install_dir, env=env, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
-                start_new_session=True, **identity,
+                start_new_session=True, user=user.pw_uid if user else None, group=user.pw_gid if user else None,
+                extra_groups=[] if user else None,
             )
         paths.pid_file.write_text(str(process.pid))
         if user is not None:
             os.chown(paths.pid_file, user.pw_uid, user.pw_gid)
         return process
 
-    def _health_once(self, pid: int, alive: Callable[[], bool]) -> dict:
+    def _health_once(self, pid: int, alive: Callable[[], bool]) -> dict[str, Any]:
         if not alive():
             raise NodeDied(
                 f"OpenSearch (pid {pid}) exited during startup; see {self.paths.console_log}",
@@ -286,7 +288,7 @@ class EngineProcess:
             raise _NotReady(f"cluster status {health.get('status')}")
         return health
 
-    def _wait_green(self, pid: int, alive: Callable[[], bool]) -> dict:
+    def _wait_green(self, pid: int, alive: Callable[[], bool]) -> dict[str, Any]:
         retrying = Retrying(
             stop=stop_after_delay(self.settings.start_timeout_s),
             wait=wait_fixed(1),

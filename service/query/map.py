@@ -81,5 +81,5 @@ def map_correction(suggest: dict[str, Any] | None, original: str) -> str | None:
     for entry in (suggest or {}).get("corrected", []):
         for option in entry.get("options", []):
             if option["text"].strip().lower() != " ".join(original.lower().replace("ё", "е").split()):
-                return option["text"]
+                return str(option["text"])
     return None

@@ -16,8 +16,16 @@ from service.engine.process import EngineProcess, running_pid
 from service.settings import IndexSettings
 from tests.conftest import drop_index_resources, managed_engine_settings
 from tests.reliability.crash import (
-    chunk_state, ingest_env, kill_hard, marked_processes, new_marker, registry_count, run_ingest_cli, start_ingest,
-    wait_until, write_corpus,
+    chunk_state,
+    ingest_env,
+    kill_hard,
+    marked_processes,
+    new_marker,
+    registry_count,
+    run_ingest_cli,
+    start_ingest,
+    wait_until,
+    write_corpus,
 )
 
 pytestmark = pytest.mark.integration

@@ -54,7 +54,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client
 
 
 def test_every_file_is_indexed_and_reported(corpus):
-    root, _, report = corpus
+    _, _, report = corpus
     assert report.counts["indexed"] == 10, [o.line() for o in report.outcomes]
     assert not report.failed
     by_name = {Path(o.path).name: o for o in report.outcomes}

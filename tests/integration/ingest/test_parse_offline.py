@@ -18,7 +18,13 @@ from pathlib import Path
 import pytest
 
 from tests.documents import (
-    DOCX_DIR, GOST_JSON, GOST_PDF, TXT_TEXT, make_scanned_pdf, make_txt, make_xlsx,
+    DOCX_DIR,
+    GOST_JSON,
+    GOST_PDF,
+    TXT_TEXT,
+    make_scanned_pdf,
+    make_txt,
+    make_xlsx,
 )
 
 pytestmark = pytest.mark.integration

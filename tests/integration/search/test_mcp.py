@@ -85,7 +85,7 @@ def test_mcp_over_stdio(opensearch_url: str, corpus_settings):
 def http_server(env: dict[str, str], port: int):
     """The HTTP server as a user starts it; its stderr goes to a file (a pipe nobody reads fills up and
     blocks a busy server)."""
-    log = tempfile.TemporaryFile()
+    log = tempfile.TemporaryFile()  # noqa: SIM115 — closed in the finally below, after the server
     process = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--http", str(port)], env=env,
                                stdout=subprocess.DEVNULL, stderr=log)
     try:
@@ -97,7 +97,7 @@ def http_server(env: dict[str, str], port: int):
             except OSError:
                 if process.poll() is not None:
                     log.seek(0)
-                    raise AssertionError(log.read().decode(errors="replace")[-2000:])
+                    raise AssertionError(log.read().decode(errors="replace")[-2000:]) from None
                 time.sleep(0.3)
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
@@ -176,7 +176,7 @@ def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_u
                     return await calls(mcp)
 
             results = anyio.run(run_http)
-    for result, (_, field) in zip(results, SCHEMA_ERRORS):
+    for result, (_, field) in zip(results, SCHEMA_ERRORS, strict=True):
         error = json.loads(result.content[0].text)  # the whole text is our JSON object: no SDK prefix
         assert result.is_error and error["code"] == "INVALID_QUERY", error
         assert field in [p["field"] for p in error["details"]["problems"]], error

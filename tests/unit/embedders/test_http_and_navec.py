@@ -18,7 +18,7 @@ from service.settings import EmbedderSettings
 class FakeEmbeddings(BaseHTTPRequestHandler):
     """Returns [len(text), 1, 0] per input, in reverse order (the client must sort by index)."""
 
-    def do_POST(self):  # noqa: N802
+    def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         if self.headers.get("Authorization") != "Bearer k":
             self.send_response(401)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import sys
 import types
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -16,7 +17,7 @@ from service.settings import EmbedderSettings
 
 
 class StandInModel:
-    calls: list[dict] = []
+    calls: ClassVar[list[dict]] = []
 
     def __init__(self, name: str, device: str) -> None:
         self.name, self.device = name, device

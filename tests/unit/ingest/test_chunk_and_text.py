@@ -35,7 +35,7 @@ def test_running_headers_are_removed():
              for i, w in enumerate(words, 1)]
     cleaned = strip_running_lines(pages)
     assert all("ГОСТ 27772" not in p for p in cleaned)
-    assert all(f"раздел про {w}" in p and f"ещё о {w}" in p for w, p in zip(words, cleaned))
+    assert all(f"раздел про {w}" in p and f"ещё о {w}" in p for w, p in zip(words, cleaned, strict=True))
 
 
 def test_page_blocks_mark_headings():

@@ -15,11 +15,11 @@ import pytest
 from ingest.access import AccessRules, rule_matches
 from ingest.chunk import split_long
 from ingest.discover import Rejected, SourceFile, check_candidate, display_path
+from ingest.parse import ParseOptions
 from ingest.parse.archive import ArchiveLimits, check_archive
 from ingest.parse.text import strip_controls
 from ingest.watchdog import Watchdog
 from ingest.worker import ParseJob, run_job
-from ingest.parse import ParseOptions
 from service.errors import ParseError
 
 

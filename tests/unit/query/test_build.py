@@ -1,6 +1,26 @@
 from __future__ import annotations
 
-from service.query.build import build_bm25_leg, build_hybrid_body, build_knn_leg
+from datetime import date
+
+import pytest
+
+from service.errors import InvalidQuery
+from service.query.build import (
+    SearchSettingsView,
+    build_binding,
+    build_bm25_leg,
+    build_filters,
+    build_folder_filter,
+    build_hybrid_body,
+    build_knn_leg,
+    build_multi_binding,
+    build_request,
+    build_source_filter,
+    build_text_query,
+    plan_search,
+)
+from service.query.contract import SearchRequest
+from service.query.parse import parse_query
 
 
 def test_bm25_leg_uses_the_operator_and_code_fields():
@@ -16,19 +36,6 @@ def test_hybrid_body_excludes_vectors_and_carries_filter():
     assert body["query"]["hybrid"]["filter"] == {"term": {"file_type": "pdf"}}
     assert body["query"]["hybrid"]["queries"][1] == {"knn": {"embedding": {"vector": [0.1, 0.2], "k": 5}}}
     assert body["size"] == 10
-
-
-from datetime import date
-
-import pytest
-
-from service.errors import InvalidQuery
-from service.query.build import (
-    SearchSettingsView, build_filters, build_folder_filter, build_request, build_source_filter, build_text_query,
-    plan_search,
-)
-from service.query.contract import SearchRequest
-from service.query.parse import parse_query
 
 
 def test_text_query_with_and_requires_terms_and_phrases():
@@ -119,9 +126,6 @@ def test_path_and_folder_filters_are_exact_and_segment_aware():
     assert {"terms": {"file_path": ["/a/b.pdf", "/c.txt"]}} in clauses
     assert {"prefix": {"file_path": "/data/norms/"}} in clauses
     assert build_folder_filter("norms/fire") == {"wildcard": {"file_path": {"value": "*/norms/fire/*"}}}
-
-
-from service.query.build import build_binding, build_multi_binding  # noqa: E402
 
 
 def test_auto_needs_most_words_and_requires_straight_quoted_phrases_only():

@@ -70,7 +70,7 @@ def test_cli_values_become_contract_arguments():
                          "date_range": {"from": "2020-01-01", "to": None}, "limit": "5"}
     request = SearchRequest.model_validate(arguments)
     assert request.limit == 5 and request.date_range is not None and request.document_types == ["docx", "pdf", "txt"]
-    assert SPLIT_AT_COMMAS == {"document_types"}
+    assert {"document_types"} == SPLIT_AT_COMMAS
 
 
 def test_eval_sends_the_contract_defaults():
