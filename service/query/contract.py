@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import inspect
+import json
 from datetime import date
 from typing import Annotated, Any, Literal, get_args
 
@@ -76,7 +77,8 @@ class SearchRequest(BaseModel):
     search_mode: SearchMode = Field(default="hybrid", description=(
         "hybrid (BM25 + vectors, default), semantic (vectors) or fulltext (BM25)."))
     operator: Operator = Field(default="AUTO", description=(
-        "AUTO (default, for questions): most words must match, \"straight-quoted\" parts are required phrases; "
+        "AUTO (default, for questions): the configured share of the words must match (default: any word, "
+        "ranked by how many), \"straight-quoted\" parts are required phrases; "
         "AND: every word and quoted part; OR: any word; PHRASE: the whole query as one phrase. AND, PHRASE and "
         "required phrases bind in every search_mode."))
     threshold: float | None = Field(default=None, ge=0, le=1, description=(
@@ -196,3 +198,39 @@ def eval_request(query: str, **overrides: Any) -> dict[str, Any]:
     bound = SearchRequest.model_fields["query"].metadata
     max_length = next(m.max_length for m in bound if getattr(m, "max_length", None))
     return {"query": query[:max_length], **overrides}
+
+
+def schema_type(schema: dict[str, Any]) -> str:
+    """A parameter's type and bounds in a few words, for the docs table."""
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+    part = options[0] if options else schema
+    kind = part.get("type", "object")
+    if kind == "object":
+        return "object {" + ", ".join(part.get("properties", {})) + "}"
+    if "enum" in part:
+        return " \\| ".join(f"`{v}`" for v in part["enum"])
+    if kind == "array":
+        items = part.get("items", {})
+        inner = "one of the file types" if "enum" in items else items.get("type", "value")
+        return f"list of ≤ {part.get('maxItems', '∞')} ({inner})"
+    bounds = [f"{part[k]}–{part[m]}" for k, m in (("minimum", "maximum"),) if k in part and m in part]
+    bounds += [f"{part['minLength']}–{part['maxLength']} chars"] if "maxLength" in part else []
+    return f"{kind}" + (f", {bounds[0]}" if bounds else "")
+
+
+def contract_table() -> str:
+    """The contract as a markdown table (docs/tools.md embeds it; a test keeps the two equal)."""
+    rows = ["| parameter | CLI | type | default | meaning | engine clause |", "|---|---|---|---|---|---|"]
+    for name, schema in parameter_schemas().items():
+        flag = "argument" if name == "query" else "`--" + name.replace("_", "-") + "`" + (
+            f" `{SHORT_FLAGS[name]}`" if name in SHORT_FLAGS else "")
+        default = default_of(name)
+        shown = "required" if default is inspect.Parameter.empty else f"`{json.dumps(default, ensure_ascii=False)}`"
+        description = schema.get("description", "").replace("|", "\\|")
+        clause = CLAUSES[name].replace("|", "\\|")
+        rows.append(f"| `{name}` | {flag} | {schema_type(schema)} | {shown} | {description} | {clause} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(contract_table())

@@ -78,3 +78,13 @@ def test_eval_sends_the_contract_defaults():
     defaults = SearchRequest(query="x")
     assert len(request.query) == 500
     assert request.model_dump(exclude={"query", "search_mode"}) == defaults.model_dump(exclude={"query", "search_mode"})
+
+
+def test_docs_carry_the_contract_table_as_generated():
+    from pathlib import Path
+
+    from service.query.contract import contract_table
+
+    page = (Path(__file__).resolve().parents[3] / "docs" / "tools.md").read_text(encoding="utf-8")
+    embedded = page.split("<!-- contract:begin -->\n", 1)[1].split("\n<!-- contract:end -->", 1)[0]
+    assert embedded == contract_table(), "regenerate with: python -m service.query.contract"
