@@ -1,15 +1,24 @@
-"""Blocks → chunks that stay within one page and one section, sized for the embedder, with overlap.
+"""Blocks → chunks of about ``size`` characters, with overlap, each knowing its pages, section and clause.
 
-A heading starts a new chunk and becomes the section title of the chunks after it; a page change
-starts a new chunk; a chunk that fills up continues into the next one with ``overlap`` characters of
-its tail (cut at a word boundary), so a sentence split across chunks is still found whole.
+Running text fills a chunk up to ``size`` across paragraphs and pages; a chunk that fills up continues into
+the next one with ``overlap`` characters of its tail (cut at a word boundary), so a sentence split across
+chunks is still found whole. Boundaries prefer headings: a heading (a numbered clause, «Приложение Б»)
+starts a new chunk once the current one is at least half full. A new sheet (XLSX) always starts a chunk.
+Each chunk carries the page it starts on and the one it ends on, the section title and the clause
+(«5.2.3», «Приложение Б», «Таблица 4») in effect where it starts, and every clause that begins inside it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ingest.parse.model import Block
+
+_CLAUSE_RE = re.compile(
+    r"^(?:(?P<num>\d{1,2}(?:\.\d{1,3}){1,5})\.?(?=\s|$)"
+    r"|(?P<head>\d{1,2})\.?\s+(?=[А-ЯЁA-Z])"
+    r"|(?P<named>(?:Приложение|ПРИЛОЖЕНИЕ|Таблица|ТАБЛИЦА|Раздел|РАЗДЕЛ)\s+[А-ЯЁA-Z0-9]{1,3}(?:\.\d{1,3})*)(?=[\s.—–-]|$))")
 
 
 @dataclass(frozen=True)
@@ -19,6 +28,23 @@ class ChunkText:
     page: int
     page_label: str | None
     section_title: str | None
+    page_end: int | None = None
+    clause: str | None = None
+    clauses: tuple[str, ...] = ()
+
+
+def clause_of(block: Block) -> str | None:
+    """The clause a block starts, if it starts one: «5.2.3 …», a heading «5 Общие требования»,
+    «Приложение Б», «Таблица 4». A bare single number starts a clause only in a heading."""
+    match = _CLAUSE_RE.match(block.text)
+    if match is None:
+        return None
+    if match["num"]:
+        return match["num"]
+    if match["head"]:
+        return match["head"] if block.kind == "title" else None
+    word, *rest = match["named"].split()
+    return " ".join([word.capitalize(), *rest])
 
 
 def tail_at_word(text: str, size: int) -> str:
@@ -31,60 +57,77 @@ def tail_at_word(text: str, size: int) -> str:
     return text[cut + 1:] if cut >= 0 else text[-size:]
 
 
-def split_long(text: str, size: int) -> list[str]:
-    """Pieces of at most ``size`` characters, cut at spaces where possible; linear in the text's
-    length (a 50 MB single-line file is one pass, not one copy of the rest per piece)."""
-    pieces: list[str] = []
-    start, end = 0, len(text)
-    while end - start > size:
-        cut = text.rfind(" ", start + size // 2, start + size)
-        cut = cut if cut > start else start + size
-        if piece := text[start:cut].strip():
-            pieces.append(piece)
-        start = cut
-        while start < end and text[start] == " ":
-            start += 1
-    rest = text[start:].strip()
-    return pieces + ([rest] if rest else [])
-
-
 class _Chunker:
     def __init__(self, size: int, overlap: int) -> None:
         self.size, self.overlap = size, min(overlap, size // 2)
         self.chunks: list[ChunkText] = []
         self.parts: list[str] = []
-        self.page: int = 1
         self.label: str | None = None
         self.section: str | None = None
+        self.clause: str | None = None
         self.carry = ""
         self.has_body = False
+        self.start: tuple[int, str | None, str | None] | None = None  # page, section, clause at the start
+        self.page_end = 1
+        self.inside: list[str] = []
 
     @property
     def length(self) -> int:
         return sum(len(p) + 1 for p in self.parts)
 
-    def flush(self, keep_tail: bool) -> None:
+    def flush(self, keep_tail: bool, carry_clause: str | None = None) -> None:
         body = "\n".join(self.parts).strip()
-        if body and body != self.carry.strip():
-            self.chunks.append(ChunkText(len(self.chunks), body, self.page, self.label, self.section))
+        if body and body != self.carry.strip() and self.start is not None:
+            page, section, clause = self.start
+            clauses = tuple(dict.fromkeys([*([clause] if clause else []), *self.inside]))
+            self.chunks.append(ChunkText(len(self.chunks), body, page, self.label, section, self.page_end,
+                                         clause or (self.inside[0] if self.inside else None), clauses))
         self.carry = tail_at_word(body, self.overlap) if keep_tail else ""
         self.parts = [self.carry] if self.carry else []
         self.has_body = False
+        self.inside = []
+        self.start = (self.page_end, self.section, carry_clause) if self.carry else None
 
     def add(self, block: Block, previous: Block | None) -> None:
-        if block.page != self.page or block.page_label != self.label:
+        if block.page_label != self.label:
             self.flush(keep_tail=False)
-            self.page, self.label = block.page, block.page_label
+            self.label = block.page_label
+        clause, before = clause_of(block), self.clause
+        if (block.kind == "title" or clause) and self.has_body and self.length >= self.size // 2:
+            self.flush(keep_tail=False)
         if block.kind == "title":
             joined = previous is not None and previous.kind == "title" and previous.page == block.page
-            if self.has_body:
-                self.flush(keep_tail=False)
             self.section = f"{self.section} {block.text}" if joined and self.section else block.text
-        for piece in split_long(block.text, self.size):
-            if self.length + len(piece) > self.size:
-                self.flush(keep_tail=True)
+        self.clause = clause or self.clause
+        text, position, first = block.text, 0, True
+        while position < len(text):
+            piece, position = take(text, position, self.size - self.length)
+            if not piece:  # no room left in this chunk: continue in the next, with the overlap
+                self.flush(keep_tail=True, carry_clause=before if first else self.clause)
+                piece, position = take(text, position, self.size - self.length, hard=True)
+            if self.start is None:
+                self.start = (block.page, self.section, self.clause)
+            if first and clause:
+                self.inside.append(clause)
             self.parts.append(piece)
+            self.page_end, first = block.page, False
             self.has_body = self.has_body or block.kind != "title"
+
+
+def take(text: str, start: int, room: int, hard: bool = False) -> tuple[str, int]:
+    """The piece of ``text`` from ``start`` that fits in ``room`` characters, cut at a space, and where
+    the rest begins. Without ``hard``, ("", start) when no space falls in the second half of the room
+    (the caller starts a new chunk instead); with it, a cut inside a word when there is no space at all.
+    Only the piece is copied, so a 50 MB single-line file is linear work."""
+    while start < len(text) and text[start] == " ":
+        start += 1
+    if len(text) - start + 1 <= room:
+        return text[start:].rstrip(), len(text)
+    room = max(room, 40) if hard else room
+    cut = text.rfind(" ", start + room // 2, start + room) if room >= 40 else -1
+    if cut < 0:
+        return (text[start:start + room], start + room) if hard else ("", start)
+    return text[start:cut].rstrip(), cut + 1
 
 
 def chunk_blocks(blocks: list[Block], size: int = 1000, overlap: int = 150) -> list[ChunkText]:

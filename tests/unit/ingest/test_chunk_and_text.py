@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from ingest.chunk import chunk_blocks, split_long, tail_at_word
+from ingest.chunk import chunk_blocks, tail_at_word
 from ingest.parse.model import Block
 from ingest.parse.office import html_table_text
 from ingest.parse.text import clean_text, looks_like_heading, page_blocks, strip_running_lines
@@ -49,15 +49,27 @@ def test_table_html_becomes_rows():
     assert html_table_text(html) == "Марка | Класс\nМ350 | В25"
 
 
-def test_chunks_stay_within_pages_and_sections():
+def test_chunks_fill_across_pages_and_start_at_headings_once_half_full():
     blocks = [Block("1 Общие положения", 1, "title"), Block("текст один. " * 30, 1),
               Block("продолжение на второй странице", 2), Block("2 Требования", 2, "title"), Block("требование", 2)]
     chunks = chunk_blocks(blocks, size=200, overlap=40)
-    assert {c.page for c in chunks} == {1, 2}
     assert all(len(c.text) <= 200 + 40 + 1 for c in chunks)
-    assert chunks[-1].section_title == "2 Требования" and chunks[-1].text.startswith("2 Требования")
+    assert "\n2 Требования\n" in chunks[-1].text  # the heading joins a chunk that is not half full
+    assert chunks[-1].clauses == ("1", "2") and chunks[0].clause == "1"
     assert chunks[0].section_title == "1 Общие положения"
+    spanning = [c for c in chunks if c.page_end != c.page]
+    assert spanning and all((c.page, c.page_end) == (1, 2) for c in spanning)
     assert [c.index for c in chunks] == list(range(len(chunks)))
+
+
+def test_short_clauses_share_a_chunk_and_each_chunk_knows_its_clauses():
+    blocks = [Block("5.2.1 Первое требование к стенам.", 3), Block("5.2.2 Второе требование.", 3),
+              Block("5.2.3 Третье требование " + "к перекрытиям " * 40, 4), Block("Приложение Б (справочное)", 9, "title"),
+              Block("Таблица 4 — Значения", 9)]
+    chunks = chunk_blocks(blocks, size=400, overlap=50)
+    assert chunks[0].clauses[:3] == ("5.2.1", "5.2.2", "5.2.3") and chunks[0].clause == "5.2.1"
+    assert chunks[1].clause == "5.2.3"  # continues the clause it starts in
+    assert chunks[-1].clause == "Приложение Б" and chunks[-1].clauses == ("Приложение Б", "Таблица 4")
 
 
 def test_overlap_carries_the_tail_of_a_full_chunk():
@@ -67,6 +79,6 @@ def test_overlap_carries_the_tail_of_a_full_chunk():
     assert chunks[1].text.startswith(tail)
 
 
-def test_split_long_cuts_at_spaces():
-    pieces = split_long("абв " * 100, 50)
-    assert all(len(p) <= 50 for p in pieces) and all(not p.endswith("аб") for p in pieces)
+def test_chunks_cut_at_spaces():
+    chunks = chunk_blocks([Block("абв " * 100, 1)], 50, 0)
+    assert all(len(c.text) <= 50 for c in chunks) and all(not c.text.endswith("аб") for c in chunks)

@@ -21,7 +21,7 @@ def test_prepared_document_keeps_pages_and_a_stable_id():
     doc = EvalDocument("ГОСТ 1/2", "Заголовок", ["первая страница", "вторая страница"])
     first, again = prepared(doc, Settings()), prepared(doc, Settings())
     assert first.doc_id == again.doc_id
-    assert [c.page for c in first.chunks] == [1, 2]
+    assert [(c.page, c.page_end) for c in first.chunks] == [(1, 2)]
     assert first.parsed.title == "Заголовок"
 
 

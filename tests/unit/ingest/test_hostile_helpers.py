@@ -13,10 +13,11 @@ from pathlib import Path
 import pytest
 
 from ingest.access import AccessRules, rule_matches
-from ingest.chunk import split_long
+from ingest.chunk import chunk_blocks
 from ingest.discover import Rejected, SourceFile, check_candidate, display_path
 from ingest.parse import ParseOptions
 from ingest.parse.archive import ArchiveLimits, check_archive
+from ingest.parse.model import Block
 from ingest.parse.text import strip_controls
 from ingest.watchdog import Watchdog
 from ingest.worker import ParseJob, run_job
@@ -52,15 +53,15 @@ def test_strip_controls_removes_escapes_and_control_characters_but_keeps_layout(
         "КРАСНЫЙ\tтекстобратно\nстрока\fстраница"
 
 
-def test_split_long_cuts_at_spaces_keeps_every_word_and_is_linear():
+def test_one_huge_line_is_chunked_at_spaces_keeping_every_word_in_linear_work():
     text = " ".join(f"слово{i}" for i in range(200_000))
     began = time.perf_counter()
-    pieces = split_long(text, 2000)
+    chunks = chunk_blocks([Block(text, 1)], 2000, 0)
     elapsed = time.perf_counter() - began
-    assert all(len(p) <= 2000 for p in pieces)
-    assert " ".join(pieces).split() == text.split()
+    assert all(len(c.text) <= 2000 for c in chunks)
+    assert " ".join(c.text for c in chunks).split() == text.split()
     assert elapsed < 5  # quadratic slicing took minutes at this size
-    assert split_long("а" * 4500, 2000) == ["а" * 2000, "а" * 2000, "а" * 500]
+    assert [len(c.text) for c in chunk_blocks([Block("а" * 4500, 1)], 2000, 0)] == [2000, 2000, 500]
 
 
 def make_zip(path: Path, parts: dict[str, bytes]) -> Path:
