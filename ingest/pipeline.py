@@ -36,7 +36,7 @@ from ingest.index import (
     write_documents,
     written_before,
 )
-from ingest.parse import ParseOptions
+from ingest.parse import UNSTRUCTURED_TYPES, ParseOptions
 from ingest.parse.pdf import OcrMode, PdfOptions, PdfParser
 from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.watchdog import Watchdog
@@ -319,7 +319,7 @@ def _parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: Ac
     ingest = settings.ingest
     parse_options = _parse_options(options, settings)
     workers = options.workers or ingest.workers
-    needs_unstructured = any(f.file_type != "pdf" for f, _ in plan.todo) or options.ocr == "always"
+    needs_unstructured = any(f.file_type in UNSTRUCTURED_TYPES for f, _ in plan.todo) or options.ocr == "always"
     watchdog.progress("starting parse workers")
     pool = ProcessPool(max_workers=workers, max_tasks=50, initializer=init_worker,
                        initargs=(ingest.file_memory_mb,), context=worker_context(needs_unstructured))

@@ -146,9 +146,9 @@ def _apply_pipeline(client: OpenSearch, pipeline_id: str, body: dict[str, Any]) 
     return Change("search_pipeline", pipeline_id, "created" if installed is None else "updated")
 
 
-def _apply_index(client: OpenSearch, settings: IndexSettings) -> Change:
-    if _alias_indices(client, settings.alias):
-        return Change("index", settings.alias, "unchanged")
+def _apply_index(client: OpenSearch, settings: IndexSettings, template: dict[str, Any]) -> Change:
+    if indices := _alias_indices(client, settings.alias):
+        return _add_new_fields(client, indices[-1], template["template"]["mappings"])
     if client.indices.exists(index=settings.alias):
         raise IndexSetupError(
             f"'{settings.alias}' exists as a plain index, not an alias; delete it or choose another "
@@ -156,6 +156,21 @@ def _apply_index(client: OpenSearch, settings: IndexSettings) -> Change:
         )
     client.indices.create(index=settings.first_index, body={"aliases": {settings.alias: {"is_write_index": True}}})
     return Change("index", f"{settings.alias} -> {settings.first_index}", "created")
+
+
+def _add_new_fields(client: OpenSearch, index: str, mappings: dict[str, Any]) -> Change:
+    """Fields the template gained since ``index`` was created are added to it (a mapping only grows), so
+    an ingest with a newer version writes into an older index; a changed field needs `index migrate`."""
+    current = client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {})
+    new = {name: field for name, field in mappings["properties"].items() if name not in current}
+    if not new:
+        return Change("index", index, "unchanged")
+    try:
+        client.indices.put_mapping(index=index, body={"properties": new})
+    except os_exc.RequestError as exc:
+        logger.warning("index {} keeps its mapping ({}); run `stroidok index migrate`", index, exc.error)
+        return Change("index", index, "unchanged")
+    return Change("index", index, "updated")
 
 
 def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any]) -> Change:
@@ -172,7 +187,7 @@ def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path =
     with engine_errors():
         changes = [_apply_template(client, settings, wanted_template(settings, templates_dir))]
         changes += [_apply_pipeline(client, pid, body) for pid, body in wanted_pipelines(settings, templates_dir).items()]
-        changes.append(_apply_index(client, settings))
+        changes.append(_apply_index(client, settings, wanted_template(settings, templates_dir)))
         changes.append(_apply_side_index(client, settings.files_index, load_json("files.json", templates_dir)))
         changes.append(_apply_side_index(client, settings.meta_index, load_json("meta.json", templates_dir)))
         changes.append(_apply_side_index(client, settings.queries_index, load_json("queries.json", templates_dir)))

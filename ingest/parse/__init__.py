@@ -9,12 +9,15 @@ from pathlib import Path
 from ingest.parse.archive import ZIP_TYPES, check_archive
 from ingest.parse.model import ParsedDocument
 from ingest.parse.pdf import PdfOptions, parse_pdf
+from ingest.parse.plain import parse_plain
 from ingest.parse.text import strip_controls
+from ingest.parse.titles import identify
 from service.errors import ParseError
 from service.query.contract import FILE_TYPES
 
 SUPPORTED_TYPES = set(FILE_TYPES)
-UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"}
+PLAIN_TYPES = {"txt"}
+UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"} - PLAIN_TYPES
 
 
 @dataclass(frozen=True)
@@ -36,10 +39,14 @@ def parse_file(path: Path, options: ParseOptions = ParseOptions()) -> ParsedDocu
         check_archive(path)
     if kind == "pdf":
         parsed = parse_pdf(path, options.pdf)
+    elif kind in PLAIN_TYPES:
+        parsed = parse_plain(path, options.encoding)
     else:
         from ingest.parse.office import parse_with_unstructured
 
         parsed = parse_with_unstructured(path, options.encoding)
+    identity = identify(parsed.head, parsed.title, path)
+    parsed.title, parsed.designation = identity.title, identity.designation
     sanitise(parsed)
     if not parsed.blocks:
         raise ParseError(f"no text found ({parsed.page_count} pages)", details={"warnings": parsed.warnings})

@@ -26,3 +26,7 @@ class ParsedDocument:
     title: str | None = None
     ocr_pages: int = 0
     warnings: list[str] = field(default_factory=list)
+    #: raw text of the first pages, for the title (running headers still in place)
+    head: str = ""
+    #: «ГОСТ 10180-2012», «СП 63.13330.2018» when the document has one
+    designation: str | None = None

@@ -67,4 +67,5 @@ def parse_with_unstructured(path: Path, encoding: str | None = None) -> ParsedDo
             blocks.append(block)
     page_count = max((b.page for b in blocks), default=0)
     title = next((b.text for b in blocks if b.kind == "title" and len(b.text) > 3), None)
-    return ParsedDocument(blocks, page_count, f"unstructured:{path.suffix.lstrip('.').lower()}", title)
+    head = "\n".join(str(e) for e in elements[:80])[:12_000]
+    return ParsedDocument(blocks, page_count, f"unstructured:{path.suffix.lstrip('.').lower()}", title, head=head)

@@ -119,8 +119,10 @@ def parse_pdf(path: Path, options: PdfOptions) -> ParsedDocument:
                 texts[index] = text
         elif scanned:
             warnings.append(f"{len(scanned)} page(s) without a text layer were not OCRed (--ocr never)")
+        head = "\n".join(texts[:2])[:12_000]
         texts = strip_running_lines(texts)
         blocks: list[Block] = [b for i, t in enumerate(texts) for b in page_blocks(t, i + 1)]
-        return ParsedDocument(blocks, count, f"pdf:{options.parser}", pdf_title(pdf), len(to_ocr), warnings)
+        return ParsedDocument(blocks, count, f"pdf:{options.parser}", pdf_title(pdf), len(to_ocr), warnings,
+                              head=head)
     finally:
         pdf.close()

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 
 from ingest.parse.model import Block, BlockKind
+from ingest.parse.repair import repair_text
 
 _HEADING_RE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",
                          re.IGNORECASE)
-_SOFT_BREAK_RE = re.compile(r"[\ufffe\u00ad]\s*\n\s*")
 _SPACES_RE = re.compile(r"[ \t\u00a0]+")
 _LEADER_RE = re.compile(r"(?:\.\s?){4,}|_{4,}")
 _ANSI_RE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)?|[@-Z\\-_])")
@@ -22,9 +22,9 @@ def strip_controls(text: str) -> str:
 
 
 def clean_text(text: str) -> str:
-    """Join words hyphenated across lines (soft hyphens), drop control characters, fold spaces."""
-    text = _SOFT_BREAK_RE.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
-    text = strip_controls(text.replace("\ufffe", "").replace("\u00ad", ""))
+    """Repair broken and letter-spaced words, drop control characters and leaders, fold spaces."""
+    text = repair_text(text.replace("\r\n", "\n").replace("\r", "\n"))
+    text = strip_controls(text.replace("\ufffe", "").replace("\u00ad", "").replace("\u2011", "-"))
     text = _LEADER_RE.sub(" … ", text)
     return "\n".join(_SPACES_RE.sub(" ", line).strip() for line in text.split("\n"))
 
@@ -45,7 +45,7 @@ def _line_key(line: str) -> str:
     return re.sub(r"\d+", "#", line.strip().lower())
 
 
-def strip_running_lines(pages: list[str], edge: int = 2, min_share: float = 0.3) -> list[str]:
+def strip_running_lines(pages: list[str], edge: int = 4, min_share: float = 0.3) -> list[str]:
     """Drop running headers and footers: edge lines repeated (digits aside) on many pages."""
     if len(pages) < 4:
         return pages

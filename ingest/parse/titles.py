@@ -1,0 +1,165 @@
+"""What a document is: its designation («ГОСТ 10180-2012», «СП 63.13330.2018») and its name, taken from
+the first pages (publisher boilerplate skipped), then the document properties, then the file name, in
+that order of trust. The title an agent shows and cites is «designation name».
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ingest.parse.repair import collapse_letter_spacing, join_broken_words
+
+_KINDS = {"гостр": "ГОСТ Р", "гост": "ГОСТ", "сп": "СП", "сводправил": "СП", "снип": "СНиП", "санпин": "СанПиН",
+          "сн": "СН", "всн": "ВСН", "рд": "РД", "мдс": "МДС", "нпб": "НПБ", "пб": "ПБ", "тртс": "ТР ТС",
+          "ту": "ТУ", "одм": "ОДМ", "сто": "СТО", "гэсн": "ГЭСН", "фер": "ФЕР"}
+#: kinds as printed, OCR splits included («ГО СТР», «ГОСТР»)
+_KIND_RE = (r"ГО\s?СТ\s?Р|ГО\s?СТ|Свод\s+правил|СП|СНиП|Сан[Пп]и[НнH]|СН|ВСН|РД|МДС|НПБ|ПБ|ТР\s+ТС|ТУ|ОДМ|СТО|"
+            r"ГЭСН|ФЕР")
+_DESIGNATION_RE = re.compile(
+    rf"(?<![\w])(?P<kind>{_KIND_RE})\s+(?P<number>\d{{1,8}}(?:\s*[.\-–—]\s*\d{{1,8}}){{0,5}})(?![\w.])",
+    re.IGNORECASE)
+_STOP_LINE_RE = re.compile(
+    r"^(?:\(?EN\b|\(?ISO\b|\(?IEC\b|\([A-Z]{2,}|Издание\s+официальное|ОКС\b|Дата\s+введения|Москва|Предисловие|ПРЕДИСЛОВИЕ|"
+    r"Official|Сведения|Межгосударственн\w+\s+научно|Федеральн\w+\s+закон|В\s+соответствии|Цели\s+и\s+принципы|Список\s+изменяющих|Свод\s+правил\s+разработан|«|\"|\d+\s+(?:РАЗРАБОТАН|ВНЕСЕН|ПРИНЯТ|УТВЕРЖДЕН|ВВЕДЕН|ПОДГОТОВЛЕН|ИСПОЛНИТЕЛ)|Введ[её]н|Стандартинформ|Российский\s+институт|Ключевые\s+слова|Страница\s+\d)", re.IGNORECASE)
+_BOILERPLATE_RE = re.compile(
+    r"СОВЕТ\s+ПО\s+СТАНДАРТИЗАЦИИ|^\(?(?:МГС|ISC)\)?$|^СВОД\s+ПРАВИЛ$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ)\s+СТАНДАРТ|"
+    r"^СТАНДАРТ$|ГОССТАНДАРТ|ЖИЛИЩНО-КОММУНАЛЬНОГО|^СТРОИТЕЛЬСТВА\s+И\b|^\(?МИНСТРОЙ|^[IVXLC]+$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ|РОССИЙСКОЙ|ФЕДЕРАЦИИ)$|ФЕДЕРАЛЬН\w+\s+(?:СЛУЖБ|АГЕНТСТВ)|ПРАВИТЕЛЬСТВО|МИНИСТЕРСТВО|^МО\s+РФ$|РОССИЙСКОЙ\s+ФЕДЕРАЦИИ$|"
+    r"^СТРОИТЕЛЬНЫЕ\s+НОРМЫ(?:\s+И\s+ПРАВИЛА)?$|^ТЕХНИЧЕСКИЙ\s+РЕГЛАМЕНТ$|^ЗАРЕГИСТРИРОВАН|^УТВЕРЖД|^Документ\s+сохран|"
+    r"docs\.cntd\.ru|^Microsoft|^Untitled|^Без\s+названия", re.IGNORECASE)
+#: «Об утверждении свода правил «Конструкции из ячеистых бетонов. Правила проектирования»» (an order ahead)
+_APPROVED_RE = re.compile(r"(?:свод[ау]?\s+правил|стандарт[аов]*|СП|ГОСТ)\s*«([^»]{6,200})»", re.IGNORECASE)
+_REVISION_RE = re.compile(r"\s*(?:\.\s*)?(?:\(СНиП|\(с\s+Изменени|\(ред\.|СНиП\s+\d|с\s+Изменени|\(Переиздание).*$")
+
+
+@dataclass(frozen=True)
+class Identity:
+    designation: str | None
+    name: str | None
+
+    @property
+    def title(self) -> str | None:
+        parts = [p for p in (self.designation, self.name) if p]
+        return " ".join(parts) if parts else None
+
+
+def normalize_designation(kind: str, number: str) -> str:
+    """«Свод правил 63.13330.2018» → «СП 63.13330.2018»; «ГОСТ 10180— 2012» → «ГОСТ 10180-2012»."""
+    canonical = _KINDS.get("".join(kind.lower().split()).replace("h", "н"), kind.upper())
+    number = re.sub(r"\s*[\-–—]\s*", "-", re.sub(r"\s*\.\s*", ".", number.strip()))
+    return f"{canonical} {number}"
+
+
+def find_designation(text: str) -> str | None:
+    """The first designation in ``text`` (whitespace and dashes normalized), if any."""
+    match = _DESIGNATION_RE.search(" ".join(text.split()))
+    return normalize_designation(match["kind"], match["number"]) if match else None
+
+
+def choose_designation(printed: str | None, named: str | None, head: str) -> str | None:
+    """The printed designation, unless the file name's is also printed there (digits compared: OCR often
+    spaces out «5 3 1 9 5 .3») and differs: then the file name read it better."""
+    if printed and named and named.startswith(printed):
+        return named  # the file name has the year the text left out («СП 22.13330»)
+    if printed and named and printed != named:
+        digits = re.sub(r"\D", "", named)
+        if digits and digits in re.sub(r"\D", "", head[:4000]):
+            return named
+    return printed or named
+
+
+def is_boilerplate(line: str) -> bool:
+    """A publisher, council or ministry header, a document-kind banner, an application's default title."""
+    line = " ".join(line.split())
+    return len(line) < 4 or bool(_BOILERPLATE_RE.search(line))
+
+
+def sentence_case(line: str) -> str:
+    """«БЕТОННЫЕ И ЖЕЛЕЗОБЕТОННЫЕ КОНСТРУКЦИИ» → «Бетонные и железобетонные конструкции»; mixed case stays."""
+    letters = [c for c in line if c.isalpha()]
+    if not letters or not all(c.isupper() for c in letters if c.isalpha() and c.lower() != c.upper()):
+        return line
+    return line[:1].upper() + line[1:].lower()
+
+
+def _clean_name(name: str) -> str | None:
+    name = _REVISION_RE.sub("", " ".join(name.split())).strip(" .,;:—-")
+    return name if len(name) >= 4 and any(c.isalpha() for c in name) else None
+
+
+def name_after(lines: list[str], designation: str) -> str | None:
+    """The name printed with the designation: the rest of a «designation name» line (a publisher's
+    running header), else the title lines that follow the designation on the title page."""
+    for line in lines[:12]:
+        found = find_designation(line)
+        if found == designation:
+            rest = " ".join(line.split())
+            match = _DESIGNATION_RE.search(rest)
+            tail = rest[match.end():] if match else ""
+            if len(tail.split()) >= 2 and (name := _clean_name(tail)):
+                return name
+    joined = [" ".join(line.split()) for line in lines]
+    # the first line where the designation ends, also when it is broken over lines («ГОСТ / 10180— / 2012»)
+    start = next((i for i in range(len(joined))
+                  if find_designation(" ".join(joined[max(0, i - 3): i + 1])) == designation), None)
+    if start is None:
+        return None
+    parts: list[str] = []
+    for line in [line for line in joined[start + 1: start + 60] if line][:14]:
+        if is_boilerplate(line) or find_designation(line) or line.isdigit():
+            if parts:
+                break
+            continue
+        if _STOP_LINE_RE.match(line) or len(line) > 160 or sum(c.isascii() and c.isalpha() for c in line) > len(line) / 2:
+            if parts:
+                break
+            continue
+        parts.append(line)
+        if len(" ".join(parts)) > 200:
+            break
+    return _clean_name(join_title_lines(parts)) if parts else None
+
+
+def join_title_lines(parts: list[str]) -> str:
+    """Upper-case heading lines form the first sentence, mixed-case lines continue it («БЕТОНЫ» /
+    «Методы определения прочности» / «по контрольным образцам» → «Бетоны. Методы … образцам»)."""
+    out = ""
+    previous_upper = None
+    for part in parts:
+        upper = sentence_case(part) != part
+        text = sentence_case(part)
+        if not out:
+            out = text
+        elif upper != previous_upper and text[:1].isupper():
+            out += ("" if out.endswith(".") else ".") + " " + text
+        else:
+            out += " " + (text[:1].lower() + text[1:] if upper and not out.endswith(".") else text)
+        previous_upper = upper
+    return out
+
+
+def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
+    """Designation and name from the first pages' raw text, the document properties, the file name."""
+    lines = [collapse_letter_spacing(line) for line in join_broken_words(head).splitlines()]
+    lines = [line for line in lines if not _BOILERPLATE_RE.search(" ".join(line.split()))]
+    stem = path.stem.replace("_", " ")
+    designation = choose_designation(find_designation("\n".join(lines[:60])), find_designation(stem), head)
+    name = name_after(lines[:80], designation) if designation else None
+    if name is None and designation and (quoted := _APPROVED_RE.search(" ".join(lines[:80]))):
+        name = _clean_name(quoted[1])
+    if name is None and metadata_title and not is_boilerplate(metadata_title) \
+            and find_designation(metadata_title) in (None, designation):
+        name = _clean_name(metadata_title.replace(designation or "\0", ""))
+    if name is None and designation is None:
+        first = next((" ".join(line.split()) for line in lines[:30] if 2 <= len(line.split()) <= 15
+                      and len(line) <= 150 and not line.rstrip().endswith((",", ";"))
+                      and not is_boilerplate(line) and not _STOP_LINE_RE.match(line.strip())), None)
+        name = _clean_name(sentence_case(first)) if first else None
+    if name is None:
+        cut = stem
+        if designation:
+            match = _DESIGNATION_RE.search(stem)
+            cut = (stem[:match.start()] + stem[match.end():]) if match else ""
+        name = _clean_name(cut) if designation else _clean_name(stem) or stem
+    return Identity(designation, name)
