@@ -132,7 +132,7 @@ def eval_command(
     settings = eval_settings(ctx.obj, index)
     modes = ["hybrid", "semantic", "fulltext"] if mode == "all" else [mode]
     results = evaluate(evalset, settings, build_client(settings), build_embedder(settings.embedder), modes,
-                       keep or reuse, operator.upper() if operator else None, reuse)
+                       keep or reuse, operator.upper() if operator else None, reuse, as_files=documents is not None)
     if as_json:
         from dataclasses import asdict
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import random
 import statistics
+import tempfile
 import time
 import uuid
 from dataclasses import dataclass, field
@@ -109,7 +110,7 @@ def distractor_passages(directory: Path, count: int, seed: int) -> list[EvalDocu
 def prepared(doc: EvalDocument, settings: Settings) -> PreparedDocument:
     """An eval document in the shape the ingest path writes (a synthetic source path gives its doc_id)."""
     now = datetime.now(UTC)
-    source = SourceFile(Path("/eval") / doc.id.replace("/", "_"), Path("/eval"), sum(map(len, doc.pages)), now, now)
+    source = SourceFile(Path("/eval") / file_name(doc.id), Path("/eval"), sum(map(len, doc.pages)), now, now)
     blocks = [b for number, text in enumerate(doc.pages, 1) for b in page_blocks(text, number)] or \
         [Block(doc.title, 1)]
     parsed = ParsedDocument(blocks, len(doc.pages), "eval", doc.title or None)
@@ -157,25 +158,61 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
                       round(latencies[int(0.95 * (len(latencies) - 1))], 1), routes)
 
 
-def reuse_index(settings: Settings, client: OpenSearch) -> dict[str, str] | None:
-    """The id map of an index a previous ``--keep`` run built (the registry's content hash is the eval id),
-    with pipelines re-applied from the current settings; None when there is nothing to reuse."""
+def file_name(eval_id: str) -> str:
+    """The file an eval document is written to (its id, made a safe file name)."""
+    return eval_id.replace("/", "_").replace("\0", "") + ".txt"
+
+
+def ids_from_registry(client: OpenSearch, settings: Settings, names: dict[str, str]) -> dict[str, str]:
+    """Engine doc_id → eval id, through each indexed file's name (``names``: file name → eval id)."""
     from ingest.index import load_registry
 
+    registry = load_registry(client, settings.index)
+    return {doc_id: names[Path(entry["file_path"]).name] for doc_id, entry in registry.items()
+            if Path(entry["file_path"]).name in names}
+
+
+def ingest_as_files(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder: Embedder,
+                    directory: Path) -> dict[str, str]:
+    """Write each document as a UTF-8 TXT file (pages joined by form feeds, as ``pdftotext`` writes them)
+    and ingest the folder exactly as ``stroidok ingest`` does: parser, repair, titles, chunking, vectors."""
+    from ingest.pipeline import IngestOptions, run_ingest
+
+    names = {file_name(doc.id): doc.id for doc in evalset.documents}
+    for doc in evalset.documents:
+        (directory / file_name(doc.id)).write_text("\f".join(doc.pages), encoding="utf-8")
+    report = run_ingest(IngestOptions([directory]), settings, client, embedder, quiet=True)
+    failed = [o for o in report.outcomes if o.status == "failed"]
+    if failed:
+        raise RuntimeError(f"{len(failed)} eval documents failed to ingest: {failed[0].reason}")
+    return ids_from_registry(client, settings, names)
+
+
+def reuse_index(evalset: EvalSet, settings: Settings, client: OpenSearch) -> dict[str, str] | None:
+    """The id map of an index a previous ``--keep`` run built, with pipelines re-applied from the current
+    settings; None when there is nothing to reuse."""
     if not client.indices.exists_alias(name=settings.index.alias):
         return None
     apply_all(client, settings.index)
-    registry = load_registry(client, settings.index)
-    return {doc_id: entry["content_hash"] for doc_id, entry in registry.items()} or None
+    names = {file_name(doc.id): doc.id for doc in evalset.documents}
+    return ids_from_registry(client, settings, names) or None
 
 
 def evaluate(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder: Embedder, modes: list[str],
-             keep_index: bool = False, operator: str | None = None, reuse: bool = False) -> list[ModeResult]:
+             keep_index: bool = False, operator: str | None = None, reuse: bool = False,
+             as_files: bool = False) -> list[ModeResult]:
     """Build a throwaway index (``settings.index.alias``), run every mode, drop the index unless kept.
-    With ``reuse``, an index kept by an earlier run with the same alias is searched again (for sweeps of
-    query-time settings such as fusion weights)."""
+    ``as_files``: documents are written as TXT files and ingested through ``stroidok ingest``'s path
+    (whole documents); otherwise passages are indexed one chunk set each through the same chunker and
+    bulk writer. With ``reuse``, an index kept by an earlier run with the same alias is searched again
+    (for sweeps of query-time settings such as fusion weights)."""
     try:
-        ids = (reuse_index(settings, client) if reuse else None) or build_index(evalset, settings, client, embedder)
+        ids = reuse_index(evalset, settings, client) if reuse else None
+        if not ids and as_files:
+            with tempfile.TemporaryDirectory(prefix="stroidok-eval-") as directory:
+                ids = ingest_as_files(evalset, settings, client, embedder, Path(directory))
+        elif not ids:
+            ids = build_index(evalset, settings, client, embedder)
         service = SearchService(settings, client, embedder)
         return [run_mode(service, evalset, ids, mode, operator) for mode in modes]
     finally:

@@ -36,7 +36,7 @@ from ingest.index import (
     write_documents,
     written_before,
 )
-from ingest.parse import UNSTRUCTURED_TYPES, ParseOptions
+from ingest.parse import PARSER_VERSION, UNSTRUCTURED_TYPES, ParseOptions
 from ingest.parse.pdf import OcrMode, PdfOptions, PdfParser
 from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.watchdog import Watchdog
@@ -84,10 +84,22 @@ def is_current(entry: dict[str, Any] | None, digest: str, groups: list[str]) -> 
         and sorted(entry.get("access_groups") or []) == sorted(groups)
 
 
+def processing_signature(settings: Settings, options: IngestOptions) -> str:
+    """Everything besides a file's bytes that decides its chunks: the parser version and options, chunk
+    size and overlap. Part of each file's fingerprint, so changing any of them re-indexes the files."""
+    ingest = settings.ingest
+    return (f"p{PARSER_VERSION}.c{ingest.chunk_chars}.o{ingest.chunk_overlap}."
+            f"{options.pdf_parser or ingest.pdf_parser}.{options.ocr}.{options.encoding or 'auto'}")
+
+
+def fingerprint(digest: str, processing: str) -> str:
+    return f"{digest}+{processing}" if processing else digest
+
+
 def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, Any]], roots: list[Path], force: bool,
-             max_bytes: int, rules: AccessRules | None = None) -> Plan:
-    """Which files to parse, which are unchanged (same bytes, same access groups), which indexed
-    documents lost their file, and which files cannot be read (reported, never fatal)."""
+             max_bytes: int, rules: AccessRules | None = None, processing: str = "") -> Plan:
+    """Which files to parse, which are unchanged (same bytes, same processing, same access groups), which
+    indexed documents lost their file, and which files cannot be read (reported, never fatal)."""
     plan = Plan([], [], [], [])
     seen = set()
     for f in sorted(files, key=lambda f: isinstance(f, SourceFile) and f.path.is_symlink()):  # real names first
@@ -102,7 +114,7 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
             plan.too_big.append(f)
             continue
         try:
-            digest = content_hash(f.path)
+            digest = fingerprint(content_hash(f.path), processing)
         except OSError as exc:
             plan.rejected.append(Rejected(f.display, os_reason(exc)))
             continue
@@ -253,7 +265,8 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
         registry = load_registry(client, settings.index)
         watchdog.progress("listing files")
         files = list(discover(options.paths, options.include, options.exclude))
-        plan = plan_run(files, registry, options.paths, options.force, ingest.max_file_mb * 1024 * 1024, rules)
+        plan = plan_run(files, registry, options.paths, options.force, ingest.max_file_mb * 1024 * 1024, rules,
+                        processing_signature(settings, options))
         if options.dry_run:
             return _dry_run(plan, report)
         ensure_manual_refresh(client, settings.index)

@@ -92,6 +92,6 @@ def run_job(job: ParseJob) -> ParseResult:
     with encodable_path(path) as readable:
         parsed = parse_file(readable, job.options)
     chunks = chunk_blocks(parsed.blocks, job.chunk_chars, job.chunk_overlap)
-    if job.content_hash and content_hash(path) != job.content_hash:
+    if job.content_hash and content_hash(path) != job.content_hash.split("+", 1)[0]:
         raise ParseError("the file changed while it was being read; the next run indexes its new version")
     return ParseResult(parsed, chunks, time.perf_counter() - began)

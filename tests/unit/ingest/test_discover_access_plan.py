@@ -67,3 +67,22 @@ def test_plan_skips_unchanged_and_finds_deleted(tmp_path: Path):
     forced = plan_run(files, registry, [tmp_path], force=True, max_bytes=10**6)
     assert len(forced.todo) == 2
     assert plan_run(files, {}, [tmp_path], force=False, max_bytes=2).too_big
+
+
+def test_a_change_of_parser_or_chunking_settings_re_indexes_unchanged_bytes(tmp_path: Path):
+    from ingest.pipeline import IngestOptions, fingerprint, processing_signature
+    from service.settings import Settings
+
+    (tmp_path / "same.txt").write_text("same")
+    files = list(discover([tmp_path], [], []))
+    settings = Settings()
+    before = processing_signature(settings, IngestOptions([tmp_path]))
+    registry = {files[0].doc_id: {"content_hash": fingerprint(content_hash(tmp_path / "same.txt"), before),
+                                  "file_path": str(tmp_path / "same.txt")}}
+    assert plan_run(files, registry, [tmp_path], False, 10**6, processing=before).unchanged
+    settings.ingest.chunk_chars += 100
+    after = processing_signature(settings, IngestOptions([tmp_path]))
+    assert after != before
+    assert plan_run(files, registry, [tmp_path], False, 10**6, processing=after).todo
+    assert plan_run(files, registry, [tmp_path], False, 10**6,
+                    processing=processing_signature(Settings(), IngestOptions([tmp_path], pdf_parser="unstructured"))).todo
