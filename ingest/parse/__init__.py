@@ -10,7 +10,7 @@ from ingest.parse.archive import ZIP_TYPES, check_archive
 from ingest.parse.model import ParsedDocument
 from ingest.parse.pdf import PdfOptions, parse_pdf
 from ingest.parse.plain import parse_plain
-from ingest.parse.text import strip_controls
+from ingest.parse.text import merge_broken_blocks, strip_controls
 from ingest.parse.titles import identify
 from service.errors import ParseError
 from service.query.contract import FILE_TYPES
@@ -47,6 +47,7 @@ def parse_file(path: Path, options: ParseOptions = ParseOptions()) -> ParsedDocu
         from ingest.parse.office import parse_with_unstructured
 
         parsed = parse_with_unstructured(path, options.encoding)
+    parsed.blocks = merge_broken_blocks(parsed.blocks)
     identity = identify(parsed.head, parsed.title, path)
     parsed.title, parsed.designation = identity.title, identity.designation
     sanitise(parsed)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ingest.parse.model import Block, BlockKind
-from ingest.parse.repair import repair_text
+from ingest.parse.repair import join_broken_words, repair_text
 
 _HEADING_RE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",
                          re.IGNORECASE)
@@ -85,3 +85,21 @@ def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Blo
             buffer.append(line)
     flush()
     return blocks
+
+
+_ENDS_BROKEN_RE = re.compile(r"[А-Яа-яЁё][-‐‑\u00ad]$")
+
+
+def merge_broken_blocks(blocks: list[Block]) -> list[Block]:
+    """Paragraphs a word was broken across («эффектив-» / «ность …», as DOCX exported from a typeset
+    page holds them) become one, the word joined when the dictionary knows the joined form."""
+    merged: list[Block] = []
+    for block in blocks:
+        previous = merged[-1] if merged else None
+        if previous is not None and previous.kind == block.kind == "text" and previous.page == block.page \
+                and _ENDS_BROKEN_RE.search(previous.text) and block.text[:1].islower():
+            joined = join_broken_words(previous.text.replace("\u00ad", "-") + "\n" + block.text)
+            merged[-1] = Block(joined.replace("\n", " "), block.page, "text", block.page_label)
+        else:
+            merged.append(block)
+    return merged

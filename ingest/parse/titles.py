@@ -12,10 +12,10 @@ from pathlib import Path
 from ingest.parse.repair import collapse_letter_spacing, join_broken_words
 
 _KINDS = {"гостр": "ГОСТ Р", "гост": "ГОСТ", "сп": "СП", "сводправил": "СП", "снип": "СНиП", "санпин": "СанПиН",
-          "сн": "СН", "всн": "ВСН", "рд": "РД", "мдс": "МДС", "нпб": "НПБ", "пб": "ПБ", "тртс": "ТР ТС",
+          "сн": "СН", "всн": "ВСН", "всп": "ВСП", "рд": "РД", "мдс": "МДС", "нпб": "НПБ", "пб": "ПБ", "тртс": "ТР ТС",
           "ту": "ТУ", "одм": "ОДМ", "сто": "СТО", "гэсн": "ГЭСН", "фер": "ФЕР"}
 #: kinds as printed, OCR splits included («ГО СТР», «ГОСТР»)
-_KIND_RE = (r"ГО\s?СТ\s?Р|ГО\s?СТ|Свод\s+правил|СП|СНиП|Сан[Пп]и[НнH]|СН|ВСН|РД|МДС|НПБ|ПБ|ТР\s+ТС|ТУ|ОДМ|СТО|"
+_KIND_RE = (r"ГО\s?СТ\s?Р|ГО\s?СТ|Свод\s+правил|СП|СНиП|Сан[Пп]и[НнH]|СН|ВСН|ВСП|РД|МДС|НПБ|ПБ|ТР\s+ТС|ТУ|ОДМ|СТО|"
             r"ГЭСН|ФЕР")
 _DESIGNATION_RE = re.compile(
     rf"(?<![\w])(?P<kind>{_KIND_RE})\s+(?P<number>\d{{1,8}}(?:\s*[.\-–—]\s*\d{{1,8}}){{0,5}})(?![\w.])",
@@ -25,7 +25,7 @@ _STOP_LINE_RE = re.compile(
     r"Official|Сведения|Межгосударственн\w+\s+научно|Федеральн\w+\s+закон|В\s+соответствии|Цели\s+и\s+принципы|Список\s+изменяющих|Свод\s+правил\s+разработан|«|\"|\d+\s+(?:РАЗРАБОТАН|ВНЕСЕН|ПРИНЯТ|УТВЕРЖДЕН|ВВЕДЕН|ПОДГОТОВЛЕН|ИСПОЛНИТЕЛ)|Введ[её]н|Стандартинформ|Российский\s+институт|Ключевые\s+слова|Страница\s+\d)", re.IGNORECASE)
 _BOILERPLATE_RE = re.compile(
     r"СОВЕТ\s+ПО\s+СТАНДАРТИЗАЦИИ|^\(?(?:МГС|ISC)\)?$|^СВОД\s+ПРАВИЛ$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ)\s+СТАНДАРТ|"
-    r"^СТАНДАРТ$|ГОССТАНДАРТ|ЖИЛИЩНО-КОММУНАЛЬНОГО|^СТРОИТЕЛЬСТВА\s+И\b|^\(?МИНСТРОЙ|^[IVXLC]+$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ|РОССИЙСКОЙ|ФЕДЕРАЦИИ)$|ФЕДЕРАЛЬН\w+\s+(?:СЛУЖБ|АГЕНТСТВ)|ПРАВИТЕЛЬСТВО|МИНИСТЕРСТВО|^МО\s+РФ$|РОССИЙСКОЙ\s+ФЕДЕРАЦИИ$|"
+    r"^СТАНДАРТ$|^(?:ВЕДОМСТВЕННЫЙ\s+)?СВОД\s+ПРАВИЛ(?:\s+ПО\s+ПРОЕКТИРОВАНИЮ)?$|ГОССТАНДАРТ|ЖИЛИЩНО-КОММУНАЛЬНОГО|^СТРОИТЕЛЬСТВА\s+И\b|^\(?МИНСТРОЙ|^[IVXLC]+$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ|РОССИЙСКОЙ|ФЕДЕРАЦИИ)$|ФЕДЕРАЛЬН\w+\s+(?:СЛУЖБ|АГЕНТСТВ)|ПРАВИТЕЛЬСТВО|МИНИСТЕРСТВО|^МО\s+РФ$|РОССИЙСКОЙ\s+ФЕДЕРАЦИИ$|"
     r"^СТРОИТЕЛЬНЫЕ\s+НОРМЫ(?:\s+И\s+ПРАВИЛА)?$|^ТЕХНИЧЕСКИЙ\s+РЕГЛАМЕНТ$|^ЗАРЕГИСТРИРОВАН|^УТВЕРЖД|^Документ\s+сохран|"
     r"docs\.cntd\.ru|^Microsoft|^Untitled|^Без\s+названия", re.IGNORECASE)
 #: «Об утверждении свода правил «Конструкции из ячеистых бетонов. Правила проектирования»» (an order ahead)
@@ -62,6 +62,8 @@ def choose_designation(printed: str | None, named: str | None, head: str) -> str
     spaces out «5 3 1 9 5 .3») and differs: then the file name read it better."""
     if printed and named and named.startswith(printed):
         return named  # the file name has the year the text left out («СП 22.13330»)
+    if printed and named and printed.startswith(named):
+        return printed  # the file name lost a part («ВСП 22-02-07МО РФ…» reads as «ВСП 22-02»)
     if printed and named and printed != named:
         digits = re.sub(r"\D", "", named)
         if digits and digits in re.sub(r"\D", "", head[:4000]):
@@ -107,7 +109,7 @@ def name_after(lines: list[str], designation: str) -> str | None:
         return None
     parts: list[str] = []
     for line in [line for line in joined[start + 1: start + 60] if line][:14]:
-        if is_boilerplate(line) or find_designation(line) or line.isdigit():
+        if is_boilerplate(line) or find_designation(line) or not any(c.isalpha() for c in line):
             if parts:
                 break
             continue
@@ -139,6 +141,23 @@ def join_title_lines(parts: list[str]) -> str:
     return out
 
 
+_ACT_RE = re.compile(r"^(ПОСТАНОВЛЕНИЕ|ПРИКАЗ|РАСПОРЯЖЕНИЕ|УКАЗ|РЕШЕНИЕ|ФЕДЕРАЛЬНЫЙ\s+ЗАКОН)$", re.IGNORECASE)
+_ACT_DATE_RE = re.compile(r"^от\s+.{4,40}?\s(?:N|№)\s*\S+$", re.IGNORECASE)
+
+
+def act_title(lines: list[str]) -> str | None:
+    """An act's title: «Постановление от 16 февраля 2008 г. N 87 О составе разделов …», from the kind
+    line, the date-and-number line and the «О …» subject that follow it."""
+    joined = [" ".join(line.split()) for line in lines[:30] if line.strip()]
+    for i, line in enumerate(joined[:-2]):
+        if _ACT_RE.match(line) and _ACT_DATE_RE.match(joined[i + 1]):
+            subject = joined[i + 2]
+            if not re.match(r"^(?:О|Об|Обо)\s", subject, re.IGNORECASE):
+                return None
+            return f"{line.capitalize()} {joined[i + 1]} {_clean_name(sentence_case(subject)) or ''}".strip()
+    return None
+
+
 def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
     """Designation and name from the first pages' raw text, the document properties, the file name."""
     lines = [collapse_letter_spacing(line) for line in join_broken_words(head).splitlines()]
@@ -151,6 +170,8 @@ def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
     if name is None and metadata_title and not is_boilerplate(metadata_title) \
             and find_designation(metadata_title) in (None, designation):
         name = _clean_name(metadata_title.replace(designation or "\0", ""))
+    if name is None and designation is None and (act := act_title(lines)):
+        name = act
     if name is None and designation is None:
         first = next((" ".join(line.split()) for line in lines[:30] if 2 <= len(line.split()) <= 15
                       and len(line) <= 150 and not line.rstrip().endswith((",", ";"))
