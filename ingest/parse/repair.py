@@ -4,8 +4,9 @@ words collapsed. Each repair is conservative: when in doubt, the text stays as i
 - ``при\\xad\\nменять`` → ``применять`` (a soft hyphen before a line break always joins);
 - ``об-\\nразцов`` → ``образцов`` when the joined word is a dictionary word, while ``северо-\\nзападный``
   and ``А500С-\\n1`` keep their hyphen (the joined form is not a word, or a part is not Cyrillic);
-- ``П р и м е ч а н и е`` → ``Примечание``, ``Т а б л и ц а  2`` → ``Таблица 2``, while runs of real
-  one-letter words (``в и с``) stay: only runs of four or more letters separated by single spaces collapse.
+- ``П р и м е ч а н и е`` → ``Примечание``, ``Т а б л и ц а  2`` → ``Таблица 2``: runs of four or more
+  letters separated by single spaces collapse when the result is a dictionary word, so runs of real
+  one-letter words (``в и с``) and formula symbols (``Р п и К З``) stay.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import Any
 _SOFT_BREAK_RE = re.compile(r"[\u00ad\ufffe]\s*\n\s*")
 _HYPHEN_BREAK_RE = re.compile(r"(?<![\w-])([А-Яа-яЁё]{1,30})[-‐‑]\s*\n\s*([а-яё]{1,30})(?![\w-])")
 _LETTER_SPACED_RE = re.compile(r"(?<![\w])((?:[А-Яа-яЁёA-Za-z] ){3,}[А-Яа-яЁёA-Za-z])(?![\w])")
+_VERTICAL_RE = re.compile(r"(?m)^((?:[А-Яа-яЁёA-Za-z] ?\n){3,}[А-Яа-яЁёA-Za-z]) ?$")
 _ONE_LETTER_WORDS = frozenset("вксяоуиаВКСЯОУИА")
 
 
@@ -42,10 +44,13 @@ def _join_hyphen(match: re.Match[str]) -> str:
 
 
 def _collapse(match: re.Match[str]) -> str:
+    """The letters as one word when the dictionary knows it; formula symbols («Р п и К З») and runs of
+    real one-letter words («а и в с») stay as they are."""
     letters = match[1].split(" ")
-    if all(letter in _ONE_LETTER_WORDS for letter in letters):
-        return match[1]  # «а и в с» may be real words: leave them
-    return "".join(letters)
+    joined = "".join(letters)
+    if all(letter in _ONE_LETTER_WORDS for letter in letters) or not is_word(joined):
+        return match[1]
+    return joined
 
 
 def join_broken_words(text: str) -> str:
@@ -55,10 +60,16 @@ def join_broken_words(text: str) -> str:
 
 
 def collapse_letter_spacing(text: str) -> str:
-    """``П р и м е ч а н и е`` → ``Примечание`` (GOST typesetting spaces out headings)."""
+    """``П р и м е ч а н и е`` → ``Примечание`` (GOST typesetting spaces out headings); a word set
+    vertically, one letter per line, is joined too."""
+    text = _VERTICAL_RE.sub(lambda m: m[1].replace("\n", ""), text)
     return _LETTER_SPACED_RE.sub(_collapse, text)
 
 
+_SPACE_LIKE_RE = re.compile(r"[\u00a0\u2000-\u200a\u202f\u205f]")
+
+
 def repair_text(text: str) -> str:
-    """Every repair, in order, on a page or paragraph of raw text (line breaks still in place)."""
-    return collapse_letter_spacing(join_broken_words(text))
+    """Every repair, in order, on a page or paragraph of raw text (line breaks still in place); no-break
+    and thin spaces count as spaces (typesetters space letters out with them)."""
+    return collapse_letter_spacing(join_broken_words(_SPACE_LIKE_RE.sub(" ", text)))
