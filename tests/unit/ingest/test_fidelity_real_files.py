@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import statistics
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def parsed(fixture_files) -> dict[Path, tuple[ParsedDocument, list[ChunkText]]]:
 def split_words(text: str) -> tuple[int, int]:
     """Adjacent words that are not both dictionary words but join into one («об разцов»), and all words."""
     words = text.lower().split()
-    split = sum(1 for a, b in zip(words, words[1:], strict=False)
+    split = sum(1 for a, b in pairwise(words)
                 if _WORD.fullmatch(a) and _WORD.fullmatch(b) and not (is_word(a) and is_word(b)) and is_word(a + b))
     return split, len(words)
 
