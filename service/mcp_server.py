@@ -179,10 +179,13 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
     async def get_document(
         ctx: Context,
         id: Annotated[str, bounded("A result id (document) or a chunk_id (<document id>:<n>).", maxLength=40)],
+        clause: Annotated[str | None, bounded("Open this clause of the document: «5.2.3», «п. 5.2.3», "
+                                              "«Приложение Б», «Таблица 4».", maxLength=60)] = None,
     ) -> DocumentResponse:
-        """A document or chunk by id: metadata, the chunk's full text, its neighbouring chunks and page.
-        Unknown ids, and ids of documents you may not read, give NOT_FOUND."""
-        return await call(ctx, lambda svc, p, c: svc.get_document(id, p, c))
+        """A document or chunk by id: metadata, the chunk's full text, its neighbouring chunks, page and clause;
+        with `clause`, the chunk where that clause of the document starts. Unknown ids, clauses not in the
+        document, and ids of documents you may not read, give NOT_FOUND."""
+        return await call(ctx, lambda svc, p, c: svc.get_document(id, p, c, clause))
 
     @server.tool(annotations=READ_ONLY, structured_output=True)
     async def list_sources(ctx: Context) -> SourcesResponse:

@@ -37,6 +37,7 @@ from service.query.build import (
     SearchPlan,
     SearchSettingsView,
     build_chunks_by_index,
+    build_clause_lookup,
     build_request,
     build_sources_body,
     plan_search,
@@ -109,6 +110,21 @@ def paginate(request: SearchRequest, offset: int, returned: int, total: int, cut
     has_more = offset + returned < min(total, MAX_PAGE_DEPTH) and (returned > 0 or cut)
     return Pagination(page=offset // request.limit + 1, limit=request.limit, total_pages=pages, has_more=has_more,
                       next_cursor=encode_cursor(request, offset + returned) if has_more else None)
+
+
+_CLAUSE_PREFIX_RE = re.compile(r"^(?:п\.|пп\.|пункт|подпункт|раздел|разд\.|р\.)\s*", re.IGNORECASE)
+
+
+def normalize_clause(text: str) -> str:
+    """How a person writes a clause → how chunks record it: «п. 5.2.3» → «5.2.3», «приложение б» →
+    «Приложение Б», «таблица 4» → «Таблица 4». Bounded and stripped of anything but the clause."""
+    if not isinstance(text, str) or not 0 < len(text.strip()) <= 60:
+        raise InvalidQuery("clause must be 1-60 characters, e.g. «5.2.3» or «Приложение Б»", details={"field": "clause"})
+    text = " ".join(_CLAUSE_PREFIX_RE.sub("", text.strip()).split()).rstrip(".") or text.strip()
+    word, *rest = text.split()
+    if word[:1].isalpha() and rest:
+        return " ".join([word.capitalize(), *(part.upper() if len(part) <= 3 else part for part in rest)])
+    return text
 
 
 def related_queries(parsed: ParsedQuery, correction: str | None) -> list[str]:
@@ -271,21 +287,27 @@ class SearchService:
 
     # -- retrieval by id --------------------------------------------------------------------------
 
-    def get_document(self, result_id: str, principal: Principal, client_id: str | None = None) -> DocumentResponse:
-        """A document (by ``id``) or a chunk (by ``chunk_id``) with its neighbouring chunks.
+    def get_document(self, result_id: str, principal: Principal, client_id: str | None = None,
+                     clause: str | None = None) -> DocumentResponse:
+        """A document (by ``id``) or a chunk (by ``chunk_id``) with its neighbouring chunks; with ``clause``
+        («5.2.3», «п. 5.2.3», «Приложение Б») the first chunk of that clause in the document.
 
         A document the caller may not read answers ``NOT_FOUND``, exactly like one that does not exist,
         so ids cannot be probed for existence."""
-        return self._call("get_document", {"id": result_id}, principal, client_id,
-                          lambda _: self._get_document(result_id, principal))
+        arguments = {"id": result_id, **({"clause": clause} if clause is not None else {})}
+        return self._call("get_document", arguments, principal, client_id,
+                          lambda _: self._get_document(result_id, principal, clause))
 
-    def _get_document(self, result_id: str, principal: Principal) -> DocumentResponse:
+    def _get_document(self, result_id: str, principal: Principal, clause: str | None = None) -> DocumentResponse:
         match = _ID_RE.match(result_id.strip()) if isinstance(result_id, str) else None
         if not match:
-            raise InvalidQuery("id must be a document id (20 hex characters) or a chunk id (<document id>:<n>)")
+            raise InvalidQuery("id must be a document id (20 hex characters) or a chunk id (<document id>:<n>)",
+                               details={"field": "id"})
         doc_id = match["doc"]
         wanted = int(match["chunk"]) if match["chunk"] is not None else None
         centre = wanted if wanted is not None else 0
+        if clause is not None:
+            centre = self._clause_start(doc_id, normalize_clause(clause), principal, result_id)
         indexes = [i for i in (centre - 1, centre, centre + 1) if i >= 0]
         body = build_chunks_by_index(doc_id, indexes, list(principal.groups))
         with engine_errors():
@@ -301,6 +323,16 @@ class SearchService:
         neighbours = [map_chunk(by_index[i], 0.0, limit) for i in indexes if i != centre and i in by_index]
         return DocumentResponse(id=result_id, document=document, chunk=chunk,
                                 neighbours=neighbours)
+
+    def _clause_start(self, doc_id: str, clause: str, principal: Principal, result_id: str) -> int:
+        """The index of the first chunk of ``doc_id`` in which ``clause`` starts or runs."""
+        body = build_clause_lookup(doc_id, clause, list(principal.groups))
+        with engine_errors():
+            hits = self.client.search(index=self.settings.index.alias, body=body)["hits"]["hits"]
+        if not hits:
+            raise NotFound(f"no clause {clause} in a document with id {result_id} visible to you",
+                           details={"id": result_id, "clause": clause})
+        return int(hits[0]["_source"]["chunk_index"])
 
     def list_sources(self, principal: Principal, client_id: str | None = None) -> SourcesResponse:
         """What the caller can search: documents by type and folder, the date span."""

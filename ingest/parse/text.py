@@ -64,8 +64,12 @@ def strip_running_lines(pages: list[str], edge: int = 4, min_share: float = 0.3)
             for text, keys in zip(pages, edges, strict=True)]
 
 
+_CLAUSE_START_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3}){1,5}\.?\s+\S|(?:Таблица|Приложение|ТАБЛИЦА|ПРИЛОЖЕНИЕ)\s+[А-ЯЁA-Z0-9])")
+
+
 def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Block]:
-    """Blocks of one page: heading lines become ``title`` blocks, the rest paragraphs."""
+    """Blocks of one page: heading lines become ``title`` blocks, the rest paragraphs; a line that opens
+    a numbered clause («4.2.5 Количество …») or a table or appendix starts a paragraph of its own."""
     blocks: list[Block] = []
     buffer: list[str] = []
 
@@ -82,6 +86,8 @@ def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Blo
             buffer.append(line)
             flush("title")
         else:
+            if _CLAUSE_START_RE.match(line):
+                flush()
             buffer.append(line)
     flush()
     return blocks

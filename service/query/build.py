@@ -295,6 +295,13 @@ def build_chunks_by_index(doc_id: str, indexes: list[int], groups: list[str]) ->
     return {"query": query, "size": len(indexes), "_source": SOURCE_EXCLUDES, "sort": [{"chunk_index": "asc"}]}
 
 
+def build_clause_lookup(doc_id: str, clause: str, groups: list[str]) -> dict[str, Any]:
+    """The first chunk of a document in which ``clause`` starts or runs (access filter included)."""
+    query = build_document_query(doc_id, groups)
+    query["bool"]["filter"].append({"term": {"clauses": clause}})
+    return {"query": query, "size": 1, "_source": ["chunk_index"], "sort": [{"chunk_index": "asc"}]}
+
+
 def build_sources_body(groups: list[str]) -> dict[str, Any]:
     docs = {"docs": {"cardinality": {"field": "doc_id", "precision_threshold": 40000}}}
     return {"size": 0, "query": {"bool": {"filter": [build_access_filter(groups)]}}, "track_total_hits": True,

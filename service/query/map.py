@@ -39,7 +39,9 @@ def map_chunk(hit: dict[str, Any], score: float, limit: int) -> ChunkResult:
     text = excerpt(src["text"], hit.get("highlight", {}).get("text", []), limit)
     return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"], text=text,
                        page_number=src.get("page_number"), page_label=src.get("page_label"),
-                       section_title=src.get("section_title"), relevance_score=round(score, 4),
+                       page_end=src.get("page_end") if src.get("page_end") != src.get("page_number") else None,
+                       section_title=src.get("section_title"), clause=src.get("clause"),
+                       relevance_score=round(score, 4),
                        similarity=similarity_of(hit))
 
 
@@ -48,7 +50,8 @@ def clamp(score: float | None) -> float:
 
 
 def map_document(src: dict[str, Any], score: float) -> DocumentResult:
-    return DocumentResult(id=src["doc_id"], title=src.get("title") or src["file_name"], file_path=src["file_path"],
+    return DocumentResult(id=src["doc_id"], title=src.get("title") or src["file_name"],
+                          designation=src.get("designation"), file_path=src["file_path"],
                           file_type=src["file_type"], file_size=src.get("file_size") or 0,
                           created_at=src.get("created_at"), updated_at=src.get("updated_at"),
                           page_count=src.get("page_count"), relevance_score=clamp(score))

@@ -19,15 +19,20 @@ class ChunkResult(BaseModel):
     chunk_index: int
     text: str = Field(description="At most 500 characters, cut at a word boundary.")
     page_number: int | None
+    page_end: int | None = Field(default=None, description="The page the chunk ends on, when it runs over pages.")
     page_label: str | None = None
     section_title: str | None = None
+    clause: str | None = Field(default=None, description="The clause in effect where the chunk starts: «5.2.3», "
+                               "«Приложение Б», «Таблица 4»; pass it to get_document to open it.")
     relevance_score: float = Field(description=RELEVANCE)
     similarity: float | None = Field(default=None, description=SIMILARITY)
 
 
 class DocumentResult(BaseModel):
     id: str = Field(description="Stable document id; pass it (or a chunk_id) to get_document.")
-    title: str
+    title: str = Field(description="Designation and name («ГОСТ 10180-2012 Бетоны. Методы …»), as cited.")
+    designation: str | None = Field(default=None, description="«СП 63.13330.2018», «ГОСТ 10180-2012», when the "
+                                    "document has one.")
     file_path: str
     file_type: str
     file_size: int

@@ -1,0 +1,78 @@
+"""Through the shipped path (TXT files with form feeds → run_ingest → search and get_document on a real
+node): documents know their designation, pages and clauses, and an agent can open «п. 5.2.3»."""
+
+from __future__ import annotations
+
+import statistics
+import uuid
+
+import pytest
+from opensearchpy import OpenSearch, helpers
+
+from ingest.pipeline import IngestOptions, run_ingest
+from ingest.sample import write_txt_corpus
+from service.errors import NotFound
+from service.search import SearchService
+from service.security import Principal
+from tests.conftest import drop_index_resources, product_settings
+from tests.documents import SHARED
+
+pytestmark = pytest.mark.integration
+NAMES = ("ГОСТ 10180-2012", "Свод правил 63.13330.2018", "Свод правил 1.13130.2020", "ГОСТ 25100-2020")
+
+
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedder):
+    root = tmp_path_factory.mktemp("normative")
+    paths = [p for p in write_txt_corpus(SHARED, root) if p.stem in NAMES]
+    for path in root.glob("*.txt"):
+        if path not in paths:
+            path.unlink()
+    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}")
+    report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
+    assert report.counts["indexed"] == len(NAMES), [o.line() for o in report.outcomes]
+    service_settings = settings.model_copy(deep=True)
+    service_settings.search.cache_ttl_s = 0
+    yield SearchService(service_settings, client, navec_embedder), settings
+    drop_index_resources(client, settings.index)
+
+
+def all_chunks(client: OpenSearch, alias: str) -> list[dict]:
+    return [h["_source"] for h in helpers.scan(client, index=alias, query={"query": {"match_all": {}}},
+                                               _source_excludes=["embedding"])]
+
+
+def test_indexed_chunks_have_size_pages_clauses_and_designation(ingested, client):
+    _, settings = ingested
+    chunks = all_chunks(client, settings.index.alias)
+    lengths = [len(c["text"]) for c in chunks]
+    assert statistics.median(lengths) >= 0.5 * settings.ingest.chunk_chars
+    assert sum(1 for n in lengths if n < 200) <= 0.05 * len(lengths)
+    assert sum(1 for c in chunks if c.get("clause")) >= 0.6 * len(chunks)
+    by_doc: dict[str, set[int]] = {}
+    for c in chunks:
+        by_doc.setdefault(c["designation"], set()).add(c["page_number"])
+        assert c["title"].startswith(c["designation"])
+    assert set(by_doc) == {"ГОСТ 10180-2012", "СП 63.13330.2018", "СП 1.13130.2020", "ГОСТ 25100-2020"}
+    assert all(len(pages) > 5 for pages in by_doc.values()), "form feeds are pages"
+
+
+def test_a_query_naming_a_code_brings_that_document_first(ingested):
+    service, _ = ingested
+    public = Principal.of("tester", [])
+    for query, designation in (("СП 63.13330", "СП 63.13330.2018"), ("ГОСТ 10180-2012 прочность", "ГОСТ 10180-2012"),
+                               ("классификация грунтов ГОСТ 25100", "ГОСТ 25100-2020")):
+        top = service.search({"query": query}, public).results[0]
+        assert top.designation == designation, (query, top.title)
+
+
+def test_get_document_opens_a_clause(ingested):
+    service, _ = ingested
+    public = Principal.of("tester", [])
+    doc = service.search({"query": "ширина эвакуационных выходов", "search_mode": "fulltext"}, public).results[0]
+    assert doc.designation == "СП 1.13130.2020"
+    opened = service.get_document(doc.id, public, clause="п. 4.2.5")
+    assert opened.chunk is not None and "4.2.5" in opened.chunk.text
+    assert opened.chunk.clause is not None and opened.chunk.page_number and opened.chunk.page_number > 1
+    with pytest.raises(NotFound):
+        service.get_document(doc.id, public, clause="99.99.99")
