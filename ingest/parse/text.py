@@ -7,7 +7,7 @@ import re
 from ingest.parse.model import Block, BlockKind
 from ingest.parse.repair import join_broken_words, repair_text
 
-_HEADING_RE = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",
+_HEADING_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3})*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",
                          re.IGNORECASE)
 _SPACES_RE = re.compile(r"[ \t\u00a0]+")
 _LEADER_RE = re.compile(r"(?:\.\s?){4,}|_{4,}")
@@ -33,6 +33,8 @@ def looks_like_heading(line: str) -> bool:
     """A short numbered or upper-case line without a final full stop."""
     line = line.strip()
     words = len(line.split())
+    if not re.search(r"[А-Яа-яЁё]{3}", line):
+        return False  # «C7H7NO2», «180 М Джм'2»: table cells, not headings
     if not 3 <= len(line) <= 100 or line.endswith((".", ",", ";", ":")):
         return False
     if _HEADING_RE.match(line):

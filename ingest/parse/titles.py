@@ -25,7 +25,7 @@ _STOP_LINE_RE = re.compile(
     r"Official|Сведения|Межгосударственн\w+\s+научно|Федеральн\w+\s+закон|В\s+соответствии|Цели\s+и\s+принципы|Список\s+изменяющих|Свод\s+правил\s+разработан|«|\"|\d+\s+(?:РАЗРАБОТАН|ВНЕСЕН|ПРИНЯТ|УТВЕРЖДЕН|ВВЕДЕН|ПОДГОТОВЛЕН|ИСПОЛНИТЕЛ)|Введ[её]н|Стандартинформ|Российский\s+институт|Ключевые\s+слова|Страница\s+\d)", re.IGNORECASE)
 _BOILERPLATE_RE = re.compile(
     r"СОВЕТ\s+ПО\s+СТАНДАРТИЗАЦИИ|^\(?(?:МГС|ISC)\)?$|^СВОД\s+ПРАВИЛ$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ)\s+СТАНДАРТ|"
-    r"^СТАНДАРТ$|^(?:ВЕДОМСТВЕННЫЙ\s+)?СВОД\s+ПРАВИЛ(?:\s+ПО\s+ПРОЕКТИРОВАНИЮ)?$|ГОССТАНДАРТ|ЖИЛИЩНО-КОММУНАЛЬНОГО|^СТРОИТЕЛЬСТВА\s+И\b|^\(?МИНСТРОЙ|^[IVXLC]+$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ|РОССИЙСКОЙ|ФЕДЕРАЦИИ)$|ФЕДЕРАЛЬН\w+\s+(?:СЛУЖБ|АГЕНТСТВ)|ПРАВИТЕЛЬСТВО|МИНИСТЕРСТВО|^МО\s+РФ$|РОССИЙСКОЙ\s+ФЕДЕРАЦИИ$|"
+    r"^СТАНДАРТ$|^РОССИЙСКАЯ\s+ФЕДЕРАЦИЯ$|^(?:ВЕДОМСТВЕННЫЙ\s+)?СВОД\s+ПРАВИЛ(?:\s+ПО\s+ПРОЕКТИРОВАНИЮ)?$|ГОССТАНДАРТ|ЖИЛИЩНО-КОММУНАЛЬНОГО|^СТРОИТЕЛЬСТВА\s+И\b|^\(?МИНСТРОЙ|^[IVXLC]+$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ|РОССИЙСКОЙ|ФЕДЕРАЦИИ)$|ФЕДЕРАЛЬН\w+\s+(?:СЛУЖБ|АГЕНТСТВ)|ПРАВИТЕЛЬСТВО|МИНИСТЕРСТВО|^МО\s+РФ$|^РОССИЙСКОЙ\s+ФЕДЕРАЦИИ$|КонсультантПлюс|правовая\s+поддержка|www\.|https?:|Документ\s+предоставлен|^Дата\s+сохранения|^Принят\s+Государственной|"
     r"^СТРОИТЕЛЬНЫЕ\s+НОРМЫ(?:\s+И\s+ПРАВИЛА)?$|^ТЕХНИЧЕСКИЙ\s+РЕГЛАМЕНТ$|^ЗАРЕГИСТРИРОВАН|^УТВЕРЖД|^Документ\s+сохран|"
     r"docs\.cntd\.ru|^Microsoft|^Untitled|^Без\s+названия", re.IGNORECASE)
 #: «Об утверждении свода правил «Конструкции из ячеистых бетонов. Правила проектирования»» (an order ahead)
@@ -158,6 +158,19 @@ def act_title(lines: list[str]) -> str | None:
     return None
 
 
+def looks_like_title(line: str) -> bool:
+    """A first-page line that can name a document: 2-15 words starting with a letter, no quotes or
+    trailing comma, not boilerplate, not a line of broken letters («П ра ви л а у с тро й»)."""
+    words = line.split()
+    if not 2 <= len(words) <= 15 or len(line) > 150 or not line.strip()[:1].isalpha():
+        return False
+    if any(q in line for q in '"«»') or line.rstrip().endswith((",", ";")) or _STOP_LINE_RE.match(line.strip()):
+        return False
+    if sum(1 for w in words if len(w) <= 2) > 0.4 * len(words):
+        return False
+    return not is_boilerplate(line)
+
+
 def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
     """Designation and name from the first pages' raw text, the document properties, the file name."""
     lines = [collapse_letter_spacing(line) for line in join_broken_words(head).splitlines()]
@@ -173,9 +186,7 @@ def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
     if name is None and designation is None and (act := act_title(lines)):
         name = act
     if name is None and designation is None:
-        first = next((" ".join(line.split()) for line in lines[:30] if 2 <= len(line.split()) <= 15
-                      and len(line) <= 150 and not line.rstrip().endswith((",", ";"))
-                      and not is_boilerplate(line) and not _STOP_LINE_RE.match(line.strip())), None)
+        first = next((" ".join(line.split()) for line in lines[:30] if looks_like_title(line)), None)
         name = _clean_name(sentence_case(first)) if first else None
     if name is None:
         cut = stem

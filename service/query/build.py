@@ -17,7 +17,7 @@ from service.query.parse import ParsedQuery
 Route = Literal["hybrid", "bm25", "knn"]
 
 VECTOR_FIELD = "embedding"
-TEXT_FIELDS = ("text", "title", "section_title^0.5", "text.codes^0.3", "title.codes^0.3")
+TEXT_FIELDS = ("text", "title", "section_title^0.5", "text.codes^0.3", "title.codes^0.3", "designation.codes")
 PHRASE_FIELDS = ("text", "title", "section_title", "text.codes")
 SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD]}
 HIGHLIGHT_TAGS = {"pre_tags": ["**"], "post_tags": ["**"]}
