@@ -11,12 +11,14 @@ parent (``PR_SET_PDEATHSIG``), so a killed ingest leaves no orphan parser behind
 from __future__ import annotations
 
 import ctypes
+import logging
 import os
 import resource
 import signal
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -66,6 +68,9 @@ def init_worker(memory_mb: int) -> None:
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     os.environ.update(SINGLE_THREADED)
+    if not os.environ.get("STROIDOK_VERBOSE"):  # library warnings per file only with --verbose
+        warnings.filterwarnings("ignore")
+        logging.getLogger("unstructured").setLevel(logging.ERROR)
 
 
 @contextmanager

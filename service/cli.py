@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import sys
 from dataclasses import asdict
 from pathlib import Path
@@ -48,6 +49,8 @@ state = State()
 def _root(ctx: typer.Context, verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging on stderr.")) -> None:
     logger.remove()
     logger.add(sys.stderr, level="DEBUG" if verbose else "INFO", format="{time:HH:mm:ss} {level:<7} {message}")
+    if verbose:
+        os.environ["STROIDOK_VERBOSE"] = "1"  # parse workers show their libraries' warnings too
     state.settings = Settings()
     ctx.obj = state.settings
 
