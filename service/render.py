@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from service.query.models import SearchResponse
+from service.query.models import ChunkResult, SearchResponse
+
+
+def place(chunk: ChunkResult) -> str:
+    """Where a chunk is, as an engineer cites it: «п. 5.2.3, с. 12–13» (sheet name for XLSX)."""
+    pages = f"с. {chunk.page_number}" + (f"–{chunk.page_end}" if chunk.page_end else "")
+    parts = [f"п. {chunk.clause}" if chunk.clause and chunk.clause[:1].isdigit() else chunk.clause, pages,
+             f"«{chunk.page_label}»" if chunk.page_label else None]
+    return ", ".join(p for p in parts if p)
 
 
 def render_text(response: SearchResponse) -> str:
@@ -13,17 +21,18 @@ def render_text(response: SearchResponse) -> str:
     if meta.suggestions.corrected_query:
         lines.append(f"Did you mean: {meta.suggestions.corrected_query}")
     for rank, doc in enumerate(response.results, (meta.pagination.page - 1) * meta.pagination.limit + 1):
-        lines.append(f"\n{rank}. {doc.title}  [{doc.file_type}, relevance {doc.relevance_score:.2f}]")
+        similarity = f", similarity {doc.similarity:.2f}" if doc.similarity is not None else ""
+        lines.append(f"\n{rank}. {doc.title}  [{doc.file_type}, relevance {doc.relevance_score:.2f}{similarity}]")
         lines.append(f"   {doc.file_path}  (id {doc.id})")
         for chunk in doc.context_chunks:
-            where = f"p. {chunk.page_number}" + (f" «{chunk.page_label}»" if chunk.page_label else "")
+            where = place(chunk)
             lines.append(f"   — {where}: {chunk.text}")
         if not doc.context_chunks:
             lines += [f"   … {h}" for h in doc.highlights]
     if meta.facets.document_types:
         lines.append("\nBy type: " + ", ".join(f"{k} {v}" for k, v in meta.facets.document_types.items()))
     if meta.pagination.has_more:
-        lines.append(f"More: --page {meta.pagination.page + 1}")
+        lines.append(f"More: --cursor {meta.pagination.next_cursor}")
     if meta.suggestions.related_queries:
         lines.append("Try: " + " | ".join(meta.suggestions.related_queries))
     return "\n".join(lines)
@@ -34,5 +43,5 @@ def render_markdown(response: SearchResponse) -> str:
     out = [f"**{meta.total_results}** documents for *{meta.query}* (route `{meta.route_used}`)\n"]
     for doc in response.results:
         out.append(f"### {doc.title}\n`{doc.file_path}` — {doc.file_type}, relevance {doc.relevance_score:.2f}\n")
-        out += [f"> p. {c.page_number}: {c.text}\n" for c in doc.context_chunks]
+        out += [f"> {place(c)}: {c.text}\n" for c in doc.context_chunks]
     return "\n".join(out)
