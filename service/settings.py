@@ -86,7 +86,9 @@ class IndexSettings(BaseSettings):
     embedding_dim: int = Field(default=300, ge=2, le=16000)
     shards: int = Field(default=1, ge=1)
     replicas: int = Field(default=0, ge=0)
-    bm25_weight: float = Field(default=0.8, ge=0, le=1)
+    bm25_weight: float = Field(default=0.9, ge=0, le=1, description=(
+        "Share of BM25 in hybrid fusion; measured in docs/relevance.md (construction set +1.4 nDCG@10 points "
+        "over 0.8, TyDi -0.3)."))
     rrf_rank_constant: int = Field(default=60, ge=1)
     normalization: Literal["min_max", "l2", "z_score"] = "min_max"
     combination: Literal["arithmetic_mean", "geometric_mean", "harmonic_mean"] = "arithmetic_mean"

@@ -47,5 +47,5 @@ def test_rrf_pipeline_carries_rank_constant():
 def test_default_weights_are_the_measured_best():
     pipelines = wanted_pipelines(IndexSettings())
     hybrid = pipelines["stroidok-chunks-hybrid"]["phase_results_processors"][0]["normalization-processor"]
-    assert hybrid["combination"]["parameters"]["weights"] == [0.8, 0.2]
+    assert hybrid["combination"]["parameters"]["weights"] == [0.9, 0.1]
     assert set(pipelines) == {"stroidok-chunks-hybrid", "stroidok-chunks-rrf", "stroidok-chunks-single"}
