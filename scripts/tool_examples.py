@@ -76,7 +76,7 @@ def main() -> None:
     folder = first[0][3]["results"][0]["file_path"].rsplit("/", 1)[0]
     done = first + anyio.run(calls, server(), [
         ("Minimum similarity inside the engine (`threshold`), fulltext, one folder", "search_documents",
-         {"query": QUERY, "limit": 2, "max_chunks": 1, "search_mode": "fulltext", "threshold": 0.5,
+         {"query": QUERY, "limit": 2, "max_chunks": 1, "search_mode": "fulltext", "threshold": 0.3,
           "folder": folder, "include_context": False}),
         ("A misspelled query: correction and related queries", "search_documents",
          {"query": "пожарнай безопастности", "search_mode": "fulltext", "limit": 1}),

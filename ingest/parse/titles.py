@@ -78,10 +78,11 @@ def is_boilerplate(line: str) -> bool:
 
 
 def sentence_case(line: str) -> str:
-    """«БЕТОННЫЕ И ЖЕЛЕЗОБЕТОННЫЕ КОНСТРУКЦИИ» → «Бетонные и железобетонные конструкции»; mixed case stays."""
-    letters = [c for c in line if c.isalpha()]
-    if not letters or not all(c.isupper() for c in letters if c.isalpha() and c.lower() != c.upper()):
-        return line
+    """«БЕТОННЫЕ И ЖЕЛЕЗОБЕТОННЫЕ КОНСТРУКЦИИ» → «Бетонные и железобетонные конструкции» (also when a
+    letter-spaced word came out lower-case: «СИСТЕМЫ ПРОТИВОПОЖАРНОЙ защиты»); mixed case stays."""
+    letters = [c for c in line if c.isalpha() and c.lower() != c.upper()]
+    if not letters or sum(c.isupper() for c in letters) < 0.6 * len(letters):
+        return line  # mixed case is already how it should read
     return line[:1].upper() + line[1:].lower()
 
 
