@@ -27,6 +27,9 @@ def html_table_text(html: str) -> str:
     return "\n".join(rows)
 
 
+TABULAR_SUFFIXES = {".xlsx", ".xls", ".csv", ".tsv"}
+
+
 def element_block(element: Any, page: int, label: str | None) -> Block | None:
     category = element.category
     if category in SKIPPED_CATEGORIES:
@@ -67,5 +70,7 @@ def parse_with_unstructured(path: Path, encoding: str | None = None) -> ParsedDo
             blocks.append(block)
     page_count = max((b.page for b in blocks), default=0)
     title = next((b.text for b in blocks if b.kind == "title" and len(b.text) > 3), None)
-    head = "\n".join(str(e) for e in elements[:80])[:12_000]
+    # a spreadsheet's first cells are not its title: it is named by its properties or its file name
+    tabular = path.suffix.lower() in TABULAR_SUFFIXES
+    head = "" if tabular else "\n".join(str(e) for e in elements[:80])[:12_000]
     return ParsedDocument(blocks, page_count, f"unstructured:{path.suffix.lstrip('.').lower()}", title, head=head)

@@ -18,14 +18,14 @@ _KINDS = {"гостр": "ГОСТ Р", "гост": "ГОСТ", "сп": "СП", "
 _KIND_RE = (r"ГО\s?СТ\s?Р|ГО\s?СТ|Свод\s+правил|СП|СНиП|Сан[Пп]и[НнH]|СН|ВСН|ВСП|РД|МДС|НПБ|ПБ|ТР\s+ТС|ТУ|ОДМ|СТО|"
             r"ГЭСН|ФЕР")
 _DESIGNATION_RE = re.compile(
-    rf"(?<![\w])(?P<kind>{_KIND_RE})\s+(?P<number>\d{{1,8}}(?:\s*[.\-–—]\s*\d{{1,8}}){{0,5}})(?![\w.])",
+    rf"(?<![\w])(?P<kind>{_KIND_RE})\s+(?P<number>\d{{1,8}}(?:\s*[.\-–—]\s*\d{{1,8}}){{0,5}})(?!\w)(?!\.\d)",
     re.IGNORECASE)
 _STOP_LINE_RE = re.compile(
     r"^(?:\(?EN\b|\(?ISO\b|\(?IEC\b|\([A-Z]{2,}|Издание\s+официальное|ОКС\b|Дата\s+введения|Москва|Предисловие|ПРЕДИСЛОВИЕ|"
     r"Official|Сведения|Межгосударственн\w+\s+научно|Федеральн\w+\s+закон|В\s+соответствии|Цели\s+и\s+принципы|Список\s+изменяющих|Свод\s+правил\s+разработан|«|\"|\d+\s+(?:РАЗРАБОТАН|ВНЕСЕН|ПРИНЯТ|УТВЕРЖДЕН|ВВЕДЕН|ПОДГОТОВЛЕН|ИСПОЛНИТЕЛ)|Введ[её]н|Стандартинформ|Российский\s+институт|Ключевые\s+слова|Страница\s+\d)", re.IGNORECASE)
 _BOILERPLATE_RE = re.compile(
     r"СОВЕТ\s+ПО\s+СТАНДАРТИЗАЦИИ|^\(?(?:МГС|ISC)\)?$|^СВОД\s+ПРАВИЛ$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ)\s+СТАНДАРТ|"
-    r"^СТАНДАРТ$|^РОССИЙСКАЯ\s+ФЕДЕРАЦИЯ$|^(?:ВЕДОМСТВЕННЫЙ\s+)?СВОД\s+ПРАВИЛ(?:\s+ПО\s+ПРОЕКТИРОВАНИЮ)?$|ГОССТАНДАРТ|ЖИЛИЩНО-КОММУНАЛЬНОГО|^СТРОИТЕЛЬСТВА\s+И\b|^\(?МИНСТРОЙ|^[IVXLC]+$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ|РОССИЙСКОЙ|ФЕДЕРАЦИИ)$|ФЕДЕРАЛЬН\w+\s+(?:СЛУЖБ|АГЕНТСТВ)|ПРАВИТЕЛЬСТВО|МИНИСТЕРСТВО|^МО\s+РФ$|^РОССИЙСКОЙ\s+ФЕДЕРАЦИИ$|КонсультантПлюс|правовая\s+поддержка|www\.|https?:|Документ\s+предоставлен|^Дата\s+сохранения|^Принят\s+Государственной|"
+    r"^СТАНДАРТ$|ГОСУДАРСТВЕННЫЙ\s+СТАНДАРТ|^РОССИЙСКАЯ\s+ФЕДЕРАЦИЯ$|^(?:ВЕДОМСТВЕННЫЙ\s+)?СВОД\s+ПРАВИЛ(?:\s+ПО\s+ПРОЕКТИРОВАНИЮ)?$|ГОССТАНДАРТ|ЖИЛИЩНО-КОММУНАЛЬНОГО|^СТРОИТЕЛЬСТВА\s+И\b|^\(?МИНСТРОЙ|^[IVXLC]+$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ|РОССИЙСКОЙ|ФЕДЕРАЦИИ)$|ФЕДЕРАЛЬН\w+\s+(?:СЛУЖБ|АГЕНТСТВ)|ПРАВИТЕЛЬСТВО|МИНИСТЕРСТВО|^МО\s+РФ$|^РОССИЙСКОЙ\s+ФЕДЕРАЦИИ$|КонсультантПлюс|правовая\s+поддержка|www\.|https?:|Документ\s+предоставлен|^Дата\s+сохранения|^Принят\s+Государственной|"
     r"^СТРОИТЕЛЬНЫЕ\s+НОРМЫ(?:\s+И\s+ПРАВИЛА)?$|^ТЕХНИЧЕСКИЙ\s+РЕГЛАМЕНТ$|^ЗАРЕГИСТРИРОВАН|^УТВЕРЖД|^Документ\s+сохран|"
     r"docs\.cntd\.ru|^Microsoft|^Untitled|^Без\s+названия", re.IGNORECASE)
 #: «Об утверждении свода правил «Конструкции из ячеистых бетонов. Правила проектирования»» (an order ahead)
@@ -69,6 +69,19 @@ def choose_designation(printed: str | None, named: str | None, head: str) -> str
         if digits and digits in re.sub(r"\D", "", head[:4000]):
             return named
     return printed or named
+
+
+def printed_designation(lines: list[str]) -> str | None:
+    """The designation a document prints as its own: at the start of a line, or on a short line (a title
+    page, a running header), also when broken over up to three lines; never one cited inside a sentence."""
+    joined = [" ".join(line.split()) for line in lines if line.strip()]
+    for i in range(len(joined)):
+        for width in (1, 2, 3):
+            window = " ".join(joined[i:i + width])
+            match = _DESIGNATION_RE.search(window)
+            if match and (match.start() == 0 or len(window.split()) <= 8):
+                return normalize_designation(match["kind"], match["number"])
+    return None
 
 
 def is_boilerplate(line: str) -> bool:
@@ -177,7 +190,7 @@ def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
     lines = [collapse_letter_spacing(line) for line in join_broken_words(head).splitlines()]
     lines = [line for line in lines if not _BOILERPLATE_RE.search(" ".join(line.split()))]
     stem = path.stem.replace("_", " ")
-    designation = choose_designation(find_designation("\n".join(lines[:60])), find_designation(stem), head)
+    designation = choose_designation(printed_designation(lines[:60]), find_designation(stem), head)
     name = name_after(lines[:80], designation) if designation else None
     if name is None and designation and (quoted := _APPROVED_RE.search(" ".join(lines[:80]))):
         name = _clean_name(quoted[1])

@@ -53,6 +53,7 @@ def test_list_sources_counts_only_readable_documents(service: SearchService, pub
 
 
 def test_get_document_by_chunk_id_returns_the_chunk_and_its_neighbours(service: SearchService, public):
+    service.settings.search.response_budget_chars = 500_000  # every result with its chunks, uncut
     doc = service.search({"query": "теплоизоляция", "limit": 50, "max_chunks": 10}, public).results
     longest = max(doc, key=lambda r: max(c.chunk_index for c in r.context_chunks))
     middle = longest.context_chunks[0]

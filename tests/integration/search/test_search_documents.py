@@ -109,6 +109,7 @@ def test_cursor_continues_the_same_query(service: SearchService, public):
 
 
 def test_results_are_documents_with_at_most_max_chunks(service: SearchService, public):
+    service.settings.search.response_budget_chars = 500_000  # every result with its chunks, uncut
     response = service.search({"query": "теплоизоляция толщина утеплителя", "max_chunks": 1, "limit": 30}, public)
     assert len({r.id for r in response.results}) == len(response.results)
     assert all(len(r.context_chunks) == 1 for r in response.results)
