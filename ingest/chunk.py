@@ -18,7 +18,8 @@ from ingest.parse.model import Block
 _CLAUSE_RE = re.compile(
     r"^(?:(?P<num>\d{1,2}(?:\.\d{1,3}){1,5})\.?(?=\s|$)"
     r"|(?P<head>\d{1,2})\.?\s+(?=[А-ЯЁA-Z])"
-    r"|(?P<named>(?:Приложение|ПРИЛОЖЕНИЕ|Таблица|ТАБЛИЦА|Раздел|РАЗДЕЛ)\s+[А-ЯЁA-Z0-9]{1,3}(?:\.\d{1,3})*)(?=[\s.—–-]|$))")
+    r"|(?P<named>(?:Приложение|ПРИЛОЖЕНИЕ|Таблица|ТАБЛИЦА|Раздел|РАЗДЕЛ)\s+(?:[N№]\s*(?=\d))?"
+    r"(?!N\b)[А-ЯЁA-Z0-9]{1,3}(?:\.\d{1,3})*)(?=[\s.—–-]|$))")
 
 
 @dataclass(frozen=True)
@@ -43,7 +44,8 @@ def clause_of(block: Block) -> str | None:
         return match["num"]
     if match["head"]:
         return match["head"] if block.kind == "title" else None
-    word, *rest = match["named"].split()
+    word, *rest = match["named"].replace("№", " ").replace("N", " ", 1).split() if re.search(
+        r"\s[N№]\s*\d", match["named"]) else match["named"].split()
     return " ".join([word.capitalize(), *rest])
 
 
