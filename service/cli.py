@@ -23,7 +23,7 @@ from service.engine.status import read_status
 from service.errors import StroidokError
 from service.index_admin import apply_all, index_status, migrate
 from service.opensearch import build_client
-from service.query.contract import SHORT_FLAGS, default_of, parameter_schemas, provided
+from service.query.contract import SHORT_FLAGS, cli_flag, default_of, parameter_schemas, provided
 from service.settings import Settings
 
 app = typer.Typer(
@@ -111,11 +111,6 @@ def index_init() -> None:
 
 #: list parameters whose values are choices (never contain commas), so "pdf,docx" means two
 SPLIT_AT_COMMAS = frozenset(name for name, schema in parameter_schemas().items() if schema.get("items", {}).get("enum"))
-
-
-def cli_flag(name: str) -> str:
-    """The long CLI flag of contract parameter ``name``."""
-    return "--" + name.replace("_", "-")
 
 
 def contract_option(name: str, schema: dict[str, Any]) -> inspect.Parameter:

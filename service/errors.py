@@ -28,6 +28,8 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from pydantic import ValidationError
+
 
 class StroidokError(Exception):
     """Base of every error the product raises on purpose."""
@@ -89,6 +91,14 @@ class ParseError(IngestError):
 
 class InvalidQuery(StroidokError):
     code = "INVALID_QUERY"
+
+    @classmethod
+    def from_validation(cls, exc: ValidationError, what: str, whole: str) -> InvalidQuery:
+        """pydantic's complaints as one INVALID_QUERY: each field (``whole`` when the input as a whole is
+        wrong) and its problem, in the message and in ``details.problems``."""
+        problems = [{"field": ".".join(map(str, e["loc"])) or whole, "problem": e["msg"]} for e in exc.errors()]
+        return cls(f"invalid {what}: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems),
+                   details={"problems": problems})
 
 
 class RateLimited(StroidokError):

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import inspect
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar, cast
@@ -58,19 +58,22 @@ def error_text(exc: StroidokError) -> str:
     return json.dumps({"status": "error", **exc.to_dict()}, ensure_ascii=False)
 
 
+def causes(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and the chain of exceptions it was raised from."""
+    cause: BaseException | None = exc
+    while cause is not None:
+        yield cause
+        cause = cause.__cause__
+
+
 def product_error(exc: BaseException, known: set[str] | None) -> StroidokError:
     """What a failed call means in the product's terms: our own error where one was raised, the
     SDK's schema validation as INVALID_QUERY (field and reason in details), a crash as INTERNAL_ERROR."""
-    cause: BaseException | None = exc
-    while cause is not None:
+    for cause in causes(exc):
         if isinstance(cause, StroidokError):
             return cause
         if isinstance(cause, ValidationError):
-            problems = [{"field": ".".join(map(str, e["loc"])) or "arguments", "problem": e["msg"]}
-                        for e in cause.errors()]
-            return InvalidQuery("invalid arguments: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems),
-                                details={"problems": problems})
-        cause = cause.__cause__
+            return InvalidQuery.from_validation(cause, "arguments", "arguments")
     if known is None:
         return InvalidQuery(str(exc).removeprefix("Error executing tool ")[:300])
     return StroidokError("the tool failed unexpectedly; the server log has the details")
@@ -78,12 +81,7 @@ def product_error(exc: BaseException, known: set[str] | None) -> StroidokError:
 
 def from_service(exc: BaseException) -> bool:
     """Whether a product error raised by the service is among ``exc``'s causes."""
-    cause = exc.__cause__
-    while cause is not None:
-        if isinstance(cause, StroidokError):
-            return True
-        cause = cause.__cause__
-    return False
+    return any(isinstance(cause, StroidokError) for cause in causes(exc))
 
 
 Refusal = Callable[[str, dict[str, Any], StroidokError], None]

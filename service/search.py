@@ -67,9 +67,7 @@ def validate_request(arguments: dict[str, Any]) -> SearchRequest:
     try:
         return SearchRequest.model_validate(arguments)
     except ValidationError as exc:
-        problems = [{"field": ".".join(map(str, e["loc"])) or "request", "problem": e["msg"]} for e in exc.errors()]
-        raise InvalidQuery("invalid search request: " + "; ".join(f"{p['field']}: {p['problem']}" for p in problems),
-                           details={"problems": problems}) from exc
+        raise InvalidQuery.from_validation(exc, "search request", "request") from exc
 
 
 def request_fingerprint(request: SearchRequest) -> str:
@@ -214,9 +212,7 @@ class SearchService:
 
     @property
     def _view(self) -> SearchSettingsView:
-        search = self.settings.search
-        return SearchSettingsView(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
-                                  search.knn_k, search.pagination_depth, search.fusion)
+        return SearchSettingsView.of(self.settings.search)
 
     def _query_vector(self, request: SearchRequest, parsed: list[ParsedQuery]) -> tuple[list[float] | None, float, str | None]:
         """The query's vector (for the dense leg and every result's similarity), the time it took, and why

@@ -175,6 +175,10 @@ class IngestSettings(BaseSettings):
     default_groups: list[str] = Field(default_factory=lambda: ["public"])
 
 
+#: BM25 fields with boosts (multi_match), measured in docs/relevance.md; the query builder's default too
+DEFAULT_TEXT_FIELDS = ("text", "title", "section_title^0.5", "text.codes^0.3", "title.codes^0.3", "designation.codes")
+
+
 class SearchSettings(BaseSettings):
     """Query-time behaviour of the search service."""
 
@@ -182,8 +186,7 @@ class SearchSettings(BaseSettings):
 
     knn_k: int = Field(default=100, ge=1, le=1000, description="Candidates from the dense leg.")
     text_fields: list[str] = Field(
-        default_factory=lambda: ["text", "title", "section_title^0.5", "text.codes^0.3", "title.codes^0.3",
-                                 "designation.codes"],
+        default_factory=lambda: list(DEFAULT_TEXT_FIELDS),
         description="BM25 fields with boosts (multi_match); tuned in docs/relevance.md.")
     text_match_type: Literal["best_fields", "most_fields", "cross_fields"] = "most_fields"
     fusion: Literal["normalization", "rrf"] = Field(

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 BlockKind = Literal["title", "text", "table"]
+#: how much raw text of the first pages a parser keeps for the title (``ParsedDocument.head``)
+HEAD_CHARS = 12_000
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
-from ingest.parse.model import Block, BlockKind, ParsedDocument
+from ingest.parse.model import HEAD_CHARS, Block, BlockKind, ParsedDocument
 from ingest.parse.text import clean_text, looks_like_heading
 from service.errors import ParseError
 
@@ -72,5 +72,5 @@ def parse_with_unstructured(path: Path, encoding: str | None = None) -> ParsedDo
     title = next((b.text for b in blocks if b.kind == "title" and len(b.text) > 3), None)
     # a spreadsheet's first cells are not its title: it is named by its properties or its file name
     tabular = path.suffix.lower() in TABULAR_SUFFIXES
-    head = "" if tabular else "\n".join(str(e) for e in elements[:80])[:12_000]
+    head = "" if tabular else "\n".join(str(e) for e in elements[:80])[:HEAD_CHARS]
     return ParsedDocument(blocks, page_count, f"unstructured:{path.suffix.lstrip('.').lower()}", title, head=head)

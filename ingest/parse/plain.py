@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingest.parse.model import ParsedDocument
+from ingest.parse.model import HEAD_CHARS, ParsedDocument
 from ingest.parse.text import page_blocks, strip_running_lines
 from service.errors import ParseError
 
 FORM_FEED = "\f"
-HEAD_CHARS = 12_000
 
 
 def decode(data: bytes, encoding: str | None = None) -> str:

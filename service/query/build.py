@@ -13,11 +13,12 @@ from typing import Any, Literal
 from service.errors import InvalidQuery
 from service.query.contract import Operator, SearchRequest
 from service.query.parse import ParsedQuery
+from service.settings import DEFAULT_TEXT_FIELDS, SearchSettings
 
 Route = Literal["hybrid", "bm25", "knn"]
 
 VECTOR_FIELD = "embedding"
-TEXT_FIELDS = ("text", "title", "section_title^0.5", "text.codes^0.3", "title.codes^0.3", "designation.codes")
+TEXT_FIELDS = DEFAULT_TEXT_FIELDS
 PHRASE_FIELDS = ("text", "title", "section_title", "text.codes")
 SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD]}
 HIGHLIGHT_TAGS = {"pre_tags": ["**"], "post_tags": ["**"]}
@@ -192,12 +193,16 @@ def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
 class SearchSettingsView:
     """The settings a plan depends on (a pure function needs them passed in)."""
 
-    text_fields: tuple[str, ...] = TEXT_FIELDS
-    match_type: str = "most_fields"
-    auto_minimum_should_match: str | None = "1"
-    knn_k: int = 100
-    pagination_depth: int = 1000
-    fusion: str = "normalization"
+    text_fields: tuple[str, ...]
+    match_type: str
+    auto_minimum_should_match: str | None
+    knn_k: int
+    pagination_depth: int
+
+    @classmethod
+    def of(cls, search: SearchSettings) -> SearchSettingsView:
+        return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
+                   search.knn_k, search.pagination_depth)
 
 
 @dataclass(frozen=True)

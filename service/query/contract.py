@@ -145,6 +145,11 @@ SHORT_FLAGS: dict[str, str] = {"limit": "-l", "page": "-p", "document_types": "-
                                "operator": "-o", "queries": "-q", "max_chunks": "-c"}
 
 
+def cli_flag(name: str) -> str:
+    """The long CLI flag of parameter ``name``: its name hyphenated."""
+    return "--" + name.replace("_", "-")
+
+
 def inline_refs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     """``schema`` with every ``$ref`` into ``defs`` replaced by the definition itself."""
     if "$ref" in schema:
@@ -222,7 +227,7 @@ def contract_table() -> str:
     """The contract as a markdown table (docs/tools.md embeds it; a test keeps the two equal)."""
     rows = ["| parameter | CLI | type | default | meaning | engine clause |", "|---|---|---|---|---|---|"]
     for name, schema in parameter_schemas().items():
-        flag = "argument" if name == "query" else "`--" + name.replace("_", "-") + "`" + (
+        flag = "argument" if name == "query" else f"`{cli_flag(name)}`" + (
             f" `{SHORT_FLAGS[name]}`" if name in SHORT_FLAGS else "")
         default = default_of(name)
         shown = "required" if default is inspect.Parameter.empty else f"`{json.dumps(default, ensure_ascii=False)}`"

@@ -21,6 +21,7 @@ from service.query.build import (
 )
 from service.query.contract import SearchRequest
 from service.query.parse import parse_query
+from service.settings import SearchSettings
 
 
 def test_bm25_leg_uses_the_operator_and_code_fields():
@@ -86,7 +87,7 @@ def test_source_filter_escapes_wildcards():
 def _plan(vector=(0.6, 0.8), groups=("public",), offset=0, **arguments):
     request = SearchRequest(query=arguments.pop("query", "бетон"), **arguments)
     parsed = [parse_query(q) for q in request.all_queries]
-    return plan_search(request, parsed, groups, list(vector) if vector else None, offset, SearchSettingsView())
+    return plan_search(request, parsed, groups, list(vector) if vector else None, offset, SearchSettingsView.of(SearchSettings()))
 
 
 def test_request_groups_per_document_with_facets_similarity_and_threshold():
@@ -109,7 +110,7 @@ def test_route_follows_mode_and_vector_and_says_why_it_fell_back():
     assert _plan(search_mode="semantic").route == "knn"
     assert _plan(search_mode="fulltext").route == "bm25"
     request = SearchRequest(query="бетон")
-    fallen = plan_search(request, [parse_query("бетон")], ("public",), None, 0, SearchSettingsView(), "no vector")
+    fallen = plan_search(request, [parse_query("бетон")], ("public",), None, 0, SearchSettingsView.of(SearchSettings()), "no vector")
     assert (fallen.route, fallen.fallback_reason, len(fallen.legs)) == ("bm25", "no vector", 1)
     assert "script_fields" not in build_request(fallen)
 

@@ -6,9 +6,9 @@ import asyncio
 
 import typer
 
-from service.cli import SPLIT_AT_COMMAS, app, cli_arguments, cli_flag
+from service.cli import SPLIT_AT_COMMAS, app, cli_arguments
 from service.mcp_server import build_server
-from service.query.contract import CLAUSES, SHORT_FLAGS, SearchRequest, eval_request, parameter_schemas
+from service.query.contract import CLAUSES, SHORT_FLAGS, SearchRequest, cli_flag, eval_request, parameter_schemas
 from service.settings import Settings
 
 FIELDS = set(SearchRequest.model_fields)

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from service.query.build import SearchSettingsView, build_access_filter, build_request, plan_search
 from service.query.contract import FILE_TYPES, SearchRequest
 from service.query.parse import parse_query
+from service.settings import SearchSettings
 
 text = st.lists(st.sampled_from(["бетон", "сварка", "СП", "63.13330", "\"", "«", "»", "*", "?", ":", "(", ")",
                                  "\\", "/", "AND", "OR", "~", "^", "[", "]", "{", "}", " ", "10180-2012", "title:*"]),
@@ -41,7 +42,7 @@ def planned(arguments: dict, principal_groups: tuple[str, ...], vector: list[flo
     if request.threshold is not None and vector is None:
         return request, None
     offset = (request.page - 1) * request.limit
-    return request, plan_search(request, parsed, principal_groups, vector, offset, SearchSettingsView())
+    return request, plan_search(request, parsed, principal_groups, vector, offset, SearchSettingsView.of(SearchSettings()))
 
 
 @settings(max_examples=300, deadline=None)
