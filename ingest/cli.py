@@ -10,6 +10,7 @@ from pathlib import Path
 import typer
 from rich.console import Console
 
+from ingest.discover import Shard
 from ingest.index import load_registry
 from ingest.pipeline import IngestOptions, Interrupted, run_ingest
 from ingest.report import print_report
@@ -34,6 +35,8 @@ def ingest_command(
     pdf_parser: str = typer.Option(None, "--pdf-parser", help="pdfium (default) | unstructured"),
     encoding: str = typer.Option(None, "--encoding", help="Text encoding of TXT/CSV files when known."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable report on stdout."),
+    shard: str = typer.Option(None, "--shard", help="K/N: only the K-th of N stable partitions of the files, so "
+                              "N machines (same archive path) fill one index at once."),
 ) -> None:
     """Ingest folders of PDF/DOCX/XLSX/TXT/... into the index; report every file; exit 1 if any failed."""
     settings: Settings = ctx.obj
@@ -44,8 +47,12 @@ def ingest_command(
         raise typer.BadParameter("--ocr must be auto, never or always")
     if pdf_parser not in (None, "pdfium", "unstructured"):
         raise typer.BadParameter("--pdf-parser must be pdfium or unstructured")
+    try:
+        partition = Shard.parse(shard) if shard is not None else None
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc), param_hint="--shard") from None
     options = IngestOptions([Path(p) for p in paths], include, exclude, batch_size, workers, dry_run, force,
-                            ocr, pdf_parser, encoding)  # type: ignore[arg-type]
+                            ocr, pdf_parser, encoding, partition)  # type: ignore[arg-type]
     try:
         report = run_ingest(options, settings, build_client(settings), build_embedder(settings.embedder),
                             quiet=as_json)

@@ -58,6 +58,34 @@ class Rejected:
     reason: str
 
 
+@dataclass(frozen=True)
+class Shard:
+    """The K-th of N stable partitions of an archive (``--shard K/N``): N machines, one cluster.
+
+    A file belongs to the partition its document id falls in, so every machine that sees the archive at
+    the same absolute path agrees on the split without talking to the others, and each deletes only the
+    vanished files of its own partition."""
+
+    number: int
+    count: int
+
+    @classmethod
+    def parse(cls, text: str) -> Shard:
+        """``"K/N"`` with 1 ≤ K ≤ N ≤ 4096."""
+        number, slash, count = text.strip().partition("/")
+        if not (slash and number.isdigit() and count.isdigit() and 1 <= int(number) <= int(count) <= 4096):
+            raise ValueError(f"shard must be K/N with 1 ≤ K ≤ N ≤ 4096, got {text!r}")
+        return cls(int(number), int(count))
+
+    def holds(self, key: str) -> bool:
+        """``key``: a document id, or a path text for a file that has none (a rejected one)."""
+        digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).digest()
+        return int.from_bytes(digest[:8], "big") % self.count == self.number - 1
+
+    def holds_file(self, item: SourceFile | Rejected) -> bool:
+        return self.holds(item.doc_id if isinstance(item, SourceFile) else item.path)
+
+
 def document_id(path: Path) -> str:
     """Stable id of a document: derived from its absolute path (raw bytes), never exposing it."""
     return hashlib.sha256(os.fsencode(Path(path).resolve())).hexdigest()[:20]

@@ -26,7 +26,7 @@ from opensearchpy import OpenSearch
 from pebble import ProcessExpired, ProcessPool
 
 from ingest.access import AccessRules, load_rules
-from ingest.discover import Rejected, SourceFile, content_hash, discover, os_reason
+from ingest.discover import Rejected, Shard, SourceFile, content_hash, discover, os_reason
 from ingest.index import (
     PreparedDocument,
     delete_document,
@@ -44,7 +44,7 @@ from ingest.worker import SINGLE_THREADED, ParseJob, ParseResult, init_worker, r
 from service.embedders.base import Embedder
 from service.errors import IngestError, StroidokError
 from service.index_admin import apply_all
-from service.index_meta import bump_generation, load_embedder_state, write_embedder_meta
+from service.index_meta import bump_generation, claim_embedder_meta, load_embedder_state
 from service.settings import Settings
 
 
@@ -60,6 +60,7 @@ class IngestOptions:
     ocr: OcrMode = "auto"
     pdf_parser: str | None = None
     encoding: str | None = None
+    shard: Shard | None = None
 
 
 class Interrupted(IngestError):
@@ -97,9 +98,11 @@ def fingerprint(digest: str, processing: str) -> str:
 
 
 def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, Any]], roots: list[Path], force: bool,
-             max_bytes: int, rules: AccessRules | None = None, processing: str = "") -> Plan:
+             max_bytes: int, rules: AccessRules | None = None, processing: str = "",
+             shard: Shard | None = None) -> Plan:
     """Which files to parse, which are unchanged (same bytes, same processing, same access groups), which
-    indexed documents lost their file, and which files cannot be read (reported, never fatal)."""
+    indexed documents lost their file, and which files cannot be read (reported, never fatal). With a
+    ``shard``, ``files`` are that partition's and only its vanished documents are removed."""
     plan = Plan([], [], [], [])
     seen = set()
     for f in sorted(files, key=lambda f: isinstance(f, SourceFile) and f.path.is_symlink()):  # real names first
@@ -125,7 +128,8 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
             plan.todo.append((f, digest))
     resolved = [r.resolve() for r in roots]
     plan.gone = [e for e in registry.values()
-                 if e.get("doc_id") not in seen and any(Path(e["file_path"]).is_relative_to(r) for r in resolved)
+                 if e.get("doc_id") not in seen and (shard is None or shard.holds(str(e.get("doc_id"))))
+                 and any(Path(e["file_path"]).is_relative_to(r) for r in resolved)
                  and not Path(e["file_path"]).exists()]
     return plan
 
@@ -156,7 +160,10 @@ class _Batcher:
         texts = [t for d in self.pending for t in embedding_texts(d)]
         began = time.perf_counter()
         stats = self.embedder.fit(texts)
-        write_embedder_meta(self.client, self.embedder, self.settings.index, stats)
+        stored = claim_embedder_meta(self.client, self.embedder, self.settings.index, stats)
+        if stored is not stats and stored is not None:
+            self.embedder.load_stats(stored)
+            logger.info("another ingest stored the embedder statistics first; adopted theirs")
         self.report.timings["embed"] += time.perf_counter() - began
         logger.info("embedder statistics fitted on {} chunks and stored with the index", len(texts))
         self.stats_ready = True
@@ -264,9 +271,10 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
         stats_ready = load_embedder_state(client, embedder, settings.index)
         registry = load_registry(client, settings.index)
         watchdog.progress("listing files")
-        files = list(discover(options.paths, options.include, options.exclude))
+        files = [f for f in discover(options.paths, options.include, options.exclude)
+                 if options.shard is None or options.shard.holds_file(f)]
         plan = plan_run(files, registry, options.paths, options.force, ingest.max_file_mb * 1024 * 1024, rules,
-                        processing_signature(settings, options))
+                        processing_signature(settings, options), options.shard)
         if options.dry_run:
             return _dry_run(plan, report)
         ensure_manual_refresh(client, settings.index)

@@ -154,8 +154,20 @@ def _apply_index(client: OpenSearch, settings: IndexSettings, template: dict[str
             f"'{settings.alias}' exists as a plain index, not an alias; delete it or choose another "
             "STROIDOK_INDEX_ALIAS",
         )
-    client.indices.create(index=settings.first_index, body={"aliases": {settings.alias: {"is_write_index": True}}})
+    if not _create_once(client, settings.first_index, {"aliases": {settings.alias: {"is_write_index": True}}}):
+        return Change("index", f"{settings.alias} -> {settings.first_index}", "unchanged")
     return Change("index", f"{settings.alias} -> {settings.first_index}", "created")
+
+
+def _create_once(client: OpenSearch, name: str, body: dict[str, Any]) -> bool:
+    """Create an index; False when another process (a parallel ``ingest --shard``) created it first."""
+    try:
+        client.indices.create(index=name, body=body)
+    except os_exc.RequestError as exc:
+        if exc.error != "resource_already_exists_exception":
+            raise
+        return False
+    return True
 
 
 def _add_new_fields(client: OpenSearch, index: str, mappings: dict[str, Any]) -> Change:
@@ -178,8 +190,7 @@ def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any]) -> Ch
     if client.indices.exists(index=name):
         client.indices.put_mapping(index=name, body=body["mappings"])
         return Change("index", name, "unchanged")
-    client.indices.create(index=name, body=body)
-    return Change("index", name, "created")
+    return Change("index", name, "created" if _create_once(client, name, body) else "unchanged")
 
 
 def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> list[Change]:

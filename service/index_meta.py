@@ -52,12 +52,21 @@ def load_embedder_state(client: OpenSearch, embedder: Embedder, settings: IndexS
     return bool(meta)
 
 
-def write_embedder_meta(client: OpenSearch, embedder: Embedder, settings: IndexSettings,
-                        stats: dict[str, Any] | None) -> None:
+def claim_embedder_meta(client: OpenSearch, embedder: Embedder, settings: IndexSettings,
+                        stats: dict[str, Any] | None) -> dict[str, Any] | None:
+    """Store the embedder's identity and fitted statistics unless another writer (a parallel
+    ``ingest --shard``) stored theirs first; returns the statistics in force, which the caller adopts,
+    so one index never holds vectors made with two sets of statistics."""
     body = {"kind": EMBEDDER_DOC, **embedder.identity.to_dict(), "stats": stats,
             "updated_at": datetime.now(UTC).isoformat()}
     with engine_errors():
-        client.index(index=settings.meta_index, id=EMBEDDER_DOC, body=body, refresh=True)
+        try:
+            client.index(index=settings.meta_index, id=EMBEDDER_DOC, body=body, refresh=True, op_type="create")
+            return stats
+        except os_exc.ConflictError:
+            meta = read_embedder_meta(client, settings)
+    check_identity(meta, embedder, settings)
+    return meta.get("stats") if meta else stats
 
 
 GENERATION_DOC = "generation"

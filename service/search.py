@@ -183,11 +183,16 @@ class SearchService:
         self.cache[key] = response.model_copy(deep=True)
         return response
 
-    def _run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
+    def plan(self, request: SearchRequest, principal: Principal) -> tuple[SearchPlan, list[ParsedQuery], float]:
+        """The plan of a search (embedding included), the parsed phrasings and the embedding time."""
         parsed = [parse_query(q) for q in request.all_queries]
-        offset = request_offset(request)
         vector, embedding_ms, problem = self._query_vector(request, parsed)
-        plan = plan_search(request, parsed, principal.groups, vector, offset, self._view, problem)
+        plan = plan_search(request, parsed, principal.groups, vector, request_offset(request), self._view, problem)
+        return plan, parsed, embedding_ms
+
+    def _run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
+        plan, parsed, embedding_ms = self.plan(request, principal)
+        offset = plan.offset
         search_began = time.perf_counter()
         try:
             raw = self._execute(plan)

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from ingest.access import load_rules
-from ingest.discover import content_hash, discover, document_id, matches
+from ingest.discover import Shard, content_hash, discover, document_id, matches
 from ingest.pipeline import plan_run
 from service.errors import ConfigError
 
@@ -86,3 +86,26 @@ def test_a_change_of_parser_or_chunking_settings_re_indexes_unchanged_bytes(tmp_
     assert plan_run(files, registry, [tmp_path], False, 10**6, processing=after).todo
     assert plan_run(files, registry, [tmp_path], False, 10**6,
                     processing=processing_signature(Settings(), IngestOptions([tmp_path], pdf_parser="unstructured"))).todo
+
+
+def test_shard_parse_refuses_malformed_partitions():
+    assert Shard.parse("2/3") == Shard(2, 3)
+    for bad in ("0/3", "4/3", "3", "a/b", "1/0", "-1/2", "1/5000"):
+        with pytest.raises(ValueError):
+            Shard.parse(bad)
+
+
+def test_shards_partition_ids_and_rejected_paths_exactly_once():
+    keys = [f"{i:020x}" for i in range(0, 10**6, 997)] + [f"/archive/файл {i}.pdf" for i in range(300)]
+    for count in (1, 2, 3, 7):
+        owners = [[k for k in range(1, count + 1) if Shard(k, count).holds(key)] for key in keys]
+        assert all(len(o) == 1 for o in owners)
+        sizes = [sum(o == [k] for o in owners) for k in range(1, count + 1)]
+        assert min(sizes) > len(keys) / count * 0.7  # roughly even
+
+
+def test_plan_removes_only_the_vanished_documents_of_its_shard(tmp_path):
+    registry = {f"{i:020x}": {"doc_id": f"{i:020x}", "file_path": str(tmp_path / f"gone{i}.txt")} for i in range(40)}
+    plans = [plan_run([], registry, [tmp_path], False, 10**6, shard=Shard(k, 3)) for k in (1, 2, 3)]
+    removed = [{e["doc_id"] for e in p.gone} for p in plans]
+    assert sum(len(r) for r in removed) == 40 and set().union(*removed) == set(registry)
