@@ -104,6 +104,8 @@ def main() -> None:
     parser.add_argument("--queries", type=Path, default=REPO / "eval/construction/queries.jsonl")
     parser.add_argument("--mode", default="hybrid", choices=["hybrid", "fulltext", "semantic"])
     parser.add_argument("--operator", default="AUTO")
+    parser.add_argument("--target", help="Index to send the bodies to (default: the alias), e.g. a copy of it "
+                        "with another shard count.")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--only", nargs="*", help="Variant names to run (default: all).")
     args = parser.parse_args()
@@ -123,7 +125,7 @@ def main() -> None:
     wall: dict[str, list[float]] = {name: [] for name in variants}
     rng = random.Random(7)
     for body, pipeline in plans[:5]:  # warm-up
-        client.search(index=args.alias, body=body, params={"search_pipeline": pipeline})
+        client.search(index=args.target or args.alias, body=body, params={"search_pipeline": pipeline})
     for _ in range(args.rounds):
         for body, pipeline in plans:
             names = list(variants)
@@ -131,7 +133,7 @@ def main() -> None:
             for name in names:
                 variant = variants[name](copy.deepcopy(body))
                 began = time.perf_counter()
-                raw = client.search(index=args.alias, body=variant, params={"search_pipeline": pipeline,
+                raw = client.search(index=args.target or args.alias, body=variant, params={"search_pipeline": pipeline,
                                                                             "request_cache": "false"})
                 wall[name].append((time.perf_counter() - began) * 1000)
                 took[name].append(float(raw["took"]))

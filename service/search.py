@@ -16,11 +16,11 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import numpy as np
-from cachetools import TTLCache
 from loguru import logger
 from opensearchpy import OpenSearch
 from pydantic import BaseModel, ValidationError
 
+from service.cache import build_cache, cache_key
 from service.embedders.base import Embedder
 from service.errors import (
     EmbeddingError,
@@ -141,9 +141,8 @@ class SearchService:
 
     def __init__(self, settings: Settings, client: OpenSearch, embedder: Embedder | None) -> None:
         self.settings, self.client, self.embedder = settings, client, embedder
-        self.cache: TTLCache[Any, SearchResponse] | None = (TTLCache(settings.search.cache_size, settings.search.cache_ttl_s)
-                                       if settings.search.cache_ttl_s > 0 else None)
-        self.limiter = RateLimiter(settings.search.rate_limit)
+        self.cache = build_cache(settings.search)
+        self.limiter = RateLimiter(settings.search.rate_limit, settings.search.redis_url)
         self.log = QueryLog(client, settings.index.queries_index, settings.search.log_queries)
         self._embedder_state_loaded = False
 
@@ -173,14 +172,14 @@ class SearchService:
             return self._run(request, principal, began)
         # the content generation is part of the key: after any ingest, deletion or change of access
         # rules, no response computed before is served (one real-time GET, ~1 ms)
-        key = (read_generation(self.client, self.settings.index), principal.groups, request.model_dump_json())
-        if key in self.cache:
-            response: SearchResponse = self.cache[key].model_copy(deep=True)
+        key = cache_key(read_generation(self.client, self.settings.index), principal.groups,
+                        request.model_dump_json(), self.settings.index.alias)
+        if (response := self.cache.get(key)) is not None:
             response.meta.cached = True
             response.meta.timings.total_ms = round((time.perf_counter() - began) * 1000, 2)
             return response
         response = self._run(request, principal, began)
-        self.cache[key] = response.model_copy(deep=True)
+        self.cache.put(key, response)
         return response
 
     def plan(self, request: SearchRequest, principal: Principal) -> tuple[SearchPlan, list[ParsedQuery], float]:

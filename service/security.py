@@ -7,8 +7,9 @@ import hmac
 from dataclasses import dataclass
 
 from limits import parse
-from limits.storage import MemoryStorage
+from limits.storage import MemoryStorage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter
+from loguru import logger
 
 from service.errors import RateLimited, Unauthorized
 from service.settings import ServerSettings
@@ -57,15 +58,26 @@ def known_token(settings: ServerSettings, authorization: str | None) -> str | No
 
 
 class RateLimiter:
-    """A moving window per client (``limits``); raises ``RateLimited`` with the retry time."""
+    """A moving window per client (``limits``); raises ``RateLimited`` with the retry time. With a Redis
+    URL the windows live in Redis, so every server process enforces one limit; a Redis that fails lets
+    calls through (logged once) rather than refusing every agent."""
 
-    def __init__(self, rule: str) -> None:
+    def __init__(self, rule: str, redis_url: str | None = None) -> None:
         self.item = parse(rule)
-        self.limiter = MovingWindowRateLimiter(MemoryStorage())
+        storage = storage_from_string(redis_url, socket_timeout=1.0) if redis_url else MemoryStorage()
+        self.limiter = MovingWindowRateLimiter(storage)
+        self._warned = False
 
     def check(self, client: str, tool: str = "search_documents") -> None:
         """One window per caller and tool: a burst of one tool does not starve the others."""
-        if not self.limiter.hit(self.item, tool, client):
+        try:
+            allowed = self.limiter.hit(self.item, tool, client)
+        except Exception as exc:  # the shared store is down: fail open, loudly once
+            if not self._warned:
+                logger.warning("rate limits in Redis unavailable ({}); calls are not limited", exc)
+                self._warned = True
+            return
+        if not allowed:
             reset = self.limiter.get_window_stats(self.item, tool, client).reset_time
             raise RateLimited(f"more than {self.item} requests; slow down",
                               details={"limit": str(self.item), "reset_at_epoch_s": round(reset, 1)})

@@ -84,7 +84,10 @@ class IndexSettings(BaseSettings):
 
     alias: str = Field(default="stroidok-chunks", pattern=r"^[a-z0-9][a-z0-9_\-]{0,100}$")
     embedding_dim: int = Field(default=300, ge=2, le=16000)
-    shards: int = Field(default=1, ge=1)
+    shards: int = Field(default=2, ge=1, le=1024, description=(
+        "Primary shards of the chunk index. 2 even on one node: a one-shard hybrid search fetches every "
+        "candidate of both legs (query and fetch in one phase), with two only the page is fetched; "
+        "3.3x throughput on the construction corpus (docs/scale.md)."))
     replicas: int = Field(default=0, ge=0)
     bm25_weight: float = Field(default=0.9, ge=0, le=1, description=(
         "Share of BM25 in hybrid fusion; measured in docs/relevance.md (construction set +1.4 nDCG@10 points "
@@ -182,7 +185,7 @@ DEFAULT_TEXT_FIELDS = ("text", "title", "section_title^0.5", "text.codes^0.3", "
 class SearchSettings(BaseSettings):
     """Query-time behaviour of the search service."""
 
-    model_config = SettingsConfigDict(env_prefix="STROIDOK_SEARCH_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="STROIDOK_SEARCH_", extra="ignore", populate_by_name=True)
 
     knn_k: int = Field(default=100, ge=1, le=1000, description="Candidates from the dense leg.")
     text_fields: list[str] = Field(
@@ -196,7 +199,11 @@ class SearchSettings(BaseSettings):
         "minimum_should_match; measured in docs/relevance.md).")
     pagination_depth: int = Field(default=1000, ge=10, le=10000, description="Candidates per leg and shard.")
     cache_ttl_s: float = Field(default=300.0, ge=0, description="0 disables the query cache.")
-    cache_size: int = Field(default=1024, ge=1)
+    cache_size: int = Field(default=1024, ge=1, description="Responses kept by the in-process cache.")
+    redis_url: str | None = Field(
+        default=None, validation_alias=AliasChoices("STROIDOK_REDIS_URL", "STROIDOK_SEARCH_REDIS_URL"),
+        description="redis://host:port/db: the query cache and the rate limits live there, shared by every "
+        "server process; unset, each process keeps its own.")
     rate_limit: str = Field(default="120/minute", description="Per client, `limits` notation.")
     response_budget_chars: int = Field(default=24000, ge=2000,
                                        description="A response is cut to this size; the MCP text copy adds ~20%, staying well under 25K tokens.")

@@ -3,8 +3,14 @@ from __future__ import annotations
 import pytest
 
 from service.errors import RateLimited, Unauthorized
+from service.query.models import SearchResponse
 from service.security import Principal, RateLimiter, stdio_principal, token_principal
 from service.settings import ServerSettings
+from tests.conftest import free_port
+
+EMPTY_RESPONSE = {"results": [], "meta": {
+    "query": "q", "total_results": 0, "route_used": "bm25", "operator_used": "AUTO", "timings": {},
+    "facets": {}, "suggestions": {}, "pagination": {"page": 1, "limit": 10, "total_pages": 1, "has_more": False}}}
 
 
 def test_everyone_reads_public():
@@ -31,3 +37,34 @@ def test_rate_limiter_is_per_client():
     limiter.check("b")
     with pytest.raises(RateLimited):
         limiter.check("a")
+
+
+def test_a_redis_that_is_down_lets_calls_through_and_misses_the_cache():
+    from service.cache import RedisCache, cache_key
+    from service.security import RateLimiter
+
+    url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
+    limiter = RateLimiter("1/minute", url)
+    limiter.check("agent")
+    limiter.check("agent")  # would be refused by a working store; a broken one must not refuse everyone
+    cache = RedisCache(url, 60)
+    key = cache_key(1, ("public",), "{}", "alias")
+    assert cache.get(key) is None
+    cache.put(key, SearchResponse.model_validate(EMPTY_RESPONSE))  # no exception
+
+
+def test_cache_keys_differ_by_generation_groups_request_and_index():
+    from service.cache import cache_key
+
+    base = cache_key(1, ("public",), '{"q":1}', "a")
+    assert len({base, cache_key(2, ("public",), '{"q":1}', "a"), cache_key(1, ("legal", "public"), '{"q":1}', "a"),
+                cache_key(1, ("public",), '{"q":2}', "a"), cache_key(1, ("public",), '{"q":1}', "b")}) == 5
+
+
+def test_memory_cache_round_trips_a_response():
+    from service.cache import MemoryCache
+
+    cache = MemoryCache(4, 60)
+    response = SearchResponse.model_validate(EMPTY_RESPONSE)
+    cache.put("k", response)
+    assert cache.get("k") == response and cache.get("other") is None
