@@ -18,7 +18,7 @@ from loguru import logger
 from rich.console import Console
 from rich.table import Table
 
-from service.engine.process import EngineProcess, log_tail
+from service.engine.process import EngineCluster, EngineProcess, log_tail
 from service.engine.status import read_status
 from service.errors import StroidokError
 from service.index_admin import apply_all, index_status, migrate
@@ -63,18 +63,34 @@ def engine_install() -> None:
 
 
 @engine_app.command("up")
-def engine_up() -> None:
-    """Start the node on loopback (idempotent) and wait until it is green."""
-    result = EngineProcess(state.settings.engine).up()
+def engine_up(nodes: int = typer.Option(None, "--nodes", min=1, max=9, help="A local cluster of this many nodes "
+                                        "on consecutive ports (replicas on other nodes: it survives losing one).")) -> None:
+    """Start the node (or the cluster) on loopback (idempotent) and wait until it is green."""
+    engine = state.settings.engine
+    count = nodes or engine.nodes
+    if count > 1:
+        results = EngineCluster(engine.model_copy(update={"nodes": count})).up()
+        for result in results:
+            verb = "started" if result.started else "already running"
+            out.print(f"OpenSearch node {verb} at {result.url} (pid {result.pid})")
+        out.print(f"cluster of {count} nodes green after {results[0].seconds:.1f}s; clients use every node "
+                  f"(OPENSEARCH_URL={','.join(r.url for r in results)})")
+        return
+    result = EngineProcess(engine).up()
     verb = "started" if result.started else "already running"
     out.print(f"OpenSearch {verb} at {result.url} (pid {result.pid}), green after {result.seconds:.1f}s")
 
 
 @engine_app.command("down")
 def engine_down() -> None:
-    """Stop the node this tool started (never another one)."""
-    pid = EngineProcess(state.settings.engine).down()
-    out.print(f"OpenSearch (pid {pid}) stopped" if pid else "no managed OpenSearch node was running")
+    """Stop the node or cluster this tool started (never another one)."""
+    engine = state.settings.engine
+    cluster = EngineCluster.recorded(engine)
+    pids = cluster.down() if cluster else []
+    if (pid := EngineProcess(engine).down()) is not None:
+        pids.append(pid)
+    out.print(f"OpenSearch stopped (pids {', '.join(map(str, pids))})" if pids
+              else "no managed OpenSearch node was running")
 
 
 @engine_app.command("status")
@@ -87,6 +103,10 @@ def engine_status(as_json: bool = typer.Option(False, "--json", help="Machine-re
         return
     out.print(f"[bold]{status.url}[/] OpenSearch {status.version}, cluster {status.cluster_status}, "
               f"heap {status.heap_used_mb}/{status.heap_max_mb} MB")
+    nodes = Table("node", "address", "roles", "heap", "manager")
+    for node in status.nodes:
+        nodes.add_row(node.name, node.address, node.roles, f"{node.heap_percent}%", "*" if node.manager else "")
+    out.print(nodes)
     out.print("plugins: " + ", ".join(status.plugins))
     table = Table("index", "health", "docs", "size")
     for index in status.indexes:
@@ -180,11 +200,15 @@ app.command("search")(search_cmd)
 
 @app.command("serve")
 def serve_cmd(http: int = typer.Option(None, "--http", help="Serve streamable HTTP on this port "
-                                                              "instead of stdio.")) -> None:
+                                                              "instead of stdio."),
+              workers: int = typer.Option(1, "--workers", min=1, max=64, help="HTTP worker processes (share "
+                                          "cache and rate limits through STROIDOK_REDIS_URL).")) -> None:
     """The MCP server: stdio for Claude Code (default), or streamable HTTP."""
     from service.mcp_server import run
 
-    run(state.settings, http)
+    if workers > 1 and http is None:
+        raise typer.BadParameter("--workers needs --http", param_hint="--workers")
+    run(state.settings, http, workers)
 
 
 @app.command("mcp-config")

@@ -68,10 +68,19 @@ def build_index_template(raw: dict[str, Any], settings: IndexSettings) -> dict[s
     body["index_patterns"] = [f"{settings.alias}-0*"]
     index = body["template"]["settings"]["index"]
     index["number_of_shards"] = settings.shards
-    index["number_of_replicas"] = settings.replicas
+    index.pop("number_of_replicas", None)
+    index.pop("auto_expand_replicas", None)
+    index.update(replica_settings(settings))
     body["template"]["mappings"]["properties"]["embedding"]["dimension"] = settings.embedding_dim
     body["template"]["mappings"]["_meta"] = {HASH_KEY: content_hash(body)}
     return body
+
+
+def replica_settings(settings: IndexSettings) -> dict[str, Any]:
+    """A fixed replica count when configured, else one replica as soon as a second node is there."""
+    if settings.replicas is None:
+        return {"auto_expand_replicas": "0-1"}
+    return {"number_of_replicas": settings.replicas, "auto_expand_replicas": False}
 
 
 def build_hybrid_pipeline(raw: dict[str, Any], settings: IndexSettings) -> dict[str, Any]:
@@ -148,6 +157,7 @@ def _apply_pipeline(client: OpenSearch, pipeline_id: str, body: dict[str, Any]) 
 
 def _apply_index(client: OpenSearch, settings: IndexSettings, template: dict[str, Any]) -> Change:
     if indices := _alias_indices(client, settings.alias):
+        client.indices.put_settings(index=indices[-1], body={"index": replica_settings(settings)})
         return _add_new_fields(client, indices[-1], template["template"]["mappings"])
     if client.indices.exists(index=settings.alias):
         raise IndexSetupError(
@@ -185,10 +195,13 @@ def _add_new_fields(client: OpenSearch, index: str, mappings: dict[str, Any]) ->
     return Change("index", index, "updated")
 
 
-def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any]) -> Change:
-    """Create a side index if missing; its mapping only ever gains fields, so existing ones are kept."""
+def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any], settings: IndexSettings) -> Change:
+    """Create a side index if missing; its mapping only ever gains fields, so existing ones are kept. Its
+    replicas follow the settings (a registry on one node only would not survive that node)."""
+    body["settings"]["index"].update(replica_settings(settings))
     if client.indices.exists(index=name):
         client.indices.put_mapping(index=name, body=body["mappings"])
+        client.indices.put_settings(index=name, body={"index": replica_settings(settings)})
         return Change("index", name, "unchanged")
     return Change("index", name, "created" if _create_once(client, name, body) else "unchanged")
 
@@ -199,9 +212,9 @@ def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path =
         changes = [_apply_template(client, settings, wanted_template(settings, templates_dir))]
         changes += [_apply_pipeline(client, pid, body) for pid, body in wanted_pipelines(settings, templates_dir).items()]
         changes.append(_apply_index(client, settings, wanted_template(settings, templates_dir)))
-        changes.append(_apply_side_index(client, settings.files_index, load_json("files.json", templates_dir)))
-        changes.append(_apply_side_index(client, settings.meta_index, load_json("meta.json", templates_dir)))
-        changes.append(_apply_side_index(client, settings.queries_index, load_json("queries.json", templates_dir)))
+        changes.append(_apply_side_index(client, settings.files_index, load_json("files.json", templates_dir), settings))
+        changes.append(_apply_side_index(client, settings.meta_index, load_json("meta.json", templates_dir), settings))
+        changes.append(_apply_side_index(client, settings.queries_index, load_json("queries.json", templates_dir), settings))
     status = index_status(client, settings, templates_dir)
     if status.problems:
         raise IndexSetupError("index set up, but it does not match settings", details={"problems": status.problems})

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Annotated, Any, TypeVar, cast
 
 import anyio
+from loguru import logger
 from mcp.server import MCPServer
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
@@ -235,16 +236,29 @@ def http_app(server: MCPServer, settings: ServerSettings) -> Any:
     return RequireToken(app, settings, getattr(server, "on_refused", None))
 
 
-def run(settings: Settings, http_port: int | None = None) -> None:
-    """Serve over stdio (Claude Code), or streamable HTTP on ``http_port``."""
-    server = build_server(settings)
+def http_app_from_environment() -> Any:
+    """The HTTP app of one worker process (``serve --http --workers N``): settings from the environment,
+    as the CLI reads them."""
+    settings = Settings()
+    return http_app(build_server(settings), settings.server)
+
+
+def run(settings: Settings, http_port: int | None = None, workers: int = 1) -> None:
+    """Serve over stdio (Claude Code), or streamable HTTP on ``http_port`` with ``workers`` processes
+    (they share the query cache and rate limits only through Redis: set ``STROIDOK_REDIS_URL``)."""
     if http_port is None:
-        server.run("stdio")
+        build_server(settings).run("stdio")
         return
     import uvicorn
 
     server_settings = settings.server
-    config = uvicorn.Config(http_app(server, server_settings), host=server_settings.host, port=http_port,
-                            log_level="warning", limit_concurrency=server_settings.max_connections,
-                            timeout_keep_alive=5, h11_max_incomplete_event_size=16 * 1024)
-    uvicorn.Server(config).run()
+    if workers > 1 and not settings.search.redis_url:
+        logger.warning("{} workers without STROIDOK_REDIS_URL: each keeps its own cache and rate limits", workers)
+    options: dict[str, Any] = {
+        "host": server_settings.host, "port": http_port, "log_level": "warning",
+        "limit_concurrency": server_settings.max_connections, "timeout_keep_alive": 5,
+        "h11_max_incomplete_event_size": 16 * 1024, "backlog": 2048}
+    if workers > 1:
+        uvicorn.run("service.mcp_server:http_app_from_environment", factory=True, workers=workers, **options)
+        return
+    uvicorn.Server(uvicorn.Config(http_app(build_server(settings), server_settings), **options)).run()

@@ -36,18 +36,31 @@ class BoundedConnection(Urllib3HttpConnection):
                                        headers)
 
 
+def engine_hosts(url: str) -> list[str]:
+    """``OPENSEARCH_URL`` may list several nodes, comma-separated: requests are spread over them."""
+    return [u.strip() for u in url.split(",") if u.strip()]
+
+
 def build_client(settings: Settings) -> OpenSearch:
     """A client for the configured engine; no request is made here. The client's own request logging
-    is silenced: failures are translated below and logged once by the caller, never as tracebacks."""
+    is silenced: failures are translated below and logged once by the caller, never as tracebacks.
+
+    With several nodes, a request that cannot reach one (refused, reset, 502/503/504) is retried on
+    another and the dead node is left out for a while; with one node there is nothing to retry on, so an
+    engine that is down answers at once."""
     logging.getLogger("opensearch").setLevel(logging.CRITICAL)
     BoundedConnection.connect_timeout_s = settings.opensearch.connect_timeout_s
+    hosts = engine_hosts(settings.opensearch_url)
     return OpenSearch(
-        hosts=[settings.opensearch_url],
+        hosts=hosts,
         timeout=settings.opensearch.timeout_s,
         verify_certs=settings.opensearch.verify_certs,
         ssl_show_warn=False,
-        max_retries=0,
+        max_retries=len(hosts) - 1,
         retry_on_timeout=False,
+        dead_timeout=settings.opensearch.dead_timeout_s,
+        randomize_hosts=True,
+        pool_maxsize=settings.opensearch.pool_size,
         connection_class=BoundedConnection,
     )
 

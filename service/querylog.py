@@ -1,17 +1,21 @@
 """The query log: one entry per tool call, refused calls included, with every argument and the error code.
 
 Entries go to the query-log index (for OpenSearch Dashboards) and, at DEBUG, to stderr (``--verbose``).
-Logging is best effort: it never fails a call.
+Logging is best effort and off the request path: it never fails or slows a call.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import queue
+import threading
+import time
 from datetime import UTC, datetime
 from typing import Any
 
 from loguru import logger
-from opensearchpy import OpenSearch
+from opensearchpy import OpenSearch, helpers
 from opensearchpy import exceptions as os_exc
 from pydantic import BaseModel, ValidationError
 
@@ -68,9 +72,18 @@ def call_entry(tool: str, arguments: dict[str, Any], principal: str, client: str
 
 
 class QueryLog:
-    def __init__(self, client: OpenSearch, index: str, enabled: bool = True) -> None:
+    """Entries are queued by the call and written by one background thread in bulk requests (every
+    ``interval_s`` or ``batch`` entries), so a tool call never waits on the log. ``flush`` waits until
+    everything queued so far is written (tests, shutdown; also run at interpreter exit)."""
+
+    def __init__(self, client: OpenSearch, index: str, enabled: bool = True, interval_s: float = 1.0,
+                 batch: int = 500, max_queued: int = 100_000) -> None:
         self.client, self.index, self.enabled = client, index, enabled
+        self.interval_s, self.batch = interval_s, batch
+        self.queue: queue.Queue[dict[str, Any]] = queue.Queue(max_queued)
         self._exists = False
+        self._writer: threading.Thread | None = None
+        self._lock = threading.Lock()
 
     def _ready(self) -> bool:
         """Write only into the index `stroidok index init` created (never auto-create one without its mapping)."""
@@ -86,9 +99,48 @@ class QueryLog:
     def record(self, entry: dict[str, Any]) -> None:
         entry = {"timestamp": datetime.now(UTC).isoformat(), **entry}
         logger.debug("query {}", entry)  # on stderr with --verbose; always in the query-log index
-        if not self.enabled or not self._ready():
+        if not self.enabled:
+            return
+        self._start()
+        try:
+            self.queue.put_nowait(entry)
+        except queue.Full:
+            logger.warning("query log queue full; entry dropped")
+
+    def flush(self, timeout_s: float = 30.0) -> bool:
+        """Wait until every entry queued so far is written (or given up); False on timeout."""
+        deadline = time.monotonic() + timeout_s
+        while self.queue.unfinished_tasks and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return not self.queue.unfinished_tasks
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._writer is None:
+                self._writer = threading.Thread(target=self._run, name="query-log", daemon=True)
+                self._writer.start()
+                atexit.register(self.flush, 5.0)
+
+    def _run(self) -> None:
+        while True:
+            entries = [self.queue.get()]
+            deadline = time.monotonic() + self.interval_s
+            while len(entries) < self.batch and (left := deadline - time.monotonic()) > 0:
+                try:
+                    entries.append(self.queue.get(timeout=left))
+                except queue.Empty:
+                    break
+            self._write(entries)
+            for _ in entries:
+                self.queue.task_done()
+
+    def _write(self, entries: list[dict[str, Any]]) -> None:
+        if not self._ready():
             return
         try:
-            self.client.index(index=self.index, body=entry, request_timeout=5)
+            _, errors = helpers.bulk(self.client, ({"_index": self.index, "_source": e} for e in entries),
+                                     raise_on_error=False, request_timeout=10)
+            if errors:
+                logger.warning("query log: {} entries not written", len(errors))  # type: ignore[arg-type]
         except (os_exc.OpenSearchException, OSError) as exc:
             logger.warning("query log not written: {}", exc)

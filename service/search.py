@@ -260,10 +260,14 @@ class SearchService:
             raw["hits"]["hits"] = []
             return raw
 
-    def _send(self, body: dict[str, Any], route: str) -> dict[str, Any]:
+    def _send(self, body: dict[str, Any], route: str | None = None) -> dict[str, Any]:
+        """One search request. Partial results are refused: a shard that failed (a node lost mid-request)
+        fails the request, which the client retries on another node, instead of silently missing hits."""
+        params = {"allow_partial_search_results": "false"}
+        if route is not None:
+            params["search_pipeline"] = self._pipeline(route)
         with engine_errors():
-            raw: dict[str, Any] = self.client.search(index=self.settings.index.alias, body=body,
-                                                     params={"search_pipeline": self._pipeline(route)})
+            raw: dict[str, Any] = self.client.search(index=self.settings.index.alias, body=body, params=params)
         return raw
 
     def _map(self, request: SearchRequest, first: ParsedQuery, plan: SearchPlan, raw: dict[str, Any]) -> SearchResponse:
@@ -310,8 +314,7 @@ class SearchService:
             centre = self._clause_start(doc_id, normalize_clause(clause), principal, result_id)
         indexes = [i for i in (centre - 1, centre, centre + 1) if i >= 0]
         body = build_chunks_by_index(doc_id, indexes, list(principal.groups))
-        with engine_errors():
-            hits = self.client.search(index=self.settings.index.alias, body=body)["hits"]["hits"]
+        hits = self._send(body)["hits"]["hits"]
         by_index = {h["_source"]["chunk_index"]: h for h in hits}
         if centre not in by_index:
             raise NotFound(f"no document or chunk with id {result_id} is visible to you",
@@ -327,8 +330,7 @@ class SearchService:
     def _clause_start(self, doc_id: str, clause: str, principal: Principal, result_id: str) -> int:
         """The index of the first chunk of ``doc_id`` in which ``clause`` starts or runs."""
         body = build_clause_lookup(doc_id, clause, list(principal.groups))
-        with engine_errors():
-            hits = self.client.search(index=self.settings.index.alias, body=body)["hits"]["hits"]
+        hits = self._send(body)["hits"]["hits"]
         if not hits:
             raise NotFound(f"no clause {clause} in a document with id {result_id} visible to you",
                            details={"id": result_id, "clause": clause})
@@ -339,8 +341,7 @@ class SearchService:
         return self._call("list_sources", {}, principal, client_id, lambda _: self._list_sources(principal))
 
     def _list_sources(self, principal: Principal) -> SourcesResponse:
-        with engine_errors():
-            raw = self.client.search(index=self.settings.index.alias, body=build_sources_body(list(principal.groups)))
+        raw = self._send(build_sources_body(list(principal.groups)))
         aggs = raw["aggregations"]
         return SourcesResponse(
             total_documents=int(aggs["total_docs"]["value"]), total_chunks=int(raw["hits"]["total"]["value"]),

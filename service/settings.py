@@ -6,6 +6,7 @@ Every variable carries the ``STROIDOK_`` prefix, except the conventional Java lo
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Literal
@@ -43,11 +44,39 @@ class EngineSettings(BaseSettings):
     )
     java_home: Path | None = Field(default=None, validation_alias="JAVA_HOME")
     maven: str = Field(default="mvn", description="Maven executable used to fetch the artifacts.")
+    nodes: int = Field(default=1, ge=1, le=9, description="Managed nodes: 1, or a local cluster on consecutive "
+                       "ports (http_port, http_port+1, …), every node data and cluster-manager eligible.")
+    cluster_transport_ports: tuple[int, ...] = Field(default=(), description="Set for the members of a managed "
+                                                     "cluster (internal): every member's transport port.")
+    cluster_http_ports: tuple[int, ...] = Field(default=(), description="Every member's HTTP port (internal).")
 
     @property
     def state_dir(self) -> Path:
-        """Data, logs, config and pid of the node listening on ``http_port``."""
+        """Data, logs, config and pid of the node listening on ``http_port`` (a cluster member's under
+        the cluster's directory, so a single node's data never meets a cluster's)."""
+        if self.cluster_http_ports:
+            return self.cluster_dir / str(self.http_port)
         return self.home / "nodes" / str(self.http_port)
+
+    @property
+    def cluster_dir(self) -> Path:
+        """Where the managed cluster whose first node listens on ``http_port`` keeps its members."""
+        first = self.cluster_http_ports[0] if self.cluster_http_ports else self.http_port
+        return self.home / "clusters" / str(first)
+
+    def recorded_nodes(self) -> int:
+        """How many nodes the managed cluster started from ``http_port`` has (1 when there is none)."""
+        try:
+            return int(json.loads((self.cluster_dir / "cluster.json").read_text())["nodes"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return 1
+
+    def members(self) -> list[EngineSettings]:
+        """One settings object per node of the ``nodes``-node cluster starting at ``http_port``."""
+        http = tuple(self.http_port + i for i in range(self.nodes))
+        transport = tuple(self.transport_port + i for i in range(self.nodes))
+        return [self.model_copy(update={"http_port": h, "transport_port": t, "cluster_http_ports": http,
+                                        "cluster_transport_ports": transport}) for h, t in zip(http, transport, strict=True)]
 
     @property
     def install_dir(self) -> Path:
@@ -66,15 +95,21 @@ class OpenSearchSettings(BaseSettings):
     url: str | None = Field(
         default=None,
         validation_alias=AliasChoices("STROIDOK_OPENSEARCH_URL", "OPENSEARCH_URL"),
-        description="Defaults to the managed engine on loopback.",
+        description="Defaults to the managed engine on loopback; several nodes: comma-separated URLs.",
     )
     timeout_s: float = Field(default=30.0, gt=0)
     connect_timeout_s: float = Field(default=2.0, gt=0, description="An engine that is down is reported this fast.")
     bulk_timeout_s: float = Field(default=300.0, gt=0, description="Per bulk write: a busy node builds HNSW graphs.")
     verify_certs: bool = False
+    pool_size: int = Field(default=64, ge=1, le=1024, description="Kept connections per node (one per busy "
+                           "search thread).")
+    dead_timeout_s: float = Field(default=10.0, gt=0, description="A node that failed is skipped this long.")
 
     def resolved_url(self, engine: EngineSettings) -> str:
-        return self.url or f"http://127.0.0.1:{engine.http_port}"
+        """The configured URL(s), else the managed node, or every node of the managed cluster."""
+        if self.url:
+            return self.url
+        return ",".join(f"http://127.0.0.1:{engine.http_port + i}" for i in range(engine.recorded_nodes()))
 
 
 class IndexSettings(BaseSettings):
@@ -88,7 +123,9 @@ class IndexSettings(BaseSettings):
         "Primary shards of the chunk index. 2 even on one node: a one-shard hybrid search fetches every "
         "candidate of both legs (query and fetch in one phase), with two only the page is fetched; "
         "3.3x throughput on the construction corpus (docs/scale.md)."))
-    replicas: int = Field(default=0, ge=0)
+    replicas: int | None = Field(default=None, ge=0, description=(
+        "Replicas of every index; unset: auto_expand_replicas 0-1, so one node holds one copy and a cluster "
+        "keeps a second copy of every shard on another node (it survives losing a node)."))
     bm25_weight: float = Field(default=0.9, ge=0, le=1, description=(
         "Share of BM25 in hybrid fusion; measured in docs/relevance.md (construction set +1.4 nDCG@10 points "
         "over 0.8, TyDi -0.3)."))

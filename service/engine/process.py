@@ -76,11 +76,19 @@ class _NotReady(Exception):
 
 
 def render_opensearch_yml(settings: EngineSettings, paths: NodePaths) -> str:
-    """The node's ``opensearch.yml``: single node, loopback only, our ports and paths."""
+    """The node's ``opensearch.yml``: loopback only, our ports and paths; a single node, or a member of
+    a managed cluster that discovers the others on their transport ports."""
+    membership: dict[str, Any] = {"discovery.type": "single-node"}
+    if settings.cluster_transport_ports:
+        membership = {
+            "discovery.seed_hosts": [f"127.0.0.1:{port}" for port in settings.cluster_transport_ports],
+            "cluster.initial_cluster_manager_nodes": [f"stroidok-{port}" for port in settings.cluster_http_ports],
+        }
     config = {
-        "cluster.name": "stroidok",
+        "cluster.name": f"stroidok-cluster-{settings.cluster_http_ports[0]}" if settings.cluster_http_ports
+        else "stroidok",
         "node.name": f"stroidok-{settings.http_port}",
-        "discovery.type": "single-node",
+        **membership,
         "network.host": "127.0.0.1",
         "http.port": settings.http_port,
         "transport.port": settings.transport_port,
@@ -280,8 +288,10 @@ class EngineProcess:
                 f"OpenSearch (pid {pid}) exited during startup; see {self.paths.console_log}",
                 details={"log_tail": log_tail(self.paths)},
             )
+        nodes = len(self.settings.cluster_http_ports) or 1
         try:
-            health = http_json(f"{self.url}/_cluster/health?wait_for_status=green&timeout=2s", timeout=5)
+            health = http_json(f"{self.url}/_cluster/health?wait_for_status=green&wait_for_nodes={nodes}&timeout=2s",
+                               timeout=5)
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise _NotReady(str(exc)) from exc
         if health.get("status") != "green":
@@ -301,3 +311,53 @@ class EngineProcess:
                 f"OpenSearch did not turn green within {self.settings.start_timeout_s:.0f}s",
                 details={"last_error": str(exc.last_attempt.exception()), "log_tail": log_tail(self.paths)},
             ) from exc
+
+
+class EngineCluster:
+    """A managed cluster of ``settings.nodes`` local nodes on consecutive ports (``engine up --nodes 3``).
+
+    Every member is an ``EngineProcess`` with its own state directory under the cluster's; the members'
+    ports are recorded in ``cluster.json`` so ``engine down`` and ``engine status`` find them again."""
+
+    def __init__(self, settings: EngineSettings) -> None:
+        self.settings = settings
+        self.members = [EngineProcess(m) for m in settings.members()]
+
+    @classmethod
+    def recorded(cls, settings: EngineSettings) -> EngineCluster | None:
+        """The cluster a previous ``up`` started from ``settings.http_port``, if any."""
+        nodes = settings.recorded_nodes()
+        return cls(settings.model_copy(update={"nodes": nodes})) if nodes > 1 else None
+
+    @property
+    def urls(self) -> list[str]:
+        return [m.url for m in self.members]
+
+    def up(self) -> list[UpResult]:
+        """Start every member that is not running, then wait until all have joined and the cluster is green."""
+        began = time.monotonic()
+        jdk, install_dir = self.members[0].install()
+        started: dict[int, subprocess.Popen[bytes]] = {}
+        for i, member in enumerate(self.members):
+            if running_pid(member.paths) is None:
+                member._check_ports()
+                member._prepare_state(install_dir)
+                started[i] = member._spawn(jdk, install_dir)
+        self.settings.cluster_dir.mkdir(parents=True, exist_ok=True)
+        (self.settings.cluster_dir / "cluster.json").write_text(json.dumps({"nodes": len(self.members)}))
+        logger.info("{} OpenSearch nodes starting, waiting for a green cluster on {}", len(started), self.urls[0])
+        pids = {i: running_pid(m.paths) or 0 for i, m in enumerate(self.members)}
+        pids.update({i: p.pid for i, p in started.items()})
+        try:
+            self.members[0]._wait_green(pids[0], lambda: all(p.poll() is None for p in started.values()))
+        except EngineError:
+            for process in started.values():
+                _terminate(process)
+            raise
+        return [UpResult(m.url, pids[i], i in started, time.monotonic() - began) for i, m in enumerate(self.members)]
+
+    def down(self, timeout_s: float = 60.0) -> list[int]:
+        """Stop every member (and forget the cluster); the pids stopped."""
+        stopped = [pid for m in self.members if (pid := m.down(timeout_s)) is not None]
+        (self.settings.cluster_dir / "cluster.json").unlink(missing_ok=True)
+        return stopped

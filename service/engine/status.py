@@ -18,6 +18,15 @@ class IndexInfo:
 
 
 @dataclass(frozen=True)
+class NodeInfo:
+    name: str
+    address: str
+    roles: str
+    heap_percent: int
+    manager: bool
+
+
+@dataclass(frozen=True)
 class NodeStatus:
     url: str
     version: str
@@ -26,6 +35,7 @@ class NodeStatus:
     heap_used_mb: int
     heap_max_mb: int
     indexes: list[IndexInfo]
+    nodes: list[NodeInfo]
 
 
 def read_status(client: OpenSearch, url: str) -> NodeStatus:
@@ -36,6 +46,7 @@ def read_status(client: OpenSearch, url: str) -> NodeStatus:
         plugins = sorted({row["component"] for row in client.cat.plugins(format="json")})
         jvm = next(iter(client.nodes.stats(metric="jvm")["nodes"].values()))["jvm"]["mem"]
         rows = client.cat.indices(format="json", expand_wildcards="open")
+        members = client.cat.nodes(format="json", h="name,http_address,node.role,heap.percent,cluster_manager")
     indexes = sorted(
         (IndexInfo(r["index"], r["health"], int(r["docs.count"] or 0), r["store.size"] or "0b")
          for r in rows if not r["index"].startswith(".")),
@@ -47,6 +58,8 @@ def read_status(client: OpenSearch, url: str) -> NodeStatus:
         cluster_status=health["status"],
         plugins=plugins,
         heap_used_mb=jvm["heap_used_in_bytes"] // 2**20,
+        nodes=sorted((NodeInfo(n["name"], n["http_address"], n["node.role"], int(n["heap.percent"] or 0),
+                               n["cluster_manager"] == "*") for n in members), key=lambda n: n.name),
         heap_max_mb=jvm["heap_max_in_bytes"] // 2**20,
         indexes=indexes,
     )

@@ -212,6 +212,7 @@ def test_every_query_is_logged_to_the_query_index(corpus_settings, client, navec
     service.search({"query": "журнал запросов бетон"}, public)
     with pytest.raises(InvalidQuery):
         service.search({"query": ""}, public)
+    assert service.log.flush()
     index = corpus_settings.index.queries_index
     client.indices.refresh(index=index)
     logged = client.search(index=index, body={"query": {"terms": {"query": ["журнал запросов бетон", ""]}},
@@ -235,6 +236,7 @@ def test_every_tool_call_is_logged_with_its_arguments_refused_ones_included(corp
         service.get_document("0" * 20, public, marker)
     with pytest.raises(RateLimited):
         service.search({"query": "бетон"}, public, marker)
+    assert service.log.flush()
     index = settings.index.queries_index
     client.indices.refresh(index=index)
     hits = client.search(index=index, body={"query": {"term": {"client": marker}}, "size": 10,

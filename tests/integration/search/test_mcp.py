@@ -143,13 +143,18 @@ SCHEMA_ERRORS = [({"query": "бетон", "limit": "abc"}, "limit"), ({"query": 
                  ({"query": "бетон", "operator": "XOR"}, "operator")]
 
 
-def logged_since(client, settings, since: str, **term: str) -> list[dict]:
+def logged_since(client, settings, since: str, expected: int = 1, **term: str) -> list[dict]:
+    """Entries a server logged (its writer sends them in the background within about a second)."""
     index = settings.index.queries_index
-    client.indices.refresh(index=index)
     query = {"bool": {"filter": [{"range": {"timestamp": {"gte": since}}},
                                  *({"term": {k: v}} for k, v in term.items())]}}
-    hits = client.search(index=index, body={"query": query, "size": 100, "sort": [{"timestamp": "asc"}]})
-    return [h["_source"] for h in hits["hits"]["hits"]]
+    deadline = time.monotonic() + 15
+    while True:
+        client.indices.refresh(index=index)
+        hits = client.search(index=index, body={"query": query, "size": 100, "sort": [{"timestamp": "asc"}]})
+        if len(hits["hits"]["hits"]) >= expected or time.monotonic() > deadline:
+            return [h["_source"] for h in hits["hits"]["hits"]]
+        time.sleep(0.3)
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
@@ -180,6 +185,6 @@ def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_u
         error = json.loads(result.content[0].text)  # the whole text is our JSON object: no SDK prefix
         assert result.is_error and error["code"] == "INVALID_QUERY", error
         assert field in [p["field"] for p in error["details"]["problems"]], error
-    refused = logged_since(client, corpus_settings, since, error_code="INVALID_QUERY")
+    refused = logged_since(client, corpus_settings, since, len(SCHEMA_ERRORS), error_code="INVALID_QUERY")
     assert len(refused) == len(SCHEMA_ERRORS), "every refused call is in the query log"
     assert {"no_such_field", "query"} <= {k for e in refused for k in e["arguments"]}

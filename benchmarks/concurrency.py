@@ -1,0 +1,224 @@
+"""Many agents at once: the MCP server over HTTP beside raw OpenSearch, same questions, one run (issue 15).
+
+For each number of clients, N MCP sessions (the SDK's real client, streamable HTTP, one session each) call
+``search_documents`` with the tool's defaults against ``stroidok serve --http`` started as a user starts it;
+right after, N threads send the very request bodies the service builds for the same questions straight to
+OpenSearch. Both print p50/p95/p99 and throughput; the verdict line checks issue 15's bar at the highest
+level: no errors, and MCP p95 ≤ clients / raw throughput + 200 ms. A sequential stdio run checks the
+layer's own overhead: MCP stdio p95 ≤ 1.15 × (query embedding + raw engine) p95.
+
+The query cache is off (``STROIDOK_SEARCH_CACHE_TTL_S=0``; otherwise repeated questions would be answered
+from it and the comparison would flatter the server) and the rate limit is lifted; everything else is the
+product's default, the query log included.
+
+    .venv/bin/python -m benchmarks.concurrency --alias eval-cf2                  # an index kept by `stroidok eval`
+    .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 10 50 100 --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+
+from ingest.evaluate import eval_settings
+from service.embedders.factory import build_embedder
+from service.opensearch import build_client
+from service.query.build import build_request
+from service.search import SearchService, validate_request
+from service.security import stdio_principal
+from service.settings import Settings
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@dataclass
+class Run:
+    """Latencies (ms) and errors of one level, and its wall time (s)."""
+
+    latencies: list[float] = field(default_factory=list)
+    errors: int = 0
+    wall_s: float = 0.0
+
+    def pct(self, q: float) -> float:
+        ordered = sorted(self.latencies) or [float("nan")]
+        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+    @property
+    def throughput(self) -> float:
+        return (len(self.latencies) + self.errors) / self.wall_s if self.wall_s else 0.0
+
+    def row(self, name: str, clients: int) -> str:
+        return (f"| {name} | {clients} | {self.pct(.5):.0f} | {self.pct(.95):.0f} | {self.pct(.99):.0f} | "
+                f"{self.throughput:.1f} | {self.errors} |")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def server_env(alias: str, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("STROIDOK_SEARCH_")}
+    env.update({"STROIDOK_INDEX_ALIAS": alias, "STROIDOK_SEARCH_CACHE_TTL_S": "0",
+                "STROIDOK_SEARCH_RATE_LIMIT": "100000000/minute", "DO_NOT_TRACK": "1", **extra})
+    return env
+
+
+@contextmanager
+def http_server(env: dict[str, str], workers: int) -> Iterator[str]:
+    port = free_port()
+    log = tempfile.TemporaryFile()  # noqa: SIM115 — closed below
+    process = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--http", str(port),
+                                "--workers", str(workers)], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log)
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if process.poll() is not None or time.monotonic() > deadline:
+                    log.seek(0)
+                    raise SystemExit(log.read().decode(errors="replace")[-3000:]) from None
+                time.sleep(0.3)
+        time.sleep(1.0 if workers > 1 else 0)  # every worker up
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(30)
+        log.close()
+
+
+async def mcp_level(url: str, questions: list[str], clients: int, requests: int) -> Run:
+    """``clients`` sessions at once, each calling until ``requests`` calls are done in all."""
+    run = Run()
+    counter = iter(range(requests))
+
+    async def agent() -> None:
+        async with Client(url, read_timeout_seconds=300) as client:
+            for i in counter:
+                began = time.perf_counter()
+                try:
+                    result = await client.call_tool("search_documents", {"query": questions[i % len(questions)]})
+                    failed = result.is_error
+                except Exception:
+                    failed = True
+                if failed:
+                    run.errors += 1
+                else:
+                    run.latencies.append((time.perf_counter() - began) * 1000)
+
+    began = time.perf_counter()
+    await asyncio.gather(*(agent() for _ in range(clients)))
+    run.wall_s = time.perf_counter() - began
+    return run
+
+
+def raw_level(settings: Settings, bodies: list[tuple[dict[str, Any], str]], clients: int, requests: int) -> Run:
+    """The service's own request bodies sent straight to OpenSearch from ``clients`` threads."""
+    run = Run()
+    client = build_client(settings)
+
+    def one(i: int) -> None:
+        body, pipeline = bodies[i % len(bodies)]
+        began = time.perf_counter()
+        try:
+            client.search(index=settings.index.alias, body=body, params={"search_pipeline": pipeline})
+            run.latencies.append((time.perf_counter() - began) * 1000)
+        except Exception:
+            run.errors += 1
+
+    began = time.perf_counter()
+    with ThreadPoolExecutor(clients) as pool:
+        list(pool.map(one, range(requests)))
+    run.wall_s = time.perf_counter() - began
+    return run
+
+
+async def stdio_sequential(env: dict[str, str], questions: list[str]) -> tuple[Run, list[float]]:
+    """Sequential calls over stdio (as Claude Code runs the server), with each call's embedding time."""
+    run, embed = Run(), []
+    params = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"], env=env, cwd=str(REPO))
+    async with Client(params, read_timeout_seconds=300) as client:
+        await client.call_tool("search_documents", {"query": "прогрев"})
+        began_all = time.perf_counter()
+        for question in questions:
+            began = time.perf_counter()
+            result = await client.call_tool("search_documents", {"query": question})
+            run.latencies.append((time.perf_counter() - began) * 1000)
+            embed.append(result.structured_content["meta"]["timings"]["embedding_ms"])
+        run.wall_s = time.perf_counter() - began_all
+    return run, embed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--alias", default="eval-cf2")
+    parser.add_argument("--queries", type=Path, default=REPO / "eval/construction/queries.jsonl")
+    parser.add_argument("--clients", type=int, nargs="+", default=[1, 10, 50, 100])
+    parser.add_argument("--requests", type=int, default=300, help="Calls per level (at least 3 per client).")
+    parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes of the server.")
+    parser.add_argument("--redis-url", default=os.environ.get("STROIDOK_REDIS_URL", ""))
+    parser.add_argument("--skip-stdio", action="store_true")
+    args = parser.parse_args()
+
+    settings = eval_settings(Settings(), args.alias)
+    questions = [json.loads(line)["text"] for line in args.queries.read_text(encoding="utf-8").splitlines() if line]
+    service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))
+    principal = stdio_principal(settings.server)
+    bodies = []
+    for question in questions:
+        plan, _, _ = service.plan(validate_request({"query": question}), principal)
+        bodies.append((build_request(plan), service._pipeline(plan.route)))
+    env = server_env(args.alias, **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
+    print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, "
+          f"server workers {args.workers}, cache off, CPU cores {os.cpu_count()}")
+    print("| path | clients | p50 ms | p95 ms | p99 ms | calls/s | errors |\n|---|---|---|---|---|---|---|")
+    last: tuple[int, Run, Run] | None = None
+    with http_server(env, args.workers) as url:
+        asyncio.run(mcp_level(url, questions, 2, 10))  # warm-up
+        raw_level(settings, bodies, 2, 10)
+        for clients in args.clients:
+            requests = max(args.requests, clients * 3)
+            mcp = asyncio.run(mcp_level(url, questions, clients, requests))
+            raw = raw_level(settings, bodies, clients, requests)
+            print(mcp.row("MCP HTTP", clients), flush=True)
+            print(raw.row("raw OpenSearch", clients), flush=True)
+            last = (clients, mcp, raw)
+    if last:
+        clients, mcp, raw = last
+        bound = clients / raw.throughput * 1000 + 200 if raw.throughput else float("inf")
+        verdict = "PASS" if mcp.errors == 0 and mcp.pct(.95) <= bound else "FAIL"
+        print(f"\n{clients} clients: MCP errors {mcp.errors}, p95 {mcp.pct(.95):.0f} ms; bound {clients} / "
+              f"{raw.throughput:.1f} q/s + 200 ms = {bound:.0f} ms → {verdict}")
+    if not args.skip_stdio:
+        stdio, embed = asyncio.run(stdio_sequential(env, questions))
+        raw = raw_level(settings, bodies, 1, len(questions))
+        combined = sorted(e + r for e, r in zip(embed, raw.latencies, strict=False))
+        floor = combined[min(len(combined) - 1, round(.95 * (len(combined) - 1)))]
+        print(f"\nsequential: MCP stdio p50 {stdio.pct(.5):.0f} / p95 {stdio.pct(.95):.0f} ms; raw engine p50 "
+              f"{raw.pct(.5):.0f} / p95 {raw.pct(.95):.0f} ms; embedding mean {statistics.mean(embed):.1f} ms; "
+              f"ratio p95 {stdio.pct(.95) / floor:.2f} (bar 1.15) → "
+              f"{'PASS' if stdio.pct(.95) <= 1.15 * floor else 'FAIL'}")
+
+
+if __name__ == "__main__":
+    main()
