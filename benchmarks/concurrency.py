@@ -113,6 +113,13 @@ async def mcp_level(url: str, questions: list[str], clients: int, requests: int)
     counter = iter(range(requests))
 
     async def agent() -> None:
+        try:
+            await session()
+        except Exception as exc:  # a session that broke (connect, teardown) is an error too
+            run.errors += 1
+            print(f"session error: {type(exc).__name__}: {exc}", file=sys.stderr)
+
+    async def session() -> None:
         async with Client(url, read_timeout_seconds=300) as client:
             for i in counter:
                 began = time.perf_counter()

@@ -21,6 +21,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from opensearchpy import OpenSearch
+
 from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
@@ -98,6 +100,60 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
+Plans = list[tuple[Body, str]]
+
+
+def service_bodies(service: SearchService, questions: list[str], mode: str = "hybrid",
+                   operator: str = "AUTO") -> Plans:
+    """The request body and pipeline the service builds for each question (embedding included)."""
+    principal = stdio_principal(service.settings.server)
+    plans = []
+    for text in questions:
+        request = validate_request({"query": text, "search_mode": mode, "operator": operator})
+        plan, _, _ = service.plan(request, principal)
+        plans.append((build_request(plan), service._pipeline(plan.route)))
+    return plans
+
+
+def measure(client: OpenSearch, index: str, plans: Plans, variants: dict[str, Callable[[Body], Body]],
+            rounds: int) -> dict[str, tuple[list[float], list[float]]]:
+    """Engine ``took`` and wall ms per variant; each question's variants in a shuffled order per round."""
+    took: dict[str, list[float]] = {name: [] for name in variants}
+    wall: dict[str, list[float]] = {name: [] for name in variants}
+    rng = random.Random(7)
+    for body, pipeline in plans[:5]:  # warm-up
+        client.search(index=index, body=body, params={"search_pipeline": pipeline})
+    for _ in range(rounds):
+        for body, pipeline in plans:
+            names = list(variants)
+            rng.shuffle(names)
+            for name in names:
+                variant = variants[name](copy.deepcopy(body))
+                began = time.perf_counter()
+                raw = client.search(index=index, body=variant, params={"search_pipeline": pipeline,
+                                                                       "request_cache": "false"})
+                wall[name].append((time.perf_counter() - began) * 1000)
+                took[name].append(float(raw["took"]))
+    return {name: (took[name], wall[name]) for name in variants}
+
+
+def format_table(results: dict[str, tuple[list[float], list[float]]]) -> str:
+    took_base, wall_base = results["shipped"]
+    base_p95, base_mean = percentile(took_base, 0.95), statistics.mean(wall_base)
+    lines = ["| variant | took p50 ms | took p95 ms | p95 × | wall p50 ms | wall p95 ms | q/s (1 client) | q/s × |",
+             "|---|---|---|---|---|---|---|---|"]
+    for name, (took, wall) in results.items():
+        mean = statistics.mean(wall)
+        lines.append(f"| {name} | {percentile(took, .5):.0f} | {percentile(took, .95):.0f} | "
+                     f"{percentile(took, .95) / max(base_p95, 1):.2f} | {percentile(wall, .5):.1f} | "
+                     f"{percentile(wall, .95):.1f} | {1000 / mean:.1f} | {base_mean / mean:.2f} |")
+    return "\n".join(lines)
+
+
+def read_questions(path: Path) -> list[str]:
+    return [json.loads(line)["text"] for line in path.read_text(encoding="utf-8").splitlines() if line]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--alias", default="eval-cf", help="Index alias to search (kept by `stroidok eval --keep`).")
@@ -113,40 +169,12 @@ def main() -> None:
     settings = eval_settings(Settings(), args.alias)
     client = build_client(settings)
     service = SearchService(settings, client, build_embedder(settings.embedder))
-    principal = stdio_principal(settings.server)
-    questions = [json.loads(line)["text"] for line in args.queries.read_text(encoding="utf-8").splitlines() if line]
+    plans = service_bodies(service, read_questions(args.queries), args.mode, args.operator)
     variants = {k: v for k, v in VARIANTS.items() if not args.only or k in args.only or k == "shipped"}
-    plans = []
-    for text in questions:
-        request = validate_request({"query": text, "search_mode": args.mode, "operator": args.operator})
-        plan, _, _ = service.plan(request, principal)
-        plans.append((build_request(plan), service._pipeline(plan.route)))
-    took: dict[str, list[float]] = {name: [] for name in variants}
-    wall: dict[str, list[float]] = {name: [] for name in variants}
-    rng = random.Random(7)
-    for body, pipeline in plans[:5]:  # warm-up
-        client.search(index=args.target or args.alias, body=body, params={"search_pipeline": pipeline})
-    for _ in range(args.rounds):
-        for body, pipeline in plans:
-            names = list(variants)
-            rng.shuffle(names)
-            for name in names:
-                variant = variants[name](copy.deepcopy(body))
-                began = time.perf_counter()
-                raw = client.search(index=args.target or args.alias, body=variant, params={"search_pipeline": pipeline,
-                                                                            "request_cache": "false"})
-                wall[name].append((time.perf_counter() - began) * 1000)
-                took[name].append(float(raw["took"]))
-    base_p95, base_mean = percentile(took["shipped"], 0.95), statistics.mean(wall["shipped"])
+    results = measure(client, args.target or args.alias, plans, variants, args.rounds)
     print(f"{len(plans)} questions × {args.rounds} rounds, mode {args.mode}, operator {args.operator}, "
-          f"index {args.alias}")
-    print(f"{'variant':<28}{'took p50':>10}{'took p95':>10}{'p95 ×':>8}{'wall p50':>10}{'wall p95':>10}"
-          f"{'q/s (1 client)':>16}{'q/s ×':>8}")
-    for name in variants:
-        mean = statistics.mean(wall[name])
-        print(f"{name:<28}{percentile(took[name], .5):>10.0f}{percentile(took[name], .95):>10.0f}"
-              f"{percentile(took[name], .95) / max(base_p95, 1):>8.2f}{percentile(wall[name], .5):>10.1f}"
-              f"{percentile(wall[name], .95):>10.1f}{1000 / mean:>16.1f}{base_mean / mean:>8.2f}")
+          f"index {args.target or args.alias}")
+    print(format_table(results))
 
 
 if __name__ == "__main__":

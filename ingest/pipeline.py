@@ -43,8 +43,9 @@ from ingest.watchdog import Watchdog
 from ingest.worker import SINGLE_THREADED, ParseJob, ParseResult, init_worker, run_job
 from service.embedders.base import Embedder
 from service.errors import IngestError, StroidokError
-from service.index_admin import apply_all
+from service.index_admin import apply_all, optimize
 from service.index_meta import bump_generation, claim_embedder_meta, load_embedder_state
+from service.opensearch import engine_errors
 from service.settings import Settings
 
 
@@ -284,8 +285,30 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
                                options.batch_size or ingest.batch_size, stats_ready, watchdog)
             _parse_all(plan, options, settings, rules, registry, batcher, report, reporter, watchdog)
             batcher.flush()
+    _optimize_if_grown(client, settings, report)
     report.wall_s = time.perf_counter() - began
     return report
+
+
+def _optimize_if_grown(client: OpenSearch, settings: Settings, report: RunReport) -> None:
+    """Merge the index's segments after a run that wrote a large share of it (a first ingest, a big
+    batch): searches pay per segment. Small incremental runs leave merging to the engine."""
+    written = sum(o.chunks for o in report.outcomes if o.status == "indexed")
+    if not written:
+        return
+    began = time.perf_counter()
+    try:
+        with engine_errors():
+            total = int(client.count(index=settings.index.alias)["count"])
+            if written < settings.index.optimize_share * total or settings.index.optimize_share >= 1:
+                return
+            logger.info("merging the index's segments after writing {} of its {} chunks", written, total)
+            before, after = optimize(client, settings.index)
+    except StroidokError as exc:  # the chunks are written; a merge that failed only costs speed
+        logger.warning("segments not merged ({}); run `stroidok index optimize`", exc.message)
+        return
+    report.timings["optimize"] = time.perf_counter() - began
+    logger.info("{} segments merged into {} in {:.1f}s", before, after, report.timings["optimize"])
 
 
 def _remove_and_report(plan: Plan, client: OpenSearch, settings: Settings, report: RunReport, reporter: Reporter,

@@ -21,7 +21,7 @@ from rich.table import Table
 from service.engine.process import EngineCluster, EngineProcess, log_tail
 from service.engine.status import read_status
 from service.errors import StroidokError
-from service.index_admin import apply_all, index_status, migrate
+from service.index_admin import apply_all, index_status, migrate, optimize
 from service.opensearch import build_client
 from service.query.contract import SHORT_FLAGS, cli_flag, default_of, parameter_schemas, provided
 from service.settings import Settings
@@ -226,6 +226,14 @@ def index_migrate() -> None:
     """Rebuild the index from the current template (reindex + atomic alias switch), no downtime."""
     old, new, count = migrate(build_client(state.settings), state.settings.index)
     out.print(f"{state.settings.index.alias}: {old} -> {new}, {count} chunks reindexed")
+
+
+@index_app.command("optimize")
+def index_optimize() -> None:
+    """Merge the chunk index's segments (faster searches after a large ingest; an ingest that wrote a
+    large share of the index does this by itself)."""
+    before, after = optimize(build_client(state.settings), state.settings.index)
+    out.print(f"{state.settings.index.alias}: {before} segments merged into {after}")
 
 
 @index_app.command("status")

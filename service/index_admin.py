@@ -299,3 +299,20 @@ def drop_all(client: OpenSearch, settings: IndexSettings) -> None:
     client.indices.delete_index_template(name=settings.template_name, ignore=[404])
     for pipeline_id in (settings.hybrid_pipeline, settings.rrf_pipeline, settings.single_pipeline):
         client.search_pipeline.delete(id=pipeline_id, ignore=[404])
+
+
+def segment_count(client: OpenSearch, alias: str) -> int:
+    """Searchable segments of the index's primaries."""
+    stats = client.indices.stats(index=alias, metric="segments")["_all"]["primaries"]
+    return int(stats["segments"]["count"])
+
+
+def optimize(client: OpenSearch, settings: IndexSettings) -> tuple[int, int]:
+    """Merge each shard of the chunk index down to ``settings.merge_segments`` segments; returns the
+    segment counts before and after. A hybrid search pays per segment (each leg and each document's
+    inner hits run on every one): on the construction corpus, 23 segments answer 3× slower than 2."""
+    before = segment_count(client, settings.alias)
+    client.indices.forcemerge(index=settings.alias, max_num_segments=settings.merge_segments,
+                              params={"request_timeout": 6 * 3600})
+    client.indices.refresh(index=settings.alias)  # merged segments are searched only once refreshed
+    return before, segment_count(client, settings.alias)

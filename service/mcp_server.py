@@ -256,7 +256,10 @@ def run(settings: Settings, http_port: int | None = None, workers: int = 1) -> N
         logger.warning("{} workers without STROIDOK_REDIS_URL: each keeps its own cache and rate limits", workers)
     options: dict[str, Any] = {
         "host": server_settings.host, "port": http_port, "log_level": "warning",
-        "limit_concurrency": server_settings.max_connections, "timeout_keep_alive": 5,
+        "limit_concurrency": server_settings.max_connections,
+        # longer than clients keep idle connections (httpx: 5 s), so a client never sends on a connection
+        # the server is closing (that race reset 1 of 50 concurrent sessions at 5 s)
+        "timeout_keep_alive": server_settings.keep_alive_s,
         "h11_max_incomplete_event_size": 16 * 1024, "backlog": 2048}
     if workers > 1:
         uvicorn.run("service.mcp_server:http_app_from_environment", factory=True, workers=workers, **options)

@@ -129,6 +129,10 @@ class IndexSettings(BaseSettings):
     bm25_weight: float = Field(default=0.9, ge=0, le=1, description=(
         "Share of BM25 in hybrid fusion; measured in docs/relevance.md (construction set +1.4 nDCG@10 points "
         "over 0.8, TyDi -0.3)."))
+    merge_segments: int = Field(default=1, ge=1, le=100, description="Segments per shard after `index optimize` "
+                                "(and after an ingest that wrote a large part of the index).")
+    optimize_share: float = Field(default=0.2, ge=0, le=1, description="An ingest run that wrote at least this "
+                                  "share of the index's chunks merges it afterwards (0: always, 1: never).")
     rrf_rank_constant: int = Field(default=60, ge=1)
     normalization: Literal["min_max", "l2", "z_score"] = "min_max"
     combination: Literal["arithmetic_mean", "geometric_mean", "harmonic_mean"] = "arithmetic_mean"
@@ -266,7 +270,10 @@ class ServerSettings(BaseSettings):
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values accepted over HTTP.")
     max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024,
                                 description="Larger HTTP request bodies are refused (413).")
-    max_connections: int = Field(default=200, ge=1, description="Concurrent HTTP connections; more get 503.")
+    max_connections: int = Field(default=1000, ge=1, description="Concurrent HTTP connections and requests; "
+                                 "more get 503 (100 agents hold about 300).")
+    keep_alive_s: float = Field(default=30.0, gt=0, le=600, description="Idle keep-alive connections are closed "
+                                "after this long (longer than clients keep them).")
 
 
 class Settings(BaseModel):

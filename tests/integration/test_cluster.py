@@ -1,0 +1,189 @@
+"""A real three-node cluster (``engine up --nodes 3``) loses a node: queries keep answering, chunks stay,
+an ingest cut by the loss resumes without indexing anything twice (issue 15)."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opensearchpy import OpenSearch, helpers
+
+from ingest.discover import document_id
+from ingest.pipeline import IngestOptions, run_ingest
+from service.embedders.navec import NavecEmbedder
+from service.engine.process import EngineCluster, EngineProcess, port_is_free, running_pid
+from service.errors import StroidokError
+from service.index_admin import drop_all
+from service.opensearch import build_client
+from service.search import SearchService
+from service.security import Principal
+from service.settings import EmbedderSettings, EngineSettings
+from tests.conftest import product_settings
+from tests.reliability.crash import REPO, ingest_env, registry_count, wait_until
+
+pytestmark = pytest.mark.integration
+
+NODES = 3
+TOPICS = ["бетон", "арматура", "сварка", "кровля", "фундамент", "вентиляция", "отопление", "пожарная безопасность",
+          "эвакуационные выходы", "гидроизоляция", "кирпичная кладка", "металлоконструкции"]
+QUESTIONS = ["прочность бетона на сжатие", "сварка арматуры", "ширина эвакуационных выходов", "гидроизоляция кровли",
+             "требования к фундаментам", "вентиляция и отопление", "кирпичная кладка зимой"]
+
+
+def free_ports(count: int) -> int:
+    """The first of ``count`` consecutive free loopback ports."""
+    rng = random.Random()
+    for _ in range(200):
+        base = rng.randrange(20000, 60000 - count)
+        if all(port_is_free(base + i) for i in range(count)):
+            return base
+    raise AssertionError("no run of free ports")
+
+
+def write_archive(root: Path, count: int, start: int = 0) -> Path:
+    root.mkdir(parents=True, exist_ok=True)
+    for i in range(start, start + count):
+        topic, other = TOPICS[i % len(TOPICS)], TOPICS[(i * 7 + 3) % len(TOPICS)]
+        body = "".join(f"Пункт {i}.{n}. Требования: {topic} и {other}, документ {i}, раздел {n}. Контроль качества "
+                       f"работ, приемка, допуски и испытания по разделу {n}.\n\n" for n in range(40))
+        (root / f"doc{i:03d}.txt").write_text(body, encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[EngineCluster]:
+    http = free_ports(NODES)
+    transport = free_ports(NODES)
+    engine = EngineSettings(http_port=http, transport_port=transport, heap="512m", nodes=NODES)
+    made = EngineCluster(engine)
+    try:
+        made.up()
+        yield made
+    finally:
+        made.down()
+        shutil.rmtree(engine.cluster_dir, ignore_errors=True)
+
+
+def manager_member(cluster: EngineCluster, client: OpenSearch) -> EngineProcess:
+    name = next(n["name"] for n in client.cat.nodes(format="json", h="name,cluster_manager")
+                if n["cluster_manager"] == "*")
+    return next(m for m in cluster.members if f"stroidok-{m.settings.http_port}" == name)
+
+
+def kill_node(member: EngineProcess) -> None:
+    pid = running_pid(member.paths)
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    assert wait_until(lambda: running_pid(member.paths) is None, 30)
+
+
+def green(client: OpenSearch, nodes: int) -> None:
+    health = client.cluster.health(wait_for_status="green", wait_for_nodes=str(nodes), timeout="120s",
+                                   params={"request_timeout": 130})
+    assert health["status"] == "green" and health["number_of_nodes"] == nodes, health
+
+
+def chunks_per_document(client: OpenSearch, alias: str) -> dict[str, int]:
+    client.indices.refresh(index=alias)
+    counts: dict[str, int] = {}
+    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}, _source=["doc_id"]):
+        counts[hit["_source"]["doc_id"]] = counts.get(hit["_source"]["doc_id"], 0) + 1
+    return counts
+
+
+def registry_chunks(client: OpenSearch, files_index: str) -> dict[str, int]:
+    client.indices.refresh(index=files_index)
+    return {h["_source"]["doc_id"]: h["_source"]["chunk_count"]
+            for h in helpers.scan(client, index=files_index, query={"query": {"exists": {"field": "content_hash"}}})}
+
+
+def test_queries_survive_a_node_kill_and_no_chunk_is_lost(cluster: EngineCluster, tmp_path: Path):
+    settings = product_settings(",".join(cluster.urls), "test-cluster")
+    settings.search.cache_ttl_s = 0
+    settings.search.rate_limit = "1000000/minute"
+    client = build_client(settings)
+    embedder = NavecEmbedder(EmbedderSettings())
+    report = run_ingest(IngestOptions([write_archive(tmp_path / "archive", 40)]), settings, client, embedder,
+                        quiet=True)
+    assert report.counts == {"indexed": 40}
+    green(client, NODES)
+    shards = client.cat.shards(index=f"{settings.index.alias}*", format="json")
+    assert {s["prirep"] for s in shards} == {"p", "r"} and all(s["state"] == "STARTED" for s in shards)
+    before = chunks_per_document(client, settings.index.alias)
+
+    service = SearchService(settings, client, embedder)
+    latencies: list[float] = []
+    failures: list[str] = []
+    stop = threading.Event()
+
+    def load() -> None:
+        i = 0
+        while not stop.is_set():
+            began = time.perf_counter()
+            try:
+                response = service.search({"query": QUESTIONS[i % len(QUESTIONS)]}, Principal.of("load", []))
+                assert response.results, "a query that always finds something found nothing"
+                latencies.append((time.perf_counter() - began) * 1000)
+            except (StroidokError, AssertionError) as exc:
+                failures.append(repr(exc))
+            i += 1
+
+    workers = [threading.Thread(target=load) for _ in range(4)]
+    for worker in workers:
+        worker.start()
+    time.sleep(3)
+    answered_before_kill = len(latencies)
+    kill_node(manager_member(cluster, client))  # the elected cluster manager: election and promotion at once
+    time.sleep(20)
+    stop.set()
+    for worker in workers:
+        worker.join(60)
+
+    assert failures == [], failures[:5]
+    assert len(latencies) > answered_before_kill + 20, "queries kept being answered after the kill"
+    ordered = sorted(latencies)
+    print(f"\n{len(latencies)} queries, 0 failed, p50 {ordered[len(ordered) // 2]:.0f} ms, "
+          f"p95 {ordered[int(len(ordered) * 0.95)]:.0f} ms, max {ordered[-1]:.0f} ms across the node kill")
+    green(client, NODES - 1)
+    assert chunks_per_document(client, settings.index.alias) == before  # every acknowledged chunk is there
+
+
+def test_an_ingest_cut_by_a_node_loss_resumes_without_indexing_twice(cluster: EngineCluster, tmp_path: Path):
+    for member in cluster.members:  # the previous test killed one: bring the cluster back to three
+        if running_pid(member.paths) is None:
+            member.up()
+    urls = ",".join(cluster.urls)
+    settings = product_settings(urls, "test-cluster-ingest")
+    client = build_client(settings)
+    green(client, NODES)
+    archive = write_archive(tmp_path / "archive", 60)
+    env = ingest_env(urls, settings.index.alias, STROIDOK_INGEST_BATCH_SIZE="20")
+    try:
+        first = subprocess.Popen([sys.executable, "-m", "service.cli", "ingest", str(archive), "--json"], cwd=REPO,
+                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert wait_until(lambda: registry_count(client, settings.index.alias) >= 10, 300), "ingest did not start"
+        victim = next(m for m in cluster.members if m.url != cluster.urls[0])
+        kill_node(victim)
+        first.communicate(timeout=600)
+        green(client, NODES - 1)
+        acknowledged = set(registry_chunks(client, settings.index.files_index))
+        assert acknowledged, "files written before the kill are registered"
+
+        again = run_ingest(IngestOptions([archive]), settings, client, NavecEmbedder(EmbedderSettings()), quiet=True)
+        assert again.counts.get("failed", 0) == 0, again.outcomes
+        reindexed = {o.path for o in again.outcomes if o.status == "indexed"}
+        assert not {document_id(Path(p)) for p in reindexed} & acknowledged, "a file acknowledged before was redone"
+        registry = registry_chunks(client, settings.index.files_index)
+        assert len(registry) == 60
+        assert chunks_per_document(client, settings.index.alias) == registry  # nothing twice, nothing missing
+    finally:
+        drop_all(client, settings.index)
