@@ -5,7 +5,7 @@ line of its own (so no copy is the same bytes as another), and ingests it with t
 (``run_ingest``, default settings). Whenever the index passes the next size, it measures, on the same 60
 construction questions through ``SearchService.search`` (the tool's path, cache off, defaults):
 p50/p95 and throughput at 1, 10 and 100 concurrent callers; the index's size on disk, heap used, and the
-ingest rate since the last size; and, side by side on the service's own request bodies, what the
+ingest rate since the last size (the index merged with ``index optimize`` before measuring); and, side by side on the service's own request bodies, what the
 settings that dominate cost (pagination depth, k-NN k, aggregations, collapse).
 
     .venv/bin/python -m benchmarks.scale                                    # 100K, 300K, 1M chunks
@@ -26,6 +26,7 @@ from benchmarks.request_cost import VARIANTS, format_table, measure, percentile,
 from ingest.pipeline import IngestOptions, run_ingest
 from ingest.sample import DEFAULT_SHARED, write_txt_corpus
 from service.embedders.factory import build_embedder
+from service.index_admin import optimize
 from service.opensearch import build_client
 from service.search import SearchService
 from service.security import Principal
@@ -100,7 +101,8 @@ def main() -> None:
             if facts["chunks"] < sizes[0]:
                 continue
             sizes.pop(0)
-            row: dict[str, Any] = {**facts, "copies": copy,
+            before, _ = optimize(client, settings.index)  # as `stroidok index optimize` after a big load
+            row: dict[str, Any] = {**facts, "copies": copy, "segments_before_optimize": before,
                                    "ingest_chunks_per_s": round((facts["chunks"] - chunks_at_last) / ingest_s, 1)}
             chunks_at_last, ingest_s = facts["chunks"], 0.0
             for clients in args.clients:

@@ -131,8 +131,9 @@ class IndexSettings(BaseSettings):
         "over 0.8, TyDi -0.3)."))
     merge_segments: int = Field(default=1, ge=1, le=100, description="Segments per shard after `index optimize` "
                                 "(and after an ingest that wrote a large part of the index).")
-    optimize_share: float = Field(default=0.2, ge=0, le=1, description="An ingest run that wrote at least this "
-                                  "share of the index's chunks merges it afterwards (0: always, 1: never).")
+    optimize_share: float = Field(default=0.5, ge=0, le=1, description="An ingest run that wrote at least this "
+                                  "share of the index's chunks merges it afterwards (0: always, 1: never); smaller "
+                                  "runs leave merging to the engine (a full merge rewrites every vector graph).")
     rrf_rank_constant: int = Field(default=60, ge=1)
     normalization: Literal["min_max", "l2", "z_score"] = "min_max"
     combination: Literal["arithmetic_mean", "geometric_mean", "harmonic_mean"] = "arithmetic_mean"

@@ -86,10 +86,15 @@ def kill_node(member: EngineProcess) -> None:
     assert wait_until(lambda: running_pid(member.paths) is None, 30)
 
 
-def green(client: OpenSearch, nodes: int) -> None:
-    health = client.cluster.health(wait_for_status="green", wait_for_nodes=str(nodes), timeout="120s",
-                                   params={"request_timeout": 130})
-    assert health["status"] == "green" and health["number_of_nodes"] == nodes, health
+def green(client: OpenSearch, nodes: int, timeout_s: int = 300) -> None:
+    """Every shard copy assigned on ``nodes`` nodes (a lost node's replicas are rebuilt elsewhere)."""
+    health = client.cluster.health(wait_for_status="green", wait_for_nodes=str(nodes), timeout=f"{timeout_s}s",
+                                   params={"request_timeout": timeout_s + 10, "ignore": 408})
+    if health["status"] != "green":
+        unassigned = [s for s in client.cat.shards(format="json") if s["state"] != "STARTED"]
+        explain = client.cluster.allocation_explain(params={"ignore": 400}) if unassigned else {}
+        raise AssertionError(f"not green: {health}; {unassigned}; {explain}")
+    assert health["number_of_nodes"] == nodes, health
 
 
 def chunks_per_document(client: OpenSearch, alias: str) -> dict[str, int]:
