@@ -1,6 +1,8 @@
 # The front door. `make demo` (README command 1) and `make test` (README command 2) work on a fresh machine.
 SHELL := /bin/bash
-PYTHON ?= python3.11
+# The first Python 3.11+ found (3.11, 3.12 and 3.13 are checked by .ci/run; Ubuntu 24.04 has 3.12 only)
+PYTHON ?= $(shell for v in python3.11 python3.12 python3.13 python3; do \
+	command -v $$v >/dev/null && $$v -c 'import sys; sys.exit(sys.version_info < (3, 11))' && { echo $$v; break; }; done)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
@@ -11,6 +13,8 @@ export HF_HUB_OFFLINE := 1
 .PHONY: install demo test lint unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
 
 $(BIN)/python:
+	@test -n "$(PYTHON)" || { echo "Python 3.11+ is needed (python3.11, python3.12 or python3.13)" >&2; exit 1; }
+	bash scripts/install-system-deps.sh
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip uv
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Debian packages a fresh machine lacks. Idempotent: installs only what is missing; needs root for apt.
 set -euo pipefail
-needed=(maven tesseract-ocr tesseract-ocr-rus poppler-utils pandoc fonts-dejavu-core redis-server)
+needed=(maven tesseract-ocr tesseract-ocr-rus poppler-utils pandoc fonts-dejavu-core redis-server python3-venv)
 missing=()
 for pkg in "${needed[@]}"; do
   dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" || missing+=("$pkg")
