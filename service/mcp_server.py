@@ -53,6 +53,7 @@ def bounded(description: str, **schema: Any) -> Any:
 class AppState:
     service: SearchService
     settings: Settings
+    gate: anyio.CapacityLimiter
 
 
 def error_text(exc: StroidokError) -> str:
@@ -118,9 +119,8 @@ class ProductServer(MCPServer):
             self.on_refused(name, arguments, error)
 
 
-def refusal_logger(settings: Settings) -> Refusal:
+def refusal_logger(log: QueryLog) -> Refusal:
     """Records a call refused before it reached the service (unknown or malformed arguments, no token)."""
-    log = QueryLog(build_client(settings), settings.index.queries_index, settings.search.log_queries)
 
     def record(tool: str, arguments: dict[str, Any], error: StroidokError) -> None:
         log.record(call_entry(tool, arguments, "unknown", None, 0.0, error=error))
@@ -147,10 +147,14 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
     @asynccontextmanager
     async def lifespan(_: MCPServer) -> AsyncIterator[AppState]:
         built = service or SearchService(settings, build_client(settings), build_embedder(settings.embedder))
-        yield AppState(built, settings)
+        try:
+            yield AppState(built, settings, anyio.CapacityLimiter(settings.server.max_inflight))
+        finally:  # uvicorn re-raises SIGTERM after shutdown, so exit handlers would not run: write the log now
+            await anyio.to_thread.run_sync(lambda: (built.log.flush(5.0), refusals.flush(5.0)))
 
     server = ProductServer(name="stroidok-search", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
-    server.on_refused = refusal_logger(settings)
+    refusals = QueryLog(build_client(settings), settings.index.queries_index, settings.search.log_queries)
+    server.on_refused = refusal_logger(refusals)
 
     def state_of(ctx: Context) -> AppState:
         return cast(AppState, ctx.request_context.lifespan_context)
@@ -159,7 +163,8 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         state = state_of(ctx)
         try:
             principal, client_id = caller(ctx, state)
-            return await anyio.to_thread.run_sync(lambda: fn(state.service, principal, client_id))
+            # at most max_inflight calls run at once; the others wait their turn in order, holding no thread
+            return await anyio.to_thread.run_sync(lambda: fn(state.service, principal, client_id), limiter=state.gate)
         except StroidokError as exc:
             raise ToolError(error_text(exc)) from exc
 
