@@ -49,3 +49,10 @@ def test_default_weights_are_the_measured_best():
     hybrid = pipelines["stroidok-chunks-hybrid"]["phase_results_processors"][0]["normalization-processor"]
     assert hybrid["combination"]["parameters"]["weights"] == [0.9, 0.1]
     assert set(pipelines) == {"stroidok-chunks-hybrid", "stroidok-chunks-rrf", "stroidok-chunks-single"}
+
+
+def test_replicas_expand_to_a_second_node_unless_fixed():
+    from service.index_admin import replica_settings
+
+    assert replica_settings(IndexSettings()) == {"auto_expand_replicas": "0-1"}
+    assert replica_settings(IndexSettings(replicas=2)) == {"number_of_replicas": 2, "auto_expand_replicas": False}

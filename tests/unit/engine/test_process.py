@@ -47,3 +47,21 @@ def test_port_is_free_sees_a_listening_socket():
         port = sock.getsockname()[1]
         assert not port_is_free(port)
     assert port_is_free(port)
+
+
+def test_cluster_members_get_consecutive_ports_and_discover_each_other(tmp_path: Path):
+    members = EngineSettings(home=tmp_path, http_port=9400, transport_port=9500, nodes=3).members()
+    assert [(m.http_port, m.transport_port) for m in members] == [(9400, 9500), (9401, 9501), (9402, 9502)]
+    assert len({m.state_dir for m in members}) == 3
+    assert all(m.state_dir.parent == tmp_path / "clusters" / "9400" for m in members)
+    yml = render_opensearch_yml(members[1], NodePaths(members[1].state_dir))
+    assert "discovery.type" not in yml
+    assert 'discovery.seed_hosts: ["127.0.0.1:9500", "127.0.0.1:9501", "127.0.0.1:9502"]' in yml
+    assert 'cluster.initial_cluster_manager_nodes: ["stroidok-9400", "stroidok-9401", "stroidok-9402"]' in yml
+    assert 'node.name: "stroidok-9401"' in yml and "http.port: 9401" in yml
+
+
+def test_a_single_node_keeps_its_own_state_and_single_node_discovery(tmp_path: Path):
+    single = EngineSettings(home=tmp_path, http_port=9400)
+    assert single.state_dir == tmp_path / "nodes" / "9400" and single.recorded_nodes() == 1
+    assert 'discovery.type: "single-node"' in render_opensearch_yml(single, NodePaths(single.state_dir))
