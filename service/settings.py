@@ -273,9 +273,9 @@ class ServerSettings(BaseSettings):
                                 description="Larger HTTP request bodies are refused (413).")
     max_connections: int = Field(default=1000, ge=1, description="Concurrent HTTP connections and requests; "
                                  "more get 503 (100 agents hold about 300).")
-    max_inflight: int = Field(default=8, ge=1, le=256, description="Tool calls a server process runs at once; "
-                              "more wait in arrival order (the engine answers a few at a time anyway; 100 threads "
-                              "contending cost a third of the throughput).")
+    max_inflight: int = Field(default=40, ge=1, le=256, description="Tool calls a server process runs at once "
+                              "(threads); more wait in arrival order, holding no thread. 8 measured no better "
+                              "than 40 at 100 agents on 2 cores (docs/scale.md).")
     keep_alive_s: float = Field(default=30.0, gt=0, le=600, description="Idle keep-alive connections are closed "
                                 "after this long (longer than clients keep them).")
 
