@@ -89,8 +89,10 @@ def engine_down() -> None:
     pids = cluster.down() if cluster else []
     if (pid := EngineProcess(engine).down()) is not None:
         pids.append(pid)
-    out.print(f"OpenSearch stopped (pids {', '.join(map(str, pids))})" if pids
-              else "no managed OpenSearch node was running")
+    if not pids:
+        out.print("no managed OpenSearch node was running")
+        return
+    out.print(f"OpenSearch (pid{'s' if len(pids) > 1 else ''} {', '.join(map(str, pids))}) stopped")
 
 
 @engine_app.command("status")
