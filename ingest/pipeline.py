@@ -304,6 +304,8 @@ def _optimize_if_grown(client: OpenSearch, settings: Settings, report: RunReport
                 return
             logger.info("merging the index's segments after writing {} of its {} chunks", written, total)
             before, after = optimize(client, settings.index)
+    except Interrupted:
+        raise
     except StroidokError as exc:  # the chunks are written; a merge that failed only costs speed
         logger.warning("segments not merged ({}); run `stroidok index optimize`", exc.message)
         return
