@@ -37,6 +37,7 @@ from typing import Any
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
+from benchmarks.request_cost import percentile
 from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
@@ -57,8 +58,7 @@ class Run:
     wall_s: float = 0.0
 
     def pct(self, q: float) -> float:
-        ordered = sorted(self.latencies) or [float("nan")]
-        return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+        return percentile(self.latencies, q) if self.latencies else float("nan")
 
     @property
     def throughput(self) -> float:
@@ -219,8 +219,7 @@ def main() -> None:
     if not args.skip_stdio:
         stdio, embed = asyncio.run(stdio_sequential(env, questions))
         raw = raw_level(settings, bodies, 1, len(questions))
-        combined = sorted(e + r for e, r in zip(embed, raw.latencies, strict=False))
-        floor = combined[min(len(combined) - 1, round(.95 * (len(combined) - 1)))]
+        floor = percentile([e + r for e, r in zip(embed, raw.latencies, strict=False)], .95)
         print(f"\nsequential: MCP stdio p50 {stdio.pct(.5):.0f} / p95 {stdio.pct(.95):.0f} ms; raw engine p50 "
               f"{raw.pct(.5):.0f} / p95 {raw.pct(.95):.0f} ms; embedding mean {statistics.mean(embed):.1f} ms; "
               f"ratio p95 {stdio.pct(.95) / floor:.2f} (bar 1.15) → "
