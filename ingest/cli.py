@@ -6,14 +6,18 @@ import json
 import signal
 from collections import Counter
 from pathlib import Path
+from typing import NoReturn
 
 import typer
+from opensearchpy import OpenSearch
 from rich.console import Console
 
+from ingest.backfill import BackfillOptions
 from ingest.discover import Shard
 from ingest.index import load_registry
 from ingest.pipeline import IngestOptions, Interrupted, run_ingest
 from ingest.report import print_report
+from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.query.contract import default_of
@@ -37,6 +41,8 @@ def ingest_command(
     as_json: bool = typer.Option(False, "--json", help="Machine-readable report on stdout."),
     shard: str = typer.Option(None, "--shard", help="K/N: only the K-th of N stable partitions of the files, so "
                               "N machines (same archive path) fill one index at once."),
+    vectors: str = typer.Option(None, "--vectors", help="now | later | auto (default: STROIDOK_INGEST_VECTORS, "
+                                "auto): later indexes text first, `stroidok embed` adds the vectors."),
 ) -> None:
     """Ingest folders of PDF/DOCX/XLSX/TXT/... into the index; report every file; exit 1 if any failed."""
     settings: Settings = ctx.obj
@@ -51,21 +57,78 @@ def ingest_command(
         partition = Shard.parse(shard) if shard is not None else None
     except ValueError as exc:
         raise typer.BadParameter(str(exc), param_hint="--shard") from None
+    mode = vectors or settings.ingest.vectors
+    if mode not in ("now", "later", "auto"):
+        raise typer.BadParameter("--vectors must be now, later or auto")
+    later = mode == "later" or (mode == "auto" and settings.embedder.provider in TEXT_FIRST)
     options = IngestOptions([Path(p) for p in paths], include, exclude, batch_size, workers, dry_run, force,
-                            ocr, pdf_parser, encoding, partition)  # type: ignore[arg-type]
+                            ocr, pdf_parser, encoding, partition, later)  # type: ignore[arg-type]
+    client, embedder = build_client(settings), build_embedder(settings.embedder)
     try:
-        report = run_ingest(options, settings, build_client(settings), build_embedder(settings.embedder),
-                            quiet=as_json)
+        report = run_ingest(options, settings, client, embedder, quiet=as_json)
     except (Interrupted, KeyboardInterrupt) as exc:
-        signum = exc.details.get("signal", signal.SIGINT) if isinstance(exc, Interrupted) else signal.SIGINT
-        Console(stderr=True, soft_wrap=True).print(
-            f"error INTERRUPTED: the ingest was stopped ({signal.Signals(signum).name}); files already reported "
-            "as indexed are searchable, nothing half-written is marked done; run the same command again to "
-            "finish", markup=False, highlight=False)
-        raise typer.Exit(128 + int(signum)) from None
+        stopped(exc, "the ingest was stopped ({}); files already reported as indexed are searchable, nothing "
+                     "half-written is marked done; run the same command again to finish")
     print_report(report, as_json)
+    if later and mode == "auto" and not dry_run:
+        backfill_and_report(settings, client, embedder, BackfillOptions(), as_json)
+    elif later and not dry_run:
+        Console(stderr=True).print("text indexed; vectors are added by `stroidok embed` (search works meanwhile: "
+                                   "BM25 finds every chunk)", markup=False, highlight=False)
     if report.failed:
         raise typer.Exit(1)
+
+
+TEXT_FIRST = {"e5"}  # embedders too slow to hold up an ingest: text first, vectors after (docs/embedders.md)
+
+
+def stopped(exc: BaseException, message: str) -> NoReturn:
+    """Ctrl-C or SIGTERM: say what is kept and exit 128 + signal."""
+    signum = exc.details.get("signal", signal.SIGINT) if isinstance(exc, Interrupted) else signal.SIGINT
+    Console(stderr=True, soft_wrap=True).print(f"error INTERRUPTED: {message.format(signal.Signals(signum).name)}",
+                                               markup=False, highlight=False)
+    raise typer.Exit(128 + int(signum)) from None
+
+
+def backfill_and_report(settings: Settings, client: OpenSearch, embedder: Embedder, options: BackfillOptions,
+                        as_json: bool) -> None:
+    """Run the vector backfill and print its report; exit 1 when chunks failed."""
+    from ingest.backfill import run_backfill
+
+    try:
+        report = run_backfill(settings, client, embedder, options, quiet=as_json)
+    except (Interrupted, KeyboardInterrupt) as exc:
+        stopped(exc, "embedding was stopped ({}); every vector written is kept, `stroidok embed` goes on "
+                     "with the chunks still pending")
+    data = report.to_dict()
+    if as_json:
+        out.print_json(json.dumps({"embed": data}, ensure_ascii=False))
+    else:
+        out.print(f"vectors: {data['embedded']} chunks embedded in {data['wall_s']:.1f}s ({data['chunks_per_s']} "
+                  f"chunks/s, {data['characters_per_s']:.0f} characters/s), {data['skipped']} skipped (changed "
+                  f"meanwhile), {data['failed']} failed; {data['pending_after']} of {data['chunks']} chunks still "
+                  f"pending in {data['index']}", markup=False, highlight=False)
+        for error in data["errors"]:
+            out.print(f"failed: {error}", markup=False, highlight=False)
+    if report.failed:
+        raise typer.Exit(1)
+
+
+def embed_command(
+    ctx: typer.Context,
+    workers: int = typer.Option(1, "--workers", min=1, max=64, help="Batches embedded at once (threads). e5: keep "
+                                "workers x STROIDOK_EMBEDDER_THREADS at the core count; http: the server's "
+                                "parallelism."),
+    batch_size: int = typer.Option(32, "--batch-size", min=1, max=4096, help="Chunks per batch."),
+    limit: int = typer.Option(None, "--limit", min=1, help="Stop after this many chunks (rerun to go on)."),
+    index: str = typer.Option(None, "--index", help="A physical index instead of the alias's (a model switch "
+                              "in progress is filled by `stroidok index migrate`)."),
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable report on stdout."),
+) -> None:
+    """Add the vectors of chunks indexed text first (`ingest --vectors later`): resumable, progress with ETA."""
+    settings: Settings = ctx.obj
+    backfill_and_report(settings, build_client(settings), build_embedder(settings.embedder),
+                        BackfillOptions(index=index, workers=workers, batch_size=batch_size, limit=limit), as_json)
 
 
 def show_status(settings: Settings, as_json: bool) -> None:
@@ -155,3 +218,4 @@ def register(app: typer.Typer) -> None:
     """Entry point (``stroidok.commands``): add ``stroidok ingest`` and ``stroidok eval`` to the main command."""
     app.command("ingest")(ingest_command)
     app.command("eval")(eval_command)
+    app.command("embed")(embed_command)

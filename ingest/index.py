@@ -41,6 +41,7 @@ class PreparedDocument:
     groups: list[str]
     previous_chunks: int = 0
     vectors: np.ndarray | None = None
+    vectors_pending: bool = False  # text first: a backfill (`stroidok embed`) adds the vectors
 
     @property
     def doc_id(self) -> str:
@@ -77,6 +78,7 @@ def vector_or_none(vector: np.ndarray | None) -> list[float] | None:
 
 def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[float] | None,
                        now: str) -> dict[str, Any]:
+    """A chunk as stored: text and metadata, its vector, or ``vector_pending`` when vectors come later."""
     src = doc.source
     source: dict[str, Any] = {
         "chunk_id": chunk_id(doc.doc_id, chunk.index), "doc_id": doc.doc_id, "chunk_index": chunk.index,
@@ -91,6 +93,8 @@ def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[flo
     }
     if vector is not None:
         source["embedding"] = vector
+    elif doc.vectors_pending:
+        source["vector_pending"] = True
     return source
 
 

@@ -62,6 +62,7 @@ class IngestOptions:
     pdf_parser: str | None = None
     encoding: str | None = None
     shard: Shard | None = None
+    vectors_later: bool = False
 
 
 class Interrupted(IngestError):
@@ -139,10 +140,12 @@ class _Batcher:
     """Collects parsed documents and writes them in batches of whole documents."""
 
     def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder, report: RunReport,
-                 reporter: Reporter, batch_size: int, stats_ready: bool, watchdog: Watchdog | None = None) -> None:
+                 reporter: Reporter, batch_size: int, stats_ready: bool, watchdog: Watchdog | None = None,
+                 vectors_later: bool = False) -> None:
         self.client, self.settings, self.embedder = client, settings, embedder
         self.report, self.reporter, self.batch_size = report, reporter, batch_size
-        self.stats_ready = stats_ready
+        self.stats_ready = stats_ready or vectors_later  # text first: the backfill fits the statistics
+        self.vectors_later = vectors_later
         self.watchdog = watchdog or Watchdog(float("inf"))  # not started: progress is only recorded
         self.pending: list[PreparedDocument] = []
 
@@ -179,7 +182,10 @@ class _Batcher:
         self.watchdog.progress("embedding a batch", subject)
         began = time.perf_counter()
         for doc in docs:
-            doc.vectors = self.embedder.embed_documents(embedding_texts(doc))
+            if self.vectors_later:
+                doc.vectors_pending = True
+            else:
+                doc.vectors = self.embedder.embed_documents(embedding_texts(doc))
         self.report.timings["embed"] += time.perf_counter() - began
         self.watchdog.progress("writing a batch to the engine", subject)
         began = time.perf_counter()
@@ -282,7 +288,7 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
         with Reporter(len(files), quiet) as reporter:
             _remove_and_report(plan, client, settings, report, reporter, watchdog)
             batcher = _Batcher(client, settings, embedder, report, reporter,
-                               options.batch_size or ingest.batch_size, stats_ready, watchdog)
+                               options.batch_size or ingest.batch_size, stats_ready, watchdog, options.vectors_later)
             _parse_all(plan, options, settings, rules, registry, batcher, report, reporter, watchdog)
             batcher.flush()
     _optimize_if_grown(client, settings, report)

@@ -16,13 +16,38 @@ from service.settings import IndexSettings
 EMBEDDER_DOC = "embedder"
 
 
-def read_embedder_meta(client: OpenSearch, settings: IndexSettings) -> dict[str, Any] | None:
+def concrete_index(client: OpenSearch, alias: str) -> str | None:
+    """The index an alias writes to (the newest one it points at); None when it points nowhere."""
     with engine_errors():
         try:
-            meta: dict[str, Any] = client.get(index=settings.meta_index, id=EMBEDDER_DOC)["_source"]
-            return meta
-        except os_exc.NotFoundError:
+            return str(sorted(client.indices.get_alias(name=alias))[-1])
+        except (os_exc.NotFoundError, IndexError):
             return None
+
+
+def embedder_doc_id(index: str | None) -> str:
+    """Each physical index records its own embedder (a model switch builds a new index beside the old)."""
+    return f"{EMBEDDER_DOC}@{index}" if index else EMBEDDER_DOC
+
+
+def read_embedder_meta(client: OpenSearch, settings: IndexSettings, index: str | None = None) -> dict[str, Any] | None:
+    """What built ``index``'s vectors (default: the alias's index); indexes made before per-index records
+    existed have the alias-wide record."""
+    index = index or concrete_index(client, settings.alias)
+    with engine_errors():
+        for doc_id in dict.fromkeys((embedder_doc_id(index), EMBEDDER_DOC)):
+            try:
+                meta: dict[str, Any] = client.get(index=settings.meta_index, id=doc_id)["_source"]
+                return meta
+            except os_exc.NotFoundError:
+                continue
+    return None
+
+
+def same_embedder(meta: dict[str, Any] | None, embedder: Embedder) -> bool:
+    """The index has no record yet, or records this embedder."""
+    return not meta or (meta.get("provider"), meta.get("model")) == (embedder.identity.provider,
+                                                                      embedder.identity.model)
 
 
 def check_identity(meta: dict[str, Any] | None, embedder: Embedder, settings: IndexSettings) -> None:
@@ -34,17 +59,19 @@ def check_identity(meta: dict[str, Any] | None, embedder: Embedder, settings: In
             f"index holds {settings.embedding_dim}: set STROIDOK_INDEX_EMBEDDING_DIM={identity.dimension} and use "
             "a new STROIDOK_INDEX_ALIAS",
         )
-    if meta and (meta.get("provider"), meta.get("model")) != (identity.provider, identity.model):
+    if not same_embedder(meta, embedder):
+        assert meta is not None
         raise ConfigError(
             f"index {settings.alias} was built with {meta.get('provider')}:{meta.get('model')}, the configured "
-            f"embedder is {identity.provider}:{identity.model}; configure the original embedder or ingest into a "
-            "new STROIDOK_INDEX_ALIAS",
+            f"embedder is {identity.provider}:{identity.model}; configure the original embedder, or switch the "
+            "index to the new one with `stroidok index migrate` (docs/embedders.md)",
         )
 
 
-def load_embedder_state(client: OpenSearch, embedder: Embedder, settings: IndexSettings) -> bool:
+def load_embedder_state(client: OpenSearch, embedder: Embedder, settings: IndexSettings,
+                        index: str | None = None) -> bool:
     """Check identity and adopt stored statistics; False when the index has none yet."""
-    meta = read_embedder_meta(client, settings)
+    meta = read_embedder_meta(client, settings, index)
     check_identity(meta, embedder, settings)
     if meta and meta.get("stats") is not None:
         embedder.load_stats(meta["stats"])
@@ -53,18 +80,20 @@ def load_embedder_state(client: OpenSearch, embedder: Embedder, settings: IndexS
 
 
 def claim_embedder_meta(client: OpenSearch, embedder: Embedder, settings: IndexSettings,
-                        stats: dict[str, Any] | None) -> dict[str, Any] | None:
-    """Store the embedder's identity and fitted statistics unless another writer (a parallel
-    ``ingest --shard``) stored theirs first; returns the statistics in force, which the caller adopts,
-    so one index never holds vectors made with two sets of statistics."""
-    body = {"kind": EMBEDDER_DOC, **embedder.identity.to_dict(), "stats": stats,
+                        stats: dict[str, Any] | None, index: str | None = None) -> dict[str, Any] | None:
+    """Store the embedder's identity and fitted statistics for ``index`` (default: the alias's) unless
+    another writer (a parallel ``ingest --shard``) stored theirs first; returns the statistics in force,
+    which the caller adopts, so one index never holds vectors made with two sets of statistics."""
+    index = index or concrete_index(client, settings.alias)
+    body = {"kind": EMBEDDER_DOC, **embedder.identity.to_dict(), "stats": stats, "index": index,
             "updated_at": datetime.now(UTC).isoformat()}
     with engine_errors():
         try:
-            client.index(index=settings.meta_index, id=EMBEDDER_DOC, body=body, refresh=True, op_type="create")
+            client.index(index=settings.meta_index, id=embedder_doc_id(index), body=body, refresh=True,
+                         op_type="create")
             return stats
         except os_exc.ConflictError:
-            meta = read_embedder_meta(client, settings)
+            meta = read_embedder_meta(client, settings, index)
     check_identity(meta, embedder, settings)
     return meta.get("stats") if meta else stats
 

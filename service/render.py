@@ -18,6 +18,9 @@ def render_text(response: SearchResponse) -> str:
     lines = [f"«{meta.query}»: {meta.total_results} documents, route {meta.route_used}"
              + (f" (fallback: {meta.fallback_reason})" if meta.fallback_reason else "")
              + f", {meta.timings.total_ms:.0f} ms"]
+    if meta.vectors.share < 1:
+        lines.append(f"Vectors: {meta.vectors.share:.0%} of chunks ({meta.vectors.pending_chunks} still pending: "
+                     "the dense leg sees only the others)")
     if meta.suggestions.corrected_query:
         lines.append(f"Did you mean: {meta.suggestions.corrected_query}")
     for rank, doc in enumerate(response.results, (meta.pagination.page - 1) * meta.pagination.limit + 1):
@@ -41,6 +44,8 @@ def render_text(response: SearchResponse) -> str:
 def render_markdown(response: SearchResponse) -> str:
     meta = response.meta
     out = [f"**{meta.total_results}** documents for *{meta.query}* (route `{meta.route_used}`)\n"]
+    if meta.vectors.share < 1:
+        out.append(f"_Vectors: {meta.vectors.share:.0%} of chunks; {meta.vectors.pending_chunks} pending._\n")
     for doc in response.results:
         out.append(f"### {doc.title}\n`{doc.file_path}` — {doc.file_type}, relevance {doc.relevance_score:.2f}\n")
         out += [f"> {place(c)}: {c.text}\n" for c in doc.context_chunks]

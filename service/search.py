@@ -23,7 +23,6 @@ from pydantic import BaseModel, ValidationError
 from service.cache import build_cache, cache_key
 from service.embedders.base import Embedder
 from service.errors import (
-    EmbeddingError,
     IndexUnavailable,
     InvalidQuery,
     NotFound,
@@ -31,7 +30,7 @@ from service.errors import (
     SearchError,
     StroidokError,
 )
-from service.index_meta import load_embedder_state, read_generation
+from service.index_meta import read_generation
 from service.opensearch import engine_errors
 from service.query.build import (
     SearchPlan,
@@ -52,11 +51,13 @@ from service.query.models import (
     SourcesResponse,
     Suggestions,
     Timings,
+    VectorCoverage,
 )
 from service.query.parse import ParsedQuery, parse_query
 from service.querylog import QueryLog, call_entry
 from service.security import Principal, RateLimiter
 from service.settings import Settings
+from service.vectors import Coverage, CoverageCache, EmbedderResolver
 
 T = TypeVar("T", bound=BaseModel)
 _ID_RE = re.compile(r"^(?P<doc>[0-9a-f]{20})(?::(?P<chunk>\d{1,7}))?$")
@@ -144,7 +145,8 @@ class SearchService:
         self.cache = build_cache(settings.search)
         self.limiter = RateLimiter(settings.search.rate_limit, settings.search.redis_url)
         self.log = QueryLog(client, settings.index.queries_index, settings.search.log_queries)
-        self._embedder_state_loaded = False
+        self.resolver = EmbedderResolver(client, settings, embedder)
+        self.coverage = CoverageCache(client, settings.index.alias)
 
     # -- search -----------------------------------------------------------------------------------
 
@@ -182,30 +184,29 @@ class SearchService:
         self.cache.put(key, response)
         return response
 
-    def plan(self, request: SearchRequest, principal: Principal) -> tuple[SearchPlan, list[ParsedQuery], float]:
-        """The plan of a search (embedding included), the parsed phrasings and the embedding time."""
+    def plan(self, request: SearchRequest, principal: Principal,
+             coverage: Coverage | None = None) -> tuple[SearchPlan, list[ParsedQuery], float, str | None]:
+        """The plan of a search (embedding included), the parsed phrasings, the embedding time and the
+        physical index whose embedder made the query vector."""
         parsed = [parse_query(q) for q in request.all_queries]
-        vector, embedding_ms, problem = self._query_vector(request, parsed)
+        if coverage is not None and coverage.chunks and coverage.pending == coverage.chunks \
+                and request.search_mode != "fulltext":
+            vector: list[float] | None = None
+            embedding_ms, index = 0.0, None
+            problem: str | None = "no chunk has its vector yet (text indexed first; `stroidok embed` fills them in)"
+        else:
+            vector, embedding_ms, problem, index = self._query_vector(request, parsed)
         plan = plan_search(request, parsed, principal.groups, vector, request_offset(request), self._view, problem)
-        return plan, parsed, embedding_ms
+        return plan, parsed, embedding_ms, index
 
     def _run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
-        plan, parsed, embedding_ms = self.plan(request, principal)
-        offset = plan.offset
+        coverage = self.coverage.get(principal.groups)
         search_began = time.perf_counter()
-        try:
-            raw = self._execute(plan)
-        except IndexUnavailable:
-            raise
-        except SearchError as exc:
-            if plan.route == "bm25":
-                raise
-            logger.warning("{} request failed ({}), falling back to BM25", plan.route, exc.message)
-            plan = plan_search(request.model_copy(update={"threshold": None}), parsed, principal.groups, None,
-                               offset, self._view, f"{plan.route} request failed: {exc.message}")
-            raw = self._execute(plan)
-        search_ms = (time.perf_counter() - search_began) * 1000
+        plan, parsed, raw, embedding_ms = self._plan_and_execute(request, principal, coverage)
+        search_ms = (time.perf_counter() - search_began) * 1000 - embedding_ms
+        offset = plan.offset
         response = self._map(request, parsed[0], plan, raw)
+        response.meta.vectors = VectorCoverage(share=coverage.share, pending_chunks=coverage.pending)
         response.meta.timings = Timings(embedding_ms=round(embedding_ms, 2), search_ms=round(search_ms, 2),
                                         total_ms=round((time.perf_counter() - began) * 1000, 2))
         returned = len(response.results)
@@ -214,33 +215,63 @@ class SearchService:
                                             len(response.results) < returned)
         return response
 
+    def _plan_and_execute(self, request: SearchRequest, principal: Principal, coverage: Coverage,
+                          ) -> tuple[SearchPlan, list[ParsedQuery], dict[str, Any], float]:
+        """Plan and run; a dense or hybrid request that fails is run again on BM25 alone, and one answered by
+        another physical index than the query vector was made for (an alias swap in between) is run again
+        with that index's embedder."""
+        embedding_ms = 0.0
+        for attempt in (1, 2):
+            plan, parsed, took_ms, index = self.plan(request, principal, coverage)
+            embedding_ms += took_ms
+            try:
+                raw = self._execute(plan)
+            except IndexUnavailable:
+                raise
+            except SearchError as exc:
+                if plan.route == "bm25":
+                    raise
+                logger.warning("{} request failed ({}), falling back to BM25", plan.route, exc.message)
+                plan = plan_search(request.model_copy(update={"threshold": None}), parsed, principal.groups, None,
+                                   plan.offset, self._view, f"{plan.route} request failed: {exc.message}")
+                raw = self._execute(plan)
+            answered = {h.get("_index") for h in raw["hits"]["hits"]}
+            if plan.vector is None or index is None or answered <= {index} or attempt == 2:
+                break
+            logger.info("the alias now points at {} (the query was embedded for {}): searching again",
+                        answered, index)
+            self.resolver.invalidate()
+        return plan, parsed, raw, embedding_ms
+
     @property
     def _view(self) -> SearchSettingsView:
         return SearchSettingsView.of(self.settings.search)
 
-    def _query_vector(self, request: SearchRequest, parsed: list[ParsedQuery]) -> tuple[list[float] | None, float, str | None]:
-        """The query's vector (for the dense leg and every result's similarity), the time it took, and why
-        there is none. Never raises: a query that cannot be embedded still searches BM25."""
+    def _query_vector(self, request: SearchRequest, parsed: list[ParsedQuery],
+                      ) -> tuple[list[float] | None, float, str | None, str | None]:
+        """The query's vector (for the dense leg and every result's similarity), the time it took, why
+        there is none, and the physical index it was made for. Never raises: a query that cannot be
+        embedded still searches BM25."""
         began = time.perf_counter()
+        index = None
         try:
-            vector = self._embed([q.plain for q in parsed])
+            index, embedder = self.resolver.current()
+            vector = self._embed(embedder, [q.plain for q in parsed])
             problem = None if vector is not None else "the query has no words the embedder knows"
+        except IndexUnavailable:
+            raise
         except StroidokError as exc:
             vector, problem = None, f"query embedding failed: {exc.message}"
         except Exception as exc:
             vector, problem = None, f"query embedding failed: {type(exc).__name__}: {exc}"
         if problem and request.search_mode != "fulltext":
             logger.debug("no query vector: {}", problem)
-        return vector, (time.perf_counter() - began) * 1000, problem
+        return vector, (time.perf_counter() - began) * 1000, problem, index
 
-    def _embed(self, texts: list[str]) -> list[float] | None:
+    @staticmethod
+    def _embed(embedder: Embedder, texts: list[str]) -> list[float] | None:
         """The mean of the phrasings' query vectors, normalized; None when it is zero."""
-        if self.embedder is None:
-            raise EmbeddingError("no embedder is configured")
-        if not self._embedder_state_loaded:
-            load_embedder_state(self.client, self.embedder, self.settings.index)
-            self._embedder_state_loaded = True
-        mean = np.mean([self.embedder.embed_query(t) for t in texts], axis=0)
+        mean = np.mean([embedder.embed_query(t) for t in texts], axis=0)
         norm = float(np.linalg.norm(mean))
         return None if norm == 0 or not np.isfinite(norm) else (mean / norm).astype(float).tolist()
 

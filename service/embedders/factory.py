@@ -11,6 +11,10 @@ def build_embedder(settings: EmbedderSettings) -> Embedder:
         from service.embedders.navec import NavecEmbedder
 
         return NavecEmbedder(settings)
+    if settings.provider == "e5":
+        from service.embedders.e5 import E5Embedder
+
+        return E5Embedder(settings)
     if settings.provider == "http":
         from service.embedders.http import HttpEmbedder
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from service.embedders.base import EmbedderIdentity, StatelessEmbedder
+from service.embedders.base import EmbedderIdentity, Kind, StatelessEmbedder, with_prefix
 from service.errors import ConfigError
 from service.settings import EmbedderSettings
 
@@ -22,7 +22,8 @@ class SentenceTransformersEmbedder(StatelessEmbedder):
         dimension = self.model.get_sentence_embedding_dimension()
         self.identity = EmbedderIdentity("sentence-transformers", settings.model, int(dimension))
 
-    def embed_documents(self, texts: list[str]) -> np.ndarray:
+    def _embed(self, texts: list[str], kind: Kind) -> np.ndarray:
+        texts = with_prefix(texts, self.settings.query_prefix if kind == "query" else self.settings.passage_prefix)
         matrix: np.ndarray = self.model.encode(texts, batch_size=min(64, self.settings.batch_size),
                                                normalize_embeddings=True, convert_to_numpy=True).astype(np.float32)
         return matrix

@@ -70,6 +70,12 @@ class Pagination(BaseModel):
     next_cursor: str | None = None
 
 
+class VectorCoverage(BaseModel):
+    share: float = Field(description="Share of the chunks you may read that have their vector (1.0: all). Below "
+                         "1, vectors are still being filled in: the dense leg sees only those chunks, BM25 all.")
+    pending_chunks: int = Field(description="Chunks still waiting for their vector.")
+
+
 class SearchMeta(BaseModel):
     query: str
     total_results: int
@@ -82,6 +88,7 @@ class SearchMeta(BaseModel):
     pagination: Pagination
     truncated: bool = False
     cached: bool = False
+    vectors: VectorCoverage = Field(default_factory=lambda: VectorCoverage(share=1.0, pending_chunks=0))
 
 
 class SearchResponse(BaseModel):

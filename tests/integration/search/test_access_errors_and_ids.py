@@ -145,13 +145,6 @@ def test_an_uninitialised_index_is_index_unavailable(corpus_settings, client, na
         SearchService(settings, client, navec_embedder).search({"query": "бетон"}, public)
 
 
-class BrokenEmbedder:
-    identity = None
-
-    def embed_query(self, text):
-        raise RuntimeError("model server down")
-
-
 class ZeroEmbedder:
     def __init__(self, real):
         self.identity = real.identity
@@ -163,9 +156,13 @@ class ZeroEmbedder:
         return None
 
 
-def test_embedder_failure_falls_back_to_bm25_and_says_so(corpus_settings, client, public):
-    service = SearchService(corpus_settings, client, BrokenEmbedder())
-    service._embedder_state_loaded = True
+class BrokenEmbedder(ZeroEmbedder):
+    def embed_query(self, text):
+        raise RuntimeError("model server down")
+
+
+def test_embedder_failure_falls_back_to_bm25_and_says_so(corpus_settings, client, navec_embedder, public):
+    service = SearchService(corpus_settings, client, BrokenEmbedder(navec_embedder))
     response = service.search({"query": "контроль прочности бетона"}, public)
     assert response.meta.route_used == "bm25"
     assert "model server down" in response.meta.fallback_reason
@@ -181,7 +178,6 @@ class ShortVectorEmbedder(ZeroEmbedder):
 
 def test_hybrid_request_failure_falls_back_to_bm25(corpus_settings, client, navec_embedder, public):
     service = SearchService(corpus_settings, client, ShortVectorEmbedder(navec_embedder))
-    service._embedder_state_loaded = True
     response = service.search({"query": "контроль прочности бетона"}, public)
     assert response.meta.route_used == "bm25"
     assert "hybrid request failed" in response.meta.fallback_reason
@@ -190,7 +186,6 @@ def test_hybrid_request_failure_falls_back_to_bm25(corpus_settings, client, nave
 
 def test_a_query_without_known_words_uses_bm25(corpus_settings, client, navec_embedder, public):
     service = SearchService(corpus_settings, client, ZeroEmbedder(navec_embedder))
-    service._embedder_state_loaded = True
     response = service.search({"query": "10180-2012"}, public)
     assert response.meta.route_used == "bm25"
     assert [r.file_path.rsplit("/", 1)[-1] for r in response.results] == ["бетон.docx"]

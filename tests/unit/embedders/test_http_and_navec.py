@@ -15,11 +15,15 @@ from service.errors import ConfigError, EmbeddingError
 from service.settings import EmbedderSettings
 
 
+RECEIVED: list[dict] = []
+
+
 class FakeEmbeddings(BaseHTTPRequestHandler):
-    """Returns [len(text), 1, 0] per input, in reverse order (the client must sort by index)."""
+    """Returns [len(text), 1, 0] per input, in reverse order (the client must sort by index); keeps bodies."""
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        RECEIVED.append(body)
         if self.headers.get("Authorization") != "Bearer k":
             self.send_response(401)
             self.end_headers()
@@ -54,6 +58,21 @@ def test_http_embedder_batches_orders_and_normalizes(endpoint):
     assert vectors.shape == (3, 3)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
     assert vectors[1][0] > vectors[2][0] > vectors[0][0]
+
+
+def test_http_embedder_marks_queries_and_passages_for_asymmetric_models(endpoint):
+    RECEIVED.clear()
+    embedder = HttpEmbedder(settings(endpoint, query_prefix="query: ", passage_prefix="passage: ", input_type=True))
+    embedder.embed_documents(["бетон"])
+    embedder.embed_query("прочность")
+    assert [(b["input"], b["input_type"]) for b in RECEIVED] == [(["passage: бетон"], "passage"),
+                                                                  (["query: прочность"], "query")]
+
+
+def test_http_embedder_sends_text_unchanged_by_default(endpoint):
+    RECEIVED.clear()
+    HttpEmbedder(settings(endpoint)).embed_query("прочность")
+    assert RECEIVED == [{"model": "m", "input": ["прочность"]}]
 
 
 def test_http_embedder_reports_a_failing_endpoint(endpoint):

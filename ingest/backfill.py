@@ -1,0 +1,262 @@
+"""``stroidok embed``: fill in the vectors of chunks indexed text first (``vector_pending: true``).
+
+Followable top to bottom: ``run_backfill`` makes sure the index records this embedder (fitting its
+statistics on a sample of the index's own chunks when it needs them), then reads pending chunks in
+``chunk_id`` order (``search_after``), embeds batches on ``workers`` threads and writes each vector with
+an update guarded by the chunk's sequence number. Every write is final and marks the chunk done, so a
+stopped run resumes where it was: the next run reads only the chunks still pending. A chunk changed or
+deleted meanwhile (a re-ingest) is skipped, never overwritten with a vector of its old text. Chunks
+become searchable by vector at each refresh (every ``refresh_s``) and at the end.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from loguru import logger
+from opensearchpy import OpenSearch, helpers
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+from ingest.index import context_text, vector_or_none
+from ingest.pipeline import signals_interrupt
+from service.embedders.base import Embedder
+from service.index_admin import optimize
+from service.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
+from service.opensearch import engine_errors
+from service.settings import Settings
+from service.vectors import PENDING, read_coverage
+
+TEXT_FIELDS = ["title", "section_title", "text"]
+FITTED = {"navec"}  # embedders whose vectors depend on corpus statistics
+
+
+@dataclass(frozen=True)
+class BackfillOptions:
+    index: str | None = None  # a physical index (a model switch fills the new index before the swap)
+    workers: int = 1
+    batch_size: int = 32
+    limit: int | None = None  # stop after this many chunks (a sample, or a time-boxed run)
+    refresh_s: float = 30.0
+
+
+@dataclass
+class BackfillReport:
+    index: str = ""
+    pending_before: int = 0
+    embedded: int = 0
+    skipped: int = 0
+    failed: int = 0
+    errors: list[str] = field(default_factory=list)
+    characters: int = 0
+    embed_s: float = 0.0
+    wall_s: float = 0.0
+    pending_after: int = 0
+    chunks: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        rate = self.embedded / self.wall_s if self.wall_s else 0.0
+        return {"index": self.index, "chunks": self.chunks, "pending_before": self.pending_before,
+                "embedded": self.embedded, "skipped": self.skipped, "failed": self.failed,
+                "pending_after": self.pending_after, "errors": self.errors[:10], "wall_s": round(self.wall_s, 1),
+                "embed_s": round(self.embed_s, 1), "chunks_per_s": round(rate, 2),
+                "characters_per_s": round(self.characters / self.wall_s, 1) if self.wall_s else 0.0}
+
+
+def pending_page(after: list[Any] | None, size: int) -> dict[str, Any]:
+    body: dict[str, Any] = {"size": size, "query": {"bool": {"filter": [PENDING]}}, "sort": [{"chunk_id": "asc"}],
+                            "_source": TEXT_FIELDS, "seq_no_primary_term": True}
+    if after is not None:
+        body["search_after"] = after
+    return body
+
+
+def pending_batches(client: OpenSearch, index: str, size: int, timeout_s: float) -> Iterator[list[dict[str, Any]]]:
+    """Pages of pending chunks in ``chunk_id`` order (each chunk once per run, whatever is written meanwhile)."""
+    after = None
+    while True:
+        with engine_errors():
+            hits = client.search(index=index, body=pending_page(after, size),
+                                 params={"request_timeout": timeout_s})["hits"]["hits"]
+        if not hits:
+            return
+        yield hits
+        after = hits[-1]["sort"]
+
+
+def chunk_text(source: dict[str, Any]) -> str:
+    """What the vector is made of: the same text an inline ingest embeds."""
+    return context_text(source.get("title"), source.get("section_title"), source.get("text") or "")
+
+
+def update_actions(hits: list[dict[str, Any]], vectors: Any) -> list[dict[str, Any]]:
+    """Guarded partial updates: the vector (none for a text the embedder cannot place) and ``pending`` off."""
+    actions = []
+    for hit, vector in zip(hits, vectors, strict=True):
+        doc: dict[str, Any] = {"vector_pending": False}
+        if (values := vector_or_none(vector)) is not None:
+            doc["embedding"] = values
+        actions.append({"_op_type": "update", "_index": hit["_index"], "_id": hit["_id"], "doc": doc,
+                        "if_seq_no": hit["_seq_no"], "if_primary_term": hit["_primary_term"]})
+    return actions
+
+
+@dataclass
+class BatchResult:
+    embedded: int = 0
+    skipped: int = 0
+    failed: int = 0
+    characters: int = 0
+    embed_s: float = 0.0
+    errors: list[str] = field(default_factory=list)
+
+
+def embed_and_write(client: OpenSearch, embedder: Embedder, hits: list[dict[str, Any]],
+                    timeout_s: float) -> BatchResult:
+    """One batch: embed, write guarded updates; a conflict (changed meanwhile) or a missing chunk is skipped."""
+    texts = [chunk_text(h["_source"]) for h in hits]
+    began = time.perf_counter()
+    vectors = embedder.embed_documents(texts)
+    result = BatchResult(characters=sum(map(len, texts)), embed_s=time.perf_counter() - began)
+    with engine_errors():
+        for ok, item in helpers.streaming_bulk(client, update_actions(hits, vectors), raise_on_error=False,
+                                               raise_on_exception=False, max_retries=5, initial_backoff=1,
+                                               request_timeout=timeout_s):
+            status = next(iter(item.values())).get("status")
+            if ok:
+                result.embedded += 1
+            elif status in (404, 409):
+                result.skipped += 1
+            else:
+                result.failed += 1
+                result.errors.append(str(next(iter(item.values())).get("error"))[:300])
+    return result
+
+
+def prepare_embedder(client: OpenSearch, settings: Settings, embedder: Embedder, index: str) -> None:
+    """The index records this embedder (refusing another one); statistics an embedder needs (navec SIF)
+    are fitted on a sample of the index's chunks and stored before the first vector is written."""
+    if load_embedder_state(client, embedder, settings.index, index):
+        return
+    sample = []
+    if embedder.identity.provider in FITTED:
+        with engine_errors():
+            for hit in helpers.scan(client, index=index, query={"_source": TEXT_FIELDS, "query": {"match_all": {}}},
+                                    size=1000):
+                sample.append(chunk_text(hit["_source"]))
+                if len(sample) >= settings.embedder.fit_sample:
+                    break
+    stats = embedder.fit(sample) if sample else None
+    stored = claim_embedder_meta(client, embedder, settings.index, stats, index)
+    if stored is not None and stored is not stats:
+        embedder.load_stats(stored)
+
+
+class BackfillProgress:
+    """A bar with rate and time left on a terminal; a log line every 30 s otherwise (stdout stays clean)."""
+
+    def __init__(self, total: int, quiet: bool) -> None:
+        self.console = Console(stderr=True)
+        self.live = self.console.is_terminal and not quiet
+        self.bar = Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TextColumn("chunks"),
+                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=self.console,
+                            disable=not self.live)
+        self.task = self.bar.add_task("embedding", total=total)
+        self.total, self.done, self.began, self.logged = total, 0, time.monotonic(), time.monotonic()
+
+    def __enter__(self) -> BackfillProgress:
+        self.bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.stop()
+
+    def advance(self, count: int) -> None:
+        self.done += count
+        self.bar.advance(self.task, count)
+        now = time.monotonic()
+        if not self.live and (now - self.logged > 30 or self.done >= self.total):
+            self.logged = now
+            rate = self.done / max(now - self.began, 1e-9)
+            left = (self.total - self.done) / rate if rate else float("inf")
+            logger.info("embedding: {}/{} chunks, {:.1f} chunks/s, ~{:.0f} min left", self.done, self.total, rate,
+                        left / 60)
+
+
+def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, options: BackfillOptions | None = None,
+                 quiet: bool = False) -> BackfillReport:
+    """Embed every pending chunk of the alias's index (or ``options.index``); safe to stop and run again."""
+    options = options or BackfillOptions()
+    began = time.perf_counter()
+    index = options.index or concrete_index(client, settings.index.alias) or settings.index.alias
+    prepare_embedder(client, settings, embedder, index)
+    before = read_coverage(client, index)
+    report = BackfillReport(index=index, pending_before=before.pending, chunks=before.chunks)
+    timeout = settings.opensearch.bulk_timeout_s
+    total = min(before.pending, options.limit) if options.limit is not None else before.pending
+    with BackfillProgress(total, quiet) as progress, signals_interrupt(), \
+            cf.ThreadPoolExecutor(options.workers, thread_name_prefix="embed") as pool:
+        running: set[cf.Future[BatchResult]] = set()
+        refreshed, read = time.monotonic(), 0
+        try:
+            for hits in pending_batches(client, index, options.batch_size, timeout):
+                hits = hits[:total - read]
+                read += len(hits)
+                running.add(pool.submit(embed_and_write, client, embedder, hits, timeout))
+                if len(running) > options.workers:  # read one batch ahead, no further
+                    done, running = cf.wait(running, return_when=cf.FIRST_COMPLETED)
+                    _collect(done, report, progress)
+                if time.monotonic() - refreshed > options.refresh_s:
+                    _refresh(client, settings, index)
+                    refreshed = time.monotonic()
+                if read >= total:
+                    break
+            finished, running = cf.wait(running).done, set()
+            _collect(finished, report, progress)
+        except BaseException:
+            for future in running:
+                future.cancel()
+            logger.warning("stopping: finishing the batches in progress, then refreshing what is written")
+            cf.wait(running)
+            _collect({f for f in running if f.done() and not f.cancelled() and f.exception() is None}, report,
+                     progress)
+            _refresh(client, settings, index)
+            raise
+    _refresh(client, settings, index)
+    report.pending_after = read_coverage(client, index).pending
+    _merge_if_rewritten(client, settings, index, report)
+    report.wall_s = time.perf_counter() - began
+    return report
+
+
+def _collect(done: set[cf.Future[BatchResult]], report: BackfillReport, progress: BackfillProgress) -> None:
+    for future in done:
+        result = future.result()
+        report.embedded += result.embedded
+        report.skipped += result.skipped
+        report.failed += result.failed
+        report.characters += result.characters
+        report.embed_s += result.embed_s
+        report.errors += result.errors
+        progress.advance(result.embedded + result.skipped + result.failed)
+
+
+def _refresh(client: OpenSearch, settings: Settings, index: str) -> None:
+    """Make written vectors searchable, and tell caches that results may have changed."""
+    with engine_errors():
+        client.indices.refresh(index=index)
+    bump_generation(client, settings.index)
+
+
+def _merge_if_rewritten(client: OpenSearch, settings: Settings, index: str, report: BackfillReport) -> None:
+    """A backfill rewrites each chunk it embeds; after a large share, merge (searches pay per segment)."""
+    share = settings.index.optimize_share
+    if not report.embedded or share >= 1 or report.embedded < share * max(report.chunks, 1):
+        return
+    logger.info("merging segments after {} vector updates", report.embedded)
+    optimize(client, settings.index.model_copy(update={"alias": index}) if index != settings.index.alias
+             else settings.index)

@@ -1,0 +1,126 @@
+"""How complete an index's vectors are, and which embedder its queries need.
+
+Text can be indexed before its vectors (``stroidok ingest --vectors later``); such chunks carry
+``vector_pending: true`` until ``stroidok embed`` fills them in. A search reports the share of chunks
+that have their vector, counted within the caller's access groups. Each physical index records the
+embedder that built it; after a model switch (an alias swap) the service embeds queries with the new
+index's embedder, never with one the index refuses.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from cachetools import TTLCache
+from opensearchpy import OpenSearch
+
+from service.embedders.base import Embedder
+from service.errors import ConfigError
+from service.index_meta import concrete_index, read_embedder_meta, same_embedder
+from service.opensearch import engine_errors
+from service.query.build import build_access_filter
+from service.settings import Settings
+
+PENDING = {"term": {"vector_pending": True}}
+
+
+@dataclass(frozen=True)
+class Coverage:
+    chunks: int
+    pending: int
+
+    @property
+    def share(self) -> float:
+        """Share of chunks with their vector (1.0 for an empty index: nothing is missing)."""
+        return 1.0 if not self.chunks else round((self.chunks - self.pending) / self.chunks, 4)
+
+
+def coverage_body(groups: list[str] | None) -> dict[str, Any]:
+    query = {"bool": {"filter": [build_access_filter(groups)]}} if groups is not None else {"match_all": {}}
+    return {"size": 0, "track_total_hits": True, "query": query, "aggs": {"pending": {"filter": PENDING}}}
+
+
+def read_coverage(client: OpenSearch, index: str, groups: list[str] | None = None) -> Coverage:
+    """Chunks and chunks waiting for vectors in ``index`` (an alias or a physical index), within ``groups``."""
+    with engine_errors():
+        raw = client.search(index=index, body=coverage_body(groups))
+    return Coverage(int(raw["hits"]["total"]["value"]), int(raw["aggregations"]["pending"]["doc_count"]))
+
+
+class CoverageCache:
+    """Coverage per access-group set, re-read at most every ``ttl_s`` (a search pays ~1 ms once per window)."""
+
+    def __init__(self, client: OpenSearch, index: str, ttl_s: float = 5.0) -> None:
+        self.client, self.index = client, index
+        self._cache: TTLCache[tuple[str, ...], Coverage] = TTLCache(maxsize=256, ttl=ttl_s)
+        self._lock = threading.Lock()
+
+    def get(self, groups: tuple[str, ...]) -> Coverage:
+        key = tuple(sorted(set(groups)))
+        with self._lock:
+            if (found := self._cache.get(key)) is not None:
+                return found
+        value = read_coverage(self.client, self.index, list(key))
+        with self._lock:
+            self._cache[key] = value
+        return value
+
+
+def embedder_for(meta: dict[str, Any] | None, configured: Embedder | None, settings: Settings) -> Embedder:
+    """The embedder an index's queries need: the configured one when the index records it (or nothing yet),
+    else one built from the index's record when that needs no configuration of its own (navec, e5)."""
+    if configured is not None and same_embedder(meta, configured):
+        return configured
+    if meta and meta.get("provider") in ("navec", "e5"):
+        from service.embedders.factory import build_embedder
+
+        variant = str(meta.get("model", "")).rpartition("/")[2] if meta["provider"] == "e5" else ""
+        built = build_embedder(settings.embedder.model_copy(update={"provider": meta["provider"], "model": variant}))
+        if (built.identity.provider, built.identity.model) == (meta["provider"], meta.get("model")):
+            if meta.get("stats") is not None:
+                built.load_stats(meta["stats"])
+            return built
+    if configured is None:
+        raise ConfigError("no embedder is configured")
+    raise ConfigError(f"the index was built with {meta.get('provider') if meta else '?'}:"
+                      f"{meta.get('model') if meta else '?'}, which this server cannot build from its settings "
+                      "(configure that embedder)")
+
+
+class EmbedderResolver:
+    """The physical index behind the alias and its embedder, looked up again every ``ttl_s`` and whenever
+    a response came from another index (an alias swap happened in between)."""
+
+    def __init__(self, client: OpenSearch, settings: Settings, configured: Embedder | None, ttl_s: float = 5.0) -> None:
+        self.client, self.settings, self.configured, self.ttl_s = client, settings, configured, ttl_s
+        self._lock = threading.Lock()
+        self._built: dict[tuple[str, str], Embedder] = {}
+        self._current: tuple[str | None, Embedder] | None = None
+        self._checked = 0.0
+
+    def invalidate(self) -> None:
+        with self._lock:
+            self._checked = 0.0
+
+    def current(self) -> tuple[str | None, Embedder]:
+        """(physical index, the embedder its queries need); raises ``ConfigError`` when none fits."""
+        with self._lock:
+            if self._current is not None and time.monotonic() - self._checked < self.ttl_s:
+                return self._current
+        index = concrete_index(self.client, self.settings.index.alias)
+        meta = read_embedder_meta(self.client, self.settings.index, index)
+        key = (str((meta or {}).get("provider")), f"{(meta or {}).get('model')}@{index}")
+        with self._lock:
+            embedder = self._built.get(key)
+        if embedder is None:
+            embedder = embedder_for(meta, self.configured, self.settings)
+            if embedder is self.configured and meta and meta.get("stats") is not None:
+                embedder.load_stats(meta["stats"])
+            with self._lock:
+                self._built[key] = embedder
+        with self._lock:
+            self._current, self._checked = (index, embedder), time.monotonic()
+        return index, embedder
