@@ -12,9 +12,12 @@ become searchable by vector at each refresh (every ``refresh_s``) and at the end
 from __future__ import annotations
 
 import concurrent.futures as cf
+import signal
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from types import FrameType
 from typing import Any
 
 from loguru import logger
@@ -23,7 +26,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ingest.index import context_text, vector_or_none
-from ingest.pipeline import signals_interrupt
+from ingest.pipeline import Interrupted
 from service.embedders.base import Embedder
 from service.index_admin import optimize
 from service.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
@@ -198,32 +201,31 @@ def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, opt
     report = BackfillReport(index=index, pending_before=before.pending, chunks=before.chunks)
     timeout = settings.opensearch.bulk_timeout_s
     total = min(before.pending, options.limit) if options.limit is not None else before.pending
-    with BackfillProgress(total, quiet) as progress, signals_interrupt(), \
+    with BackfillProgress(total, quiet) as progress, stop_on_signals() as stop, \
             cf.ThreadPoolExecutor(options.workers, thread_name_prefix="embed") as pool:
         running: set[cf.Future[BatchResult]] = set()
         refreshed, read = time.monotonic(), 0
         try:
             for hits in pending_batches(client, index, options.batch_size, timeout):
+                stop.check()
                 hits = hits[:total - read]
                 read += len(hits)
                 running.add(pool.submit(embed_and_write, client, embedder, hits, timeout))
-                if len(running) > options.workers:  # read one batch ahead, no further
-                    done, running = cf.wait(running, return_when=cf.FIRST_COMPLETED)
-                    _collect(done, report, progress)
+                while len(running) > options.workers:  # read one batch ahead, no further
+                    running = _wait(running, stop, report, progress, cf.FIRST_COMPLETED)
                 if time.monotonic() - refreshed > options.refresh_s:
                     _refresh(client, settings, index)
                     refreshed = time.monotonic()
                 if read >= total:
                     break
-            finished, running = cf.wait(running).done, set()
-            _collect(finished, report, progress)
+            while running:
+                running = _wait(running, stop, report, progress, cf.ALL_COMPLETED)
         except BaseException:
             for future in running:
                 future.cancel()
             logger.warning("stopping: finishing the batches in progress, then refreshing what is written")
-            cf.wait(running)
-            _collect({f for f in running if f.done() and not f.cancelled() and f.exception() is None}, report,
-                     progress)
+            finished = cf.wait(running).done
+            _collect({f for f in finished if not f.cancelled() and f.exception() is None}, report, progress)
             _refresh(client, settings, index)
             raise
     _refresh(client, settings, index)
@@ -231,6 +233,41 @@ def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, opt
     _merge_if_rewritten(client, settings, index, report)
     report.wall_s = time.perf_counter() - began
     return report
+
+
+class StopFlag:
+    """Set by SIGINT, SIGTERM or SIGHUP; the run stops at its next check (a signal raised inside an engine
+    request would be taken for a connection error by the client and retried)."""
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def set(self, signum: int, _: FrameType | None) -> None:
+        self.signum = signum
+
+    def check(self) -> None:
+        if self.signum is not None:
+            raise Interrupted(f"interrupted by {signal.Signals(self.signum).name}", details={"signal": self.signum})
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[StopFlag]:
+    flag = StopFlag()
+    previous = {s: signal.signal(s, flag.set) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield flag
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def _wait(running: set[cf.Future[BatchResult]], stop: StopFlag, report: BackfillReport, progress: BackfillProgress,
+          until: str) -> set[cf.Future[BatchResult]]:
+    """Wait for batches (checking for a stop twice a second), account for the finished; the rest."""
+    done, pending = cf.wait(running, timeout=0.5, return_when=until)
+    _collect(done, report, progress)
+    stop.check()
+    return pending
 
 
 def _collect(done: set[cf.Future[BatchResult]], report: BackfillReport, progress: BackfillProgress) -> None:

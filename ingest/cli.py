@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import signal
+import time
 from collections import Counter
 from pathlib import Path
 from typing import NoReturn
@@ -15,7 +16,7 @@ from rich.console import Console
 from ingest.backfill import BackfillOptions
 from ingest.discover import Shard
 from ingest.index import load_registry
-from ingest.pipeline import IngestOptions, Interrupted, run_ingest
+from ingest.pipeline import TEXT_FIRST, IngestOptions, Interrupted, run_ingest
 from ingest.report import print_report
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
@@ -77,9 +78,6 @@ def ingest_command(
                                    "BM25 finds every chunk)", markup=False, highlight=False)
     if report.failed:
         raise typer.Exit(1)
-
-
-TEXT_FIRST = {"e5"}  # embedders too slow to hold up an ingest: text first, vectors after (docs/embedders.md)
 
 
 def stopped(exc: BaseException, message: str) -> NoReturn:
@@ -166,7 +164,10 @@ def eval_command(
     mode: str = typer.Option("all", "--mode", help="hybrid | semantic | fulltext | all"),
     operator: str = typer.Option(None, "--operator", help="AUTO | AND | OR | PHRASE (default: the search "
                                                         "default, so the figures are those of a default call)"),
-    index: str = typer.Option(None, "--index", help="Alias of the throwaway index (default: random)."),
+    index: str = typer.Option(None, "--index", help="Alias of the throwaway index (default: random; with "
+                              "several embedders, suffixed by each)."),
+    embedders: str = typer.Option(None, "--embedder", help="Comma-separated providers to compare side by side, "
+                                  "e.g. navec,e5,http (default: the configured one); each builds its own index."),
     keep: bool = typer.Option(False, "--keep", help="Keep the index afterwards."),
     reuse: bool = typer.Option(False, "--reuse", help="Search an index kept by an earlier --keep run "
                                                       "(query-time sweeps); implies --keep."),
@@ -199,19 +200,27 @@ def eval_command(
         evalset = EvalSet(load_page_documents(documents), asked, {q: judged[q] for q in asked})
     if distractors:
         evalset.documents += distractor_passages(distractor_dir, distractors, seed)
-    settings = eval_settings(ctx.obj, index)
     modes = ["hybrid", "semantic", "fulltext"] if mode == "all" else [mode]
-    results = evaluate(evalset, settings, build_client(settings), build_embedder(settings.embedder), modes,
-                       keep or reuse, operator.upper() if operator else None, reuse, as_files=documents is not None)
+    providers = [p.strip() for p in embedders.split(",") if p.strip()] if embedders else [None]
+    table = []
+    for provider in providers:
+        settings = eval_settings(ctx.obj, index, provider, suffix=len(providers) > 1)
+        began = time.perf_counter()
+        results = evaluate(evalset, settings, build_client(settings), build_embedder(settings.embedder), modes,
+                           keep or reuse, operator.upper() if operator else None, reuse,
+                           as_files=documents is not None)
+        table.append((settings, results, time.perf_counter() - began))
     if as_json:
         from dataclasses import asdict
 
-        out.print_json(json.dumps([asdict(r) for r in results]))
+        out.print_json(json.dumps([{"embedder": s.embedder.provider, "seconds": round(t, 1),
+                                    "results": [asdict(r) for r in results]} for s, results, t in table]))
         return
-    title = (f"{len(evalset.documents)} documents, {len(evalset.queries)} queries, embedder "
-             f"{settings.embedder.provider}, BM25/dense {settings.index.bm25_weight}/{settings.index.dense_weight}, "
-             f"operator {(operator or default_of('operator')).upper()}")
-    out.print(format_table(results, title), markup=False, highlight=False)
+    for settings, results, seconds in table:
+        title = (f"{len(evalset.documents)} documents, {len(evalset.queries)} queries, embedder "
+                 f"{settings.embedder.provider}, BM25/dense {settings.index.bm25_weight}/{settings.index.dense_weight}, "
+                 f"operator {(operator or default_of('operator')).upper()}; index built and searched in {seconds:.0f}s")
+        out.print(format_table(results, title) + "\n", markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -22,6 +22,7 @@ from typing import Any
 
 import ir_measures
 from ir_measures import RR, P, R, Success, nDCG
+from loguru import logger
 from opensearchpy import OpenSearch
 
 from ingest.chunk import chunk_blocks
@@ -36,7 +37,7 @@ from service.index_admin import apply_all, drop_all
 from service.query.contract import eval_request
 from service.search import SearchService
 from service.security import Principal
-from service.settings import Settings
+from service.settings import IndexSettings, Settings
 
 MEASURES = [nDCG @ 10, R @ 5, R @ 10, RR @ 10, P @ 5, Success @ 5]
 MEASURE_NAMES = {"nDCG@10": "nDCG@10", "R@5": "Recall@5", "R@10": "Recall@10", "RR@10": "MRR@10", "P@5": "P@5",
@@ -175,16 +176,22 @@ def ids_from_registry(client: OpenSearch, settings: Settings, names: dict[str, s
 def ingest_as_files(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder: Embedder,
                     directory: Path) -> dict[str, str]:
     """Write each document as a UTF-8 TXT file (pages joined by form feeds, as ``pdftotext`` writes them)
-    and ingest the folder exactly as ``stroidok ingest`` does: parser, repair, titles, chunking, vectors."""
-    from ingest.pipeline import IngestOptions, run_ingest
+    and ingest the folder exactly as ``stroidok ingest`` does: parser, repair, titles, chunking, vectors
+    (for a slow embedder, text first and then the backfill, as the ingest command's default does)."""
+    from ingest.backfill import run_backfill
+    from ingest.pipeline import TEXT_FIRST, IngestOptions, run_ingest
 
     names = {file_name(doc.id): doc.id for doc in evalset.documents}
     for doc in evalset.documents:
         (directory / file_name(doc.id)).write_text("\f".join(doc.pages), encoding="utf-8")
-    report = run_ingest(IngestOptions([directory]), settings, client, embedder, quiet=True)
+    later = settings.embedder.provider in TEXT_FIRST
+    report = run_ingest(IngestOptions([directory], vectors_later=later), settings, client, embedder, quiet=True)
     failed = [o for o in report.outcomes if o.status == "failed"]
     if failed:
         raise RuntimeError(f"{len(failed)} eval documents failed to ingest: {failed[0].reason}")
+    if later:
+        filled = run_backfill(settings, client, embedder, quiet=False)
+        logger.info("vectors backfilled: {}", filled.to_dict())
     return ids_from_registry(client, settings, names)
 
 
@@ -220,10 +227,14 @@ def evaluate(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder:
             drop_all(client, settings.index)
 
 
-def eval_settings(base: Settings, alias: str | None) -> Settings:
-    """Product settings for an eval run: own alias, no cache, no rate limit, no query log."""
-    settings = base.model_copy(deep=True)
-    settings.index = settings.index.model_copy(update={"alias": alias or f"eval-{uuid.uuid4().hex[:8]}"})
+def eval_settings(base: Settings, alias: str | None, provider: str | None = None, suffix: bool = False) -> Settings:
+    """Product settings for an eval run: own alias (suffixed by the embedder when several are compared),
+    the given embedder provider, no cache, no rate limit, no query log."""
+    alias = alias or f"eval-{uuid.uuid4().hex[:8]}"
+    embedder = base.embedder.model_copy(update={"provider": provider}) if provider else base.embedder
+    index = base.index.model_dump(exclude_unset=True) | {"alias": f"{alias}-{provider}" if suffix else alias}
+    settings = Settings.model_validate({**base.model_dump(), "embedder": embedder.model_dump(),
+                                        "index": IndexSettings.model_validate(index)})
     settings.search.cache_ttl_s = 0
     settings.search.rate_limit = "1000000/minute"
     settings.search.log_queries = False

@@ -43,10 +43,13 @@ from ingest.watchdog import Watchdog
 from ingest.worker import SINGLE_THREADED, ParseJob, ParseResult, init_worker, run_job
 from service.embedders.base import Embedder
 from service.errors import IngestError, StroidokError
-from service.index_admin import apply_all, optimize
+from service.index_admin import apply_all, optimize, pending_switch
 from service.index_meta import bump_generation, claim_embedder_meta, load_embedder_state
 from service.opensearch import engine_errors
 from service.settings import Settings
+
+TEXT_FIRST = {"e5"}
+"""Embedders too slow to hold up an ingest: by default text first, the vectors right after (docs/embedders.md)."""
 
 
 @dataclass(frozen=True)
@@ -275,6 +278,9 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
     with Watchdog(stall_timeout(settings)) as watchdog:
         watchdog.progress("preparing the index")
         apply_all(client, settings.index)
+        if switching := pending_switch(client, settings.index):
+            raise IngestError(f"a model switch is filling {switching}; finish it with `stroidok index migrate` "
+                              "first (chunks written now would be missing from the new index)")
         stats_ready = load_embedder_state(client, embedder, settings.index)
         registry = load_registry(client, settings.index)
         watchdog.progress("listing files")

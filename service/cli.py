@@ -21,7 +21,7 @@ from rich.table import Table
 from service.engine.process import EngineCluster, EngineProcess, log_tail
 from service.engine.status import read_status
 from service.errors import StroidokError
-from service.index_admin import apply_all, index_status, migrate, optimize
+from service.index_admin import EmbedderSwitch, apply_all, index_status, migrate, optimize
 from service.opensearch import build_client
 from service.query.contract import SHORT_FLAGS, cli_flag, default_of, parameter_schemas, provided
 from service.settings import Settings
@@ -224,10 +224,33 @@ def mcp_config() -> None:
 
 
 @index_app.command("migrate")
-def index_migrate() -> None:
-    """Rebuild the index from the current template (reindex + atomic alias switch), no downtime."""
-    old, new, count = migrate(build_client(state.settings), state.settings.index)
-    out.print(f"{state.settings.index.alias}: {old} -> {new}, {count} chunks reindexed")
+def index_migrate(
+    workers: int = typer.Option(1, "--workers", min=1, max=64, help="Model switch: batches embedded at once."),
+) -> None:
+    """Rebuild the index from the current template (reindex + atomic alias switch), no downtime. When the
+    configured embedder differs from the index's, this is a model switch: the new index is filled with the
+    new vectors (resumable: run again after a stop) while the old one keeps serving."""
+    from ingest.backfill import BackfillOptions, run_backfill
+    from service.embedders.factory import build_embedder
+    from service.index_meta import read_embedder_meta, same_embedder
+
+    settings, client = state.settings, build_client(state.settings)
+    switch = None
+    if (meta := read_embedder_meta(client, settings.index)) is not None:
+        embedder = build_embedder(settings.embedder)
+        if not same_embedder(meta, embedder):
+            out.print(f"model switch: {meta.get('provider')}:{meta.get('model')} -> {embedder.identity.provider}:"
+                      f"{embedder.identity.model}", markup=False, highlight=False)
+            switch = EmbedderSwitch(lambda index: print_backfill(run_backfill(
+                settings, client, embedder, BackfillOptions(index=index, workers=workers))))
+    old, new, count = migrate(client, settings.index, switch=switch)
+    out.print(f"{settings.index.alias}: {old} -> {new}, {count} chunks", markup=False, highlight=False)
+
+
+def print_backfill(report: Any) -> None:
+    data = report.to_dict()
+    out.print(f"vectors: {data['embedded']} embedded in {data['wall_s']:.0f}s ({data['chunks_per_s']} chunks/s), "
+              f"{data['pending_after']} pending", markup=False, highlight=False)
 
 
 @index_app.command("optimize")

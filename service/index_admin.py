@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -19,6 +20,7 @@ from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
 from service.errors import IndexSetupError
+from service.index_meta import EMBEDDER_DOC, bump_generation, embedder_doc_id
 from service.opensearch import engine_errors
 from service.settings import IndexSettings
 
@@ -269,28 +271,85 @@ def next_index_name(current: str) -> str:
     return f"{stem}-{int(number) + 1:06d}"
 
 
-def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> tuple[str, str, int]:
-    """Reindex the alias's index into a new one built from the current template, then switch the alias
-    atomically and drop the old index. Vectors come along through k-NN derived source."""
+SWITCH_KEY = "stroidok_switch_from"
+STRIP_VECTORS = "ctx._source.remove('embedding'); ctx._source.vector_pending = true"
+
+
+@dataclass(frozen=True)
+class EmbedderSwitch:
+    """A model switch: the new index is given the text only, and ``fill(new_index)`` adds its vectors with
+    the new embedder (resumable) before the alias moves; until then the old index serves every search."""
+
+    fill: Callable[[str], None]
+
+
+def pending_switch(client: OpenSearch, settings: IndexSettings) -> str | None:
+    """The index a model switch is filling (not yet behind the alias), if one is in progress."""
     with engine_errors():
-        _apply_template(client, settings, wanted_template(settings, templates_dir))
+        current = _alias_indices(client, settings.alias)[-1:]
+        if not current:
+            return None
+        new = next_index_name(current[0])
+        if not client.indices.exists(index=new):
+            return None
+        meta = client.indices.get_mapping(index=new)[new]["mappings"].get("_meta", {})
+    return new if meta.get(SWITCH_KEY) == current[0] else None
+
+
+def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR,
+            switch: EmbedderSwitch | None = None) -> tuple[str, str, int]:
+    """Reindex the alias's index into a new one built from the current template, then switch the alias
+    atomically and drop the old index. Vectors come along through k-NN derived source, unless this is a
+    model ``switch``: then the new index gets the text, ``switch.fill`` embeds it, and the alias moves only
+    once every chunk has its vector (a stopped switch resumes: run it again)."""
+    with engine_errors():
+        template = wanted_template(settings, templates_dir)
+        _apply_template(client, settings, template)
         current = _alias_indices(client, settings.alias)[-1:]
         if not current:
             raise IndexSetupError(f"alias {settings.alias} points to no index; run `stroidok index init`")
         old = current[0]
         new = next_index_name(old)
-        client.indices.create(index=new)
-        result = client.reindex(body={"source": {"index": old}, "dest": {"index": new}},
-                                wait_for_completion=True, refresh=True, request_timeout=3600)
-        if result.get("failures"):
-            client.indices.delete(index=new)
-            raise IndexSetupError("reindex failed; the old index is untouched", details={"failures": result["failures"][:5]})
+        resumed = switch is not None and pending_switch(client, settings) == new
+        if not resumed:
+            _copy(client, old, new, template, switch is not None)
+    if switch is not None:
+        switch.fill(new)
+    with engine_errors():
+        client.indices.refresh(index=f"{old},{new}")
+        pending = int(client.count(index=new, body={"query": {"term": {"vector_pending": True}}})["count"])
+        counts = (int(client.count(index=old)["count"]), int(client.count(index=new)["count"]))
+        if switch is not None and pending:
+            raise IndexSetupError(f"{pending} chunks of {new} still have no vector; {settings.alias} stays on "
+                                  f"{old}: run `stroidok index migrate` again to go on")
+        if counts[0] != counts[1]:
+            raise IndexSetupError(f"{old} holds {counts[0]} chunks, {new} {counts[1]}: the index changed during "
+                                  f"the rebuild; {settings.alias} stays on {old}. Delete {new} and run "
+                                  "`stroidok index migrate` again", details={"old": old, "new": new})
         client.indices.update_aliases(body={"actions": [
             {"remove": {"index": old, "alias": settings.alias}},
             {"add": {"index": new, "alias": settings.alias, "is_write_index": True}},
         ]})
         client.indices.delete(index=old)
-    return old, new, int(result.get("total", 0))
+        if switch is not None:
+            for doc_id in (embedder_doc_id(old), EMBEDDER_DOC):
+                client.delete(index=settings.meta_index, id=doc_id, ignore=[404], refresh=True)
+    if switch is not None:
+        bump_generation(client, settings)
+    return old, new, counts[1]
+
+
+def _copy(client: OpenSearch, old: str, new: str, template: dict[str, Any], text_only: bool) -> None:
+    """Create ``new`` and reindex ``old`` into it (the text only, marked pending, for a model switch)."""
+    meta = {HASH_KEY: template["template"]["mappings"]["_meta"][HASH_KEY], **({SWITCH_KEY: old} if text_only else {})}
+    client.indices.create(index=new, body={"mappings": {"_meta": meta}})
+    body: dict[str, Any] = {"source": {"index": old}, "dest": {"index": new}}
+    if text_only:
+        body["script"] = {"lang": "painless", "source": STRIP_VECTORS}
+    result = client.reindex(body=body, wait_for_completion=True, refresh=True, request_timeout=3600)
+    if result.get("failures"):
+        client.indices.delete(index=new)
+        raise IndexSetupError("reindex failed; the old index is untouched", details={"failures": result["failures"][:5]})
 
 
 def drop_all(client: OpenSearch, settings: IndexSettings) -> None:

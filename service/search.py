@@ -231,6 +231,8 @@ class SearchService:
             except SearchError as exc:
                 if plan.route == "bm25":
                     raise
+                if attempt == 1 and self.resolver.moved(index):
+                    continue  # the alias moved to an index of another embedder: embed the query for that one
                 logger.warning("{} request failed ({}), falling back to BM25", plan.route, exc.message)
                 plan = plan_search(request.model_copy(update={"threshold": None}), parsed, principal.groups, None,
                                    plan.offset, self._view, f"{plan.route} request failed: {exc.message}")

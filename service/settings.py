@@ -192,6 +192,8 @@ class EmbedderSettings(BaseSettings):
     batch_size: int = Field(default=256, ge=1, le=4096)
     threads: int | None = Field(default=None, ge=1, le=256, description="e5: OpenMP threads per embedding call "
                                 "(default: every core); fixed when the engine first loads in a process.")
+    query_threads: int = Field(default=1, ge=1, le=256, description="e5: OpenMP threads per query (a query "
+                               "is short: one thread is as fast and does not wait for busy cores).")
     max_tokens: int = Field(default=512, ge=16, le=512, description="e5: a passage is cut to this many tokens "
                             "(512 is the model's window); fewer is faster (docs/embedders.md).")
     query_prefix: str = Field(default="", max_length=100, description="http, sentence-transformers: put before "
@@ -310,6 +312,7 @@ class Settings(BaseModel):
         """Unless set explicitly, the index's vector dimension is the configured embedder's."""
         if "embedding_dim" not in self.index.model_fields_set and (dim := known_dimension(self.embedder)):
             self.index.embedding_dim = dim
+            self.index.model_fields_set.discard("embedding_dim")  # still derived: a copy with another embedder re-derives
         return self
 
     @property

@@ -105,6 +105,13 @@ class EmbedderResolver:
         with self._lock:
             self._checked = 0.0
 
+    def moved(self, index: str | None) -> bool:
+        """The alias points elsewhere than ``index`` now (then the next lookup is fresh)."""
+        if concrete_index(self.client, self.settings.index.alias) == index:
+            return False
+        self.invalidate()
+        return True
+
     def current(self) -> tuple[str | None, Embedder]:
         """(physical index, the embedder its queries need); raises ``ConfigError`` when none fits."""
         with self._lock:

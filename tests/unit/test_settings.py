@@ -34,3 +34,15 @@ def test_state_dir_is_per_port(tmp_path: Path):
 def test_bad_heap_is_rejected():
     with pytest.raises(ValueError):
         EngineSettings(heap="lots")
+
+
+def test_vector_dimension_follows_the_embedder_unless_set(monkeypatch):
+    from ingest.evaluate import eval_settings
+    from service.settings import Settings
+
+    monkeypatch.delenv("STROIDOK_INDEX_EMBEDDING_DIM", raising=False)
+    navec = Settings()
+    assert navec.index.embedding_dim == 300
+    assert eval_settings(navec, "x", "e5", suffix=True).index.embedding_dim == 384  # a copy re-derives it
+    monkeypatch.setenv("STROIDOK_INDEX_EMBEDDING_DIM", "128")
+    assert eval_settings(Settings(), "x", "e5").index.embedding_dim == 128

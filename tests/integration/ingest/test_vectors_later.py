@@ -1,0 +1,207 @@
+"""Text first, vectors after: a half-backfilled index searches correctly, a stopped backfill resumes without
+embedding anything twice, and a model switch keeps the old index serving until the new one is complete."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import signal
+import threading
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+
+import numpy as np
+import pytest
+from opensearchpy import OpenSearch
+
+from ingest.backfill import BackfillOptions, run_backfill
+from ingest.pipeline import IngestOptions, Interrupted, run_ingest
+from service.embedders.factory import build_embedder
+from service.errors import IngestError
+from service.index_admin import EmbedderSwitch, migrate, pending_switch
+from service.search import SearchService
+from service.security import Principal
+from service.settings import EmbedderSettings
+from service.vectors import read_coverage
+
+pytestmark = pytest.mark.integration
+
+TOPICS = {
+    "бетон": "Контроль прочности бетона. Испытание контрольных образцов бетона на сжатие в возрасте 28 суток.",
+    "сварка": "Сварка стальных конструкций. Монтажный стык выполняют ручной дуговой сваркой электродами.",
+    "кровля": "Кровля из металлочерепицы. Обрешётку кровли устраивают из досок с шагом под волну листа.",
+    "эвакуация": "Эвакуационные пути и выходы. Ширина эвакуационного выхода из помещения не менее 1,2 м.",
+    "отопление": "Отопление жилых зданий. Радиаторы отопления размещают под световыми проёмами у наружных стен.",
+    "кладка": "Каменная кладка стен. Кирпичную кладку ведут с перевязкой швов на цементно-песчаном растворе.",
+}
+PUBLIC = Principal.of("test", ["public"])
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    root = tmp_path / "docs"
+    root.mkdir()
+    for name, text in TOPICS.items():
+        (root / f"{name}.txt").write_text(f"{text}\n\n" + f"{text} Раздел {name}.\n\n" * 3, encoding="utf-8")
+    return root
+
+
+class Counting:
+    """The real embedder, counting what it embeds; sends the process SIGTERM (as `kill` would) during the
+    ``stop_at``-th batch, the way an operator stops a long backfill."""
+
+    def __init__(self, real, stop_at: int | None = None) -> None:
+        self.real, self.identity, self.stop_at = real, real.identity, stop_at
+        self.texts: list[str] = []
+        self.calls = 0
+
+    def embed_documents(self, texts):
+        self.calls += 1
+        if self.calls == self.stop_at:
+            os.kill(os.getpid(), signal.SIGTERM)
+        self.texts += texts
+        return self.real.embed_documents(texts)
+
+    def embed_query(self, text):
+        return self.real.embed_query(text)
+
+    def fit(self, texts):
+        return self.real.fit(texts)
+
+    def load_stats(self, stats):
+        return self.real.load_stats(stats)
+
+
+def pending_files(client: OpenSearch, alias: str) -> set[str]:
+    client.indices.refresh(index=alias)
+    hits = client.search(index=alias, body={"size": 100, "query": {"term": {"vector_pending": True}},
+                                            "_source": ["file_name"]})["hits"]["hits"]
+    return {h["_source"]["file_name"] for h in hits}
+
+
+def test_text_first_index_is_searched_by_bm25_and_says_why(folder, settings, client, navec_embedder):
+    report = run_ingest(IngestOptions([folder], vectors_later=True), settings, client, navec_embedder, quiet=True)
+    assert report.counts["indexed"] == len(TOPICS)
+    assert report.timings["embed"] < 0.5  # nothing was embedded
+
+    response = SearchService(settings, client, navec_embedder).search({"query": "прочность бетона"}, PUBLIC)
+
+    assert response.meta.route_used == "bm25"
+    assert "vector" in response.meta.fallback_reason
+    assert response.meta.vectors.share == 0.0 and response.meta.vectors.pending_chunks == report.totals()["chunks"]
+    assert response.results[0].file_path.endswith("бетон.txt")
+
+
+def test_half_backfilled_index_answers_hybrid_with_bm25_for_the_rest(folder, settings, client, navec_embedder):
+    run_ingest(IngestOptions([folder], vectors_later=True), settings, client, navec_embedder, quiet=True)
+    total = read_coverage(client, settings.index.alias).chunks
+    run_backfill(settings, client, navec_embedder, BackfillOptions(batch_size=1, limit=total // 2), quiet=True)
+    waiting = pending_files(client, settings.index.alias)
+    done = {f"{name}.txt" for name in TOPICS} - waiting
+    assert waiting and done
+
+    service = SearchService(settings, client, navec_embedder)
+    for name in TOPICS:
+        response = service.search({"query": TOPICS[name].split(".")[0]}, PUBLIC)
+        assert response.meta.route_used == "hybrid"
+        assert response.meta.vectors.pending_chunks == total - total // 2
+        assert response.meta.vectors.share == pytest.approx((total // 2) / total, abs=1e-3)
+        top = response.results[0]
+        assert top.file_path.endswith(f"{name}.txt"), (name, waiting, [(r.file_path[-14:], r.relevance_score, r.similarity) for r in response.results])  # found whether or not it has its vector yet
+        assert (top.similarity is None) == (f"{name}.txt" in waiting)
+
+
+def test_stopped_backfill_resumes_without_embedding_anything_twice(folder, settings, client, navec_embedder):
+    run_ingest(IngestOptions([folder], vectors_later=True), settings, client, navec_embedder, quiet=True)
+    total = read_coverage(client, settings.index.alias).chunks
+    first = Counting(navec_embedder, stop_at=3)
+
+    with pytest.raises(Interrupted):
+        run_backfill(settings, client, first, BackfillOptions(batch_size=1), quiet=True)
+
+    left = read_coverage(client, settings.index.alias).pending
+    assert 0 < left < total
+    assert len(first.texts) == total - left  # every batch embedded before the stop was written
+    second = Counting(navec_embedder)
+    report = run_backfill(settings, client, second, BackfillOptions(batch_size=2, workers=2), quiet=True)
+    assert len(second.texts) == left == report.embedded
+    assert not set(first.texts) & set(second.texts)
+    assert read_coverage(client, settings.index.alias).pending == 0
+    vectors = client.search(index=settings.index.alias, body={"size": 100, "query": {"exists": {"field": "embedding"}}})
+    assert vectors["hits"]["total"]["value"] == total
+
+
+def hashed_vector(text: str, dimension: int = 64) -> list[float]:
+    """A deterministic bag-of-words vector: texts sharing words are close."""
+    vector = np.zeros(dimension)
+    for word in re.findall(r"\w{4,}", text.lower()):
+        vector[int(hashlib.sha1(word[:6].encode()).hexdigest(), 16) % dimension] += 1.0
+    return (vector if vector.any() else np.ones(dimension)).tolist()
+
+
+class HashingEndpoint(BaseHTTPRequestHandler):
+    def do_POST(self):
+        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        payload = json.dumps({"data": [{"index": i, "embedding": hashed_vector(t)}
+                                       for i, t in enumerate(body["input"])]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(payload)))
+        self.end_headers()
+        self.wfile.write(payload)
+
+    def log_message(self, *args):
+        return None
+
+
+@pytest.fixture
+def endpoint():
+    server = HTTPServer(("127.0.0.1", 0), HashingEndpoint)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}/v1"
+    server.shutdown()
+
+
+def test_model_switch_serves_from_the_old_index_until_the_new_one_is_complete(folder, settings, client,
+                                                                              navec_embedder, endpoint):
+    run_ingest(IngestOptions([folder]), settings, client, navec_embedder, quiet=True)
+    old = SearchService(settings, client, navec_embedder)
+    old_index = client.indices.get_alias(name=settings.index.alias).popitem()[0]
+    new_settings = settings.model_copy(deep=True)
+    new_settings.embedder = EmbedderSettings(provider="http", url=endpoint, model="hashing-64", dimension=64)
+    new_settings.index.embedding_dim = 64
+    embedder = build_embedder(new_settings.embedder)
+    stopping = Counting(embedder, stop_at=2)
+
+    def fill(index: str, with_embedder=stopping) -> None:
+        run_backfill(new_settings, client, with_embedder, BackfillOptions(index=index, batch_size=2), quiet=True)
+
+    with pytest.raises(Interrupted):
+        migrate(client, new_settings.index, switch=EmbedderSwitch(fill))
+
+    filling = pending_switch(client, settings.index)
+    assert filling and filling != old_index
+    assert 0 < read_coverage(client, filling).pending < read_coverage(client, filling).chunks
+    during = old.search({"query": "сварка стальных конструкций"}, PUBLIC)
+    assert during.meta.route_used == "hybrid" and during.meta.vectors.share == 1.0
+    assert during.results[0].file_path.endswith("сварка.txt")
+    with pytest.raises(IngestError, match="model switch"):
+        run_ingest(IngestOptions([folder], force=True), settings, client, navec_embedder, quiet=True)
+
+    resumed = Counting(embedder)
+    _, new_index, count = migrate(client, new_settings.index,
+                                  switch=EmbedderSwitch(lambda index: fill(index, resumed)))
+
+    assert new_index == filling and count == read_coverage(client, settings.index.alias).chunks
+    assert len(resumed.texts) < count  # only what the stopped run left
+    assert client.indices.get_alias(name=settings.index.alias) == {new_index: {"aliases": {
+        settings.index.alias: {"is_write_index": True}}}}
+    assert not client.indices.exists(index=old_index)
+    after = SearchService(new_settings, client, embedder).search({"query": "сварка стальных конструкций"}, PUBLIC)
+    assert after.meta.route_used == "hybrid" and after.meta.vectors.share == 1.0
+    assert after.results[0].file_path.endswith("сварка.txt")
+    # a server still configured with the old embedder does not embed queries for the new index with it
+    stale = old.search({"query": "сварка стальных конструкций"}, PUBLIC)
+    assert stale.meta.route_used == "bm25" and "hashing-64" in stale.meta.fallback_reason
