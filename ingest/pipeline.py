@@ -172,7 +172,8 @@ class _Batcher:
             self.embedder.load_stats(stored)
             logger.info("another ingest stored the embedder statistics first; adopted theirs")
         self.report.timings["embed"] += time.perf_counter() - began
-        logger.info("embedder statistics fitted on {} chunks and stored with the index", len(texts))
+        if stats is not None:
+            logger.info("embedder statistics fitted on {} chunks and stored with the index", len(texts))
         self.stats_ready = True
 
     def flush(self) -> None:

@@ -332,6 +332,8 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
         ]})
         client.indices.delete(index=old)
         if switch is not None:
+            for pipeline_id, body in wanted_pipelines(settings, templates_dir).items():  # fusion for the new model
+                _apply_pipeline(client, pipeline_id, body)
             for doc_id in (embedder_doc_id(old), EMBEDDER_DOC):
                 client.delete(index=settings.meta_index, id=doc_id, ignore=[404], refresh=True)
     if switch is not None:

@@ -127,8 +127,8 @@ class IndexSettings(BaseSettings):
         "Replicas of every index; unset: auto_expand_replicas 0-1, so one node holds one copy and a cluster "
         "keeps a second copy of every shard on another node (it survives losing a node)."))
     bm25_weight: float = Field(default=0.9, ge=0, le=1, description=(
-        "Share of BM25 in hybrid fusion; measured in docs/relevance.md (construction set +1.4 nDCG@10 points "
-        "over 0.8, TyDi -0.3)."))
+        "Share of BM25 in hybrid fusion; unset, it follows the embedder (navec 0.9: construction set +1.4 "
+        "nDCG@10 points over 0.8; e5 0.3), measured in docs/relevance.md."))
     merge_segments: int = Field(default=1, ge=1, le=100, description="Segments per shard after `index optimize` "
                                 "(and after an ingest that wrote a large part of the index).")
     optimize_share: float = Field(default=0.5, ge=0, le=1, description="An ingest run that wrote at least this "
@@ -310,14 +310,22 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _dimension_follows_embedder(self) -> Settings:
         """Unless set explicitly, the index's vector dimension is the configured embedder's."""
-        if "embedding_dim" not in self.index.model_fields_set and (dim := known_dimension(self.embedder)):
-            self.index.embedding_dim = dim
-            self.index.model_fields_set.discard("embedding_dim")  # still derived: a copy with another embedder re-derives
+        derived = {"embedding_dim": known_dimension(self.embedder),
+                   "bm25_weight": BM25_WEIGHTS.get(self.embedder.provider)}
+        for name, value in derived.items():
+            if name not in self.index.model_fields_set and value is not None:
+                setattr(self.index, name, value)
+                self.index.model_fields_set.discard(name)  # still derived: a copy with another embedder re-derives
         return self
 
     @property
     def opensearch_url(self) -> str:
         return self.opensearch.resolved_url(self.engine)
+
+
+#: BM25's share in hybrid fusion per embedder, measured in docs/relevance.md: a weak dense leg (navec) only
+#: nudges BM25, a strong one (e5) leads
+BM25_WEIGHTS = {"navec": 0.9, "e5": 0.3}
 
 
 def known_dimension(embedder: EmbedderSettings) -> int | None:

@@ -36,13 +36,17 @@ def test_bad_heap_is_rejected():
         EngineSettings(heap="lots")
 
 
-def test_vector_dimension_follows_the_embedder_unless_set(monkeypatch):
+def test_vector_dimension_and_fusion_weight_follow_the_embedder_unless_set(monkeypatch):
     from ingest.evaluate import eval_settings
     from service.settings import Settings
 
     monkeypatch.delenv("STROIDOK_INDEX_EMBEDDING_DIM", raising=False)
+    monkeypatch.delenv("STROIDOK_INDEX_BM25_WEIGHT", raising=False)
     navec = Settings()
     assert navec.index.embedding_dim == 300
     assert eval_settings(navec, "x", "e5", suffix=True).index.embedding_dim == 384  # a copy re-derives it
+    assert (navec.index.bm25_weight, eval_settings(navec, "x", "e5").index.bm25_weight) == (0.9, 0.3)
     monkeypatch.setenv("STROIDOK_INDEX_EMBEDDING_DIM", "128")
+    monkeypatch.setenv("STROIDOK_INDEX_BM25_WEIGHT", "0.5")
     assert eval_settings(Settings(), "x", "e5").index.embedding_dim == 128
+    assert eval_settings(Settings(), "x", "e5").index.bm25_weight == 0.5

@@ -14,7 +14,6 @@ from service.embedders.navec import NavecEmbedder, fit_stats, tokenize
 from service.errors import ConfigError, EmbeddingError
 from service.settings import EmbedderSettings
 
-
 RECEIVED: list[dict] = []
 
 
