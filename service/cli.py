@@ -269,7 +269,9 @@ def index_status_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
         out.print_json(json.dumps({**asdict(status), "ok": status.ok}))
     else:
         out.print(f"alias {status.alias} -> {status.concrete_index} ({status.doc_count} chunks), "
-                  f"vector dim {status.embedding_dim}")
+                  f"vector dim {status.embedding_dim}"
+                  + (f", {status.pending_vectors} chunks waiting for vectors (`stroidok embed`)"
+                     if status.pending_vectors else ""))
         for problem in status.problems:
             out.print(f"[red]problem:[/] {problem}")
         for notice in status.notices:

@@ -45,6 +45,7 @@ class IndexStatus:
     template_current: bool
     pipelines_current: dict[str, bool]
     embedding_dim: int | None
+    pending_vectors: int | None = None
     problems: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)
 
@@ -242,8 +243,10 @@ def index_status(client: OpenSearch, settings: IndexSettings, templates_dir: Pat
         indices = _alias_indices(client, settings.alias)
         concrete = indices[-1] if indices else None
         count = client.count(index=settings.alias)["count"] if concrete else None
+        pending = client.count(index=settings.alias, body={"query": {"term": {"vector_pending": True}}})["count"] \
+            if concrete else None
         dim, index_hash = _index_mapping_facts(client, concrete) if concrete else (None, None)
-    status = IndexStatus(settings.alias, concrete, count, template_hash == wanted_hash, pipelines, dim)
+    status = IndexStatus(settings.alias, concrete, count, template_hash == wanted_hash, pipelines, dim, pending)
     status.problems = _problems(status, settings)
     if concrete and dim == settings.embedding_dim and index_hash != wanted_hash:
         status.notices.append(f"index {concrete} was created from an older template (it works, without the newer "

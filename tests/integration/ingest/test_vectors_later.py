@@ -20,7 +20,7 @@ from ingest.backfill import BackfillOptions, run_backfill
 from ingest.pipeline import IngestOptions, Interrupted, run_ingest
 from service.embedders.factory import build_embedder
 from service.errors import IngestError
-from service.index_admin import EmbedderSwitch, migrate, pending_switch
+from service.index_admin import EmbedderSwitch, index_status, migrate, pending_switch
 from service.search import SearchService
 from service.security import Principal
 from service.settings import EmbedderSettings
@@ -92,6 +92,7 @@ def test_text_first_index_is_searched_by_bm25_and_says_why(folder, settings, cli
     assert "vector" in response.meta.fallback_reason
     assert response.meta.vectors.share == 0.0 and response.meta.vectors.pending_chunks == report.totals()["chunks"]
     assert response.results[0].file_path.endswith("бетон.txt")
+    assert index_status(client, settings.index).pending_vectors == report.totals()["chunks"]
 
 
 def test_half_backfilled_index_answers_hybrid_with_bm25_for_the_rest(folder, settings, client, navec_embedder):
