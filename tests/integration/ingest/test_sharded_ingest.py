@@ -64,7 +64,7 @@ def test_three_shards_at_once_index_every_file_once_and_delete_once(archive, ope
         single = {b["key"]: b["doc_count"] for b in per_file["aggregations"]["f"]["buckets"]}
         assert len(single) == 24
         # one set of embedder statistics for the whole index, whoever fitted first
-        assert client.count(index=f"{alias}-meta", body={"query": {"term": {"_id": "embedder"}}})["count"] == 1
+        assert client.count(index=f"{alias}-meta", body={"query": {"term": {"kind": "embedder"}}})["count"] == 1
 
         gone = sorted(archive.glob("*.txt"))[:5]
         for path in gone:
