@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import inspect
 import json
+import re
 from datetime import date
 from typing import Annotated, Any, Literal, get_args
 
@@ -30,6 +31,7 @@ FILE_TYPES: tuple[str, ...] = get_args(FileType)
 MAX_PAGE_DEPTH = 1000
 
 Query = Annotated[str, Field(min_length=1, max_length=500)]
+_WORD_RE = re.compile(r"\w")
 PathText = Annotated[str, Field(min_length=1, max_length=1000)]
 
 
@@ -89,6 +91,21 @@ class SearchRequest(BaseModel):
     @classmethod
     def _trim(cls, value: Any) -> Any:
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("query", mode="after")
+    @classmethod
+    def _has_words(cls, value: str) -> str:
+        """A query of quotes or punctuation alone would match everything (AND of nothing) or nothing."""
+        if not _WORD_RE.search(value):
+            raise ValueError("the query has no words or numbers to search for")
+        return value
+
+    @field_validator("queries", mode="after")
+    @classmethod
+    def _all_have_words(cls, value: list[str]) -> list[str]:
+        if any(not _WORD_RE.search(v) for v in value):
+            raise ValueError("every phrasing needs words or numbers to search for")
+        return value
 
     @field_validator("queries", mode="before")
     @classmethod

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from service.query.build import SearchSettingsView, build_access_filter, build_request, plan_search
 from service.query.contract import FILE_TYPES, SearchRequest
@@ -14,7 +17,7 @@ from service.settings import SearchSettings
 
 text = st.lists(st.sampled_from(["бетон", "сварка", "СП", "63.13330", "\"", "«", "»", "*", "?", ":", "(", ")",
                                  "\\", "/", "AND", "OR", "~", "^", "[", "]", "{", "}", " ", "10180-2012", "title:*"]),
-               min_size=1, max_size=12).map(" ".join).filter(lambda t: t.strip())
+               min_size=1, max_size=12).map(" ".join).filter(lambda t: re.search(r"\w", t))
 requests = st.builds(
     dict,
     query=text,
@@ -88,3 +91,12 @@ def test_and_phrase_and_required_phrases_bind_the_dense_leg(arguments, vector):
     clauses = plan.filters["bool"]["filter"]
     text_bindings = [c for c in clauses if "multi_match" in json.dumps(c)]
     assert bool(text_bindings) == binds
+
+
+@pytest.mark.parametrize("query", ['"', '" "', "«»", "* ? :", "—"])
+def test_a_query_without_words_is_refused(query):
+    """AND over no words would match every chunk; the request is refused instead."""
+    with pytest.raises(ValidationError, match="no words"):
+        SearchRequest.model_validate({"query": query, "operator": "AND"})
+    with pytest.raises(ValidationError, match="needs words"):
+        SearchRequest.model_validate({"query": "бетон", "queries": ["?"]})
