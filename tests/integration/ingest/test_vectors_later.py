@@ -40,6 +40,14 @@ PUBLIC = Principal.of("test", ["public"])
 
 
 @pytest.fixture
+def settings(settings):
+    """One primary shard: on six tiny documents per-shard BM25 statistics decide close calls by where each
+    document lands (docs/relevance.md, "Two primary shards"); what is tested here is the vectors' state."""
+    settings.index.shards = 1
+    return settings
+
+
+@pytest.fixture
 def folder(tmp_path: Path) -> Path:
     root = tmp_path / "docs"
     root.mkdir()
