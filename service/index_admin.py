@@ -163,6 +163,8 @@ def _apply_index(client: OpenSearch, settings: IndexSettings, template: dict[str
         client.indices.put_settings(index=indices[-1], body={"index": replica_settings(settings)})
         return _add_new_fields(client, indices[-1], template["template"]["mappings"])
     if client.indices.exists(index=settings.alias):
+        if client.indices.exists_alias(name=settings.alias):  # a parallel `ingest --shard` created it just now
+            return _apply_index(client, settings, template)
         raise IndexSetupError(
             f"'{settings.alias}' exists as a plain index, not an alias; delete it or choose another "
             "STROIDOK_INDEX_ALIAS",
