@@ -12,12 +12,9 @@ become searchable by vector at each refresh (every ``refresh_s``) and at the end
 from __future__ import annotations
 
 import concurrent.futures as cf
-import signal
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
-from types import FrameType
 from typing import Any
 
 from loguru import logger
@@ -26,7 +23,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ingest.index import context_text, vector_or_none
-from ingest.pipeline import Interrupted
+from ingest.pipeline import StopFlag, stop_on_signals
 from service.embedders.base import Embedder
 from service.index_admin import optimize
 from service.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
@@ -233,32 +230,6 @@ def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, opt
     _merge_if_rewritten(client, settings, index, report)
     report.wall_s = time.perf_counter() - began
     return report
-
-
-class StopFlag:
-    """Set by SIGINT, SIGTERM or SIGHUP; the run stops at its next check (a signal raised inside an engine
-    request would be taken for a connection error by the client and retried)."""
-
-    def __init__(self) -> None:
-        self.signum: int | None = None
-
-    def set(self, signum: int, _: FrameType | None) -> None:
-        self.signum = signum
-
-    def check(self) -> None:
-        if self.signum is not None:
-            raise Interrupted(f"interrupted by {signal.Signals(self.signum).name}", details={"signal": self.signum})
-
-
-@contextmanager
-def stop_on_signals() -> Iterator[StopFlag]:
-    flag = StopFlag()
-    previous = {s: signal.signal(s, flag.set) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
-    try:
-        yield flag
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
 
 
 def _wait(running: set[cf.Future[BatchResult]], stop: StopFlag, report: BackfillReport, progress: BackfillProgress,

@@ -247,15 +247,28 @@ def _dry_run(plan: Plan, report: RunReport) -> RunReport:
     return report
 
 
-@contextmanager
-def signals_interrupt() -> Iterator[None]:
-    """SIGTERM (and SIGHUP) stop the run like Ctrl-C does: cleanly, with a message and exit code."""
-    def handler(signum: int, _: FrameType | None) -> None:
-        raise Interrupted(f"interrupted by {signal.Signals(signum).name}", details={"signal": signum})
+class StopFlag:
+    """Set by a stop signal; the run stops at its next check. Raising from the signal handler instead would
+    land inside whatever runs, e.g. an engine request, which the client takes for a connection error."""
 
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGTERM, signal.SIGHUP)}
+    def __init__(self) -> None:
+        self.signum: int | None = None
+
+    def set(self, signum: int, _: FrameType | None) -> None:
+        self.signum = signum
+
+    def check(self) -> None:
+        if self.signum is not None:
+            raise Interrupted(f"interrupted by {signal.Signals(self.signum).name}", details={"signal": self.signum})
+
+
+@contextmanager
+def stop_on_signals(signals: tuple[int, ...] = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)) -> Iterator[StopFlag]:
+    """SIGTERM and SIGHUP (and SIGINT unless left out) stop the run like Ctrl-C: cleanly, with a message."""
+    flag = StopFlag()
+    previous = {s: signal.signal(s, flag.set) for s in signals}
     try:
-        yield
+        yield flag
     finally:
         for s, h in previous.items():
             signal.signal(s, h)
@@ -383,17 +396,23 @@ def _parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: Ac
     pool = ProcessPool(max_workers=workers, max_tasks=50, initializer=init_worker,
                        initargs=(ingest.file_memory_mb,), context=worker_context(needs_unstructured))
     try:
-        with signals_interrupt():
+        with stop_on_signals((signal.SIGTERM, signal.SIGHUP)) as stop:
             futures: dict[cf.Future[ParseResult], tuple[SourceFile, str]] = {
                 pool.schedule(run_job, (ParseJob(str(f.path), parse_options, ingest.chunk_chars, ingest.chunk_overlap,
                                                  digest),), timeout=ingest.file_timeout_s): (f, digest)
                 for f, digest in plan.todo
             }
             watchdog.progress("parsing", plan.todo[0][0].display)
-            for future in cf.as_completed(futures):
-                source, digest = futures[future]
-                watchdog.progress("parsing", source.display)
-                _collect(future, source, digest, rules, registry, batcher, report, reporter, ingest.file_timeout_s)
+            waiting: set[cf.Future[ParseResult]] = set(futures)
+            while waiting:
+                done, waiting = cf.wait(waiting, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for future in done:
+                    source, digest = futures[future]
+                    watchdog.progress("parsing", source.display)
+                    _collect(future, source, digest, rules, registry, batcher, report, reporter,
+                             ingest.file_timeout_s)
+                    stop.check()  # between documents: a batch being written finishes first
+                stop.check()
     except BaseException:
         pool.stop()  # type: ignore[no-untyped-call]  # pebble is untyped
         pool.join(timeout=10)
