@@ -58,6 +58,13 @@ class BackfillReport:
     pending_after: int = 0
     chunks: int = 0
 
+    def line(self) -> str:
+        data = self.to_dict()
+        return (f"vectors: {data['embedded']} chunks embedded in {data['wall_s']:.1f}s ({data['chunks_per_s']} "
+                f"chunks/s, {data['characters_per_s']:.0f} characters/s), {data['skipped']} skipped (changed "
+                f"meanwhile), {data['failed']} failed; {data['pending_after']} of {data['chunks']} chunks still "
+                f"pending in {data['index']}")
+
     def to_dict(self) -> dict[str, Any]:
         rate = self.embedded / self.wall_s if self.wall_s else 0.0
         return {"index": self.index, "chunks": self.chunks, "pending_before": self.pending_before,

@@ -102,10 +102,7 @@ def backfill_and_report(settings: Settings, client: OpenSearch, embedder: Embedd
     if as_json:
         out.print_json(json.dumps({"embed": data}, ensure_ascii=False))
     else:
-        out.print(f"vectors: {data['embedded']} chunks embedded in {data['wall_s']:.1f}s ({data['chunks_per_s']} "
-                  f"chunks/s, {data['characters_per_s']:.0f} characters/s), {data['skipped']} skipped (changed "
-                  f"meanwhile), {data['failed']} failed; {data['pending_after']} of {data['chunks']} chunks still "
-                  f"pending in {data['index']}", markup=False, highlight=False)
+        out.print(report.line(), markup=False, highlight=False)
         for error in data["errors"]:
             out.print(f"failed: {error}", markup=False, highlight=False)
     if report.failed:

@@ -248,9 +248,7 @@ def index_migrate(
 
 
 def print_backfill(report: Any) -> None:
-    data = report.to_dict()
-    out.print(f"vectors: {data['embedded']} embedded in {data['wall_s']:.0f}s ({data['chunks_per_s']} chunks/s), "
-              f"{data['pending_after']} pending", markup=False, highlight=False)
+    out.print(report.line(), markup=False, highlight=False)
 
 
 @index_app.command("optimize")
