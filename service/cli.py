@@ -65,7 +65,7 @@ def engine_install() -> None:
 @engine_app.command("up")
 def engine_up(nodes: int = typer.Option(None, "--nodes", min=1, max=9, help="A local cluster of this many nodes "
                                         "on consecutive ports (replicas on other nodes: it survives losing one).")) -> None:
-    """Start the node (or the cluster) on loopback (idempotent) and wait until it is green."""
+    """Start the node (or the cluster) on loopback (idempotent) and wait until it serves every shard."""
     engine = state.settings.engine
     count = nodes or engine.nodes
     if count > 1:
@@ -78,7 +78,7 @@ def engine_up(nodes: int = typer.Option(None, "--nodes", min=1, max=9, help="A l
         return
     result = EngineProcess(engine).up()
     verb = "started" if result.started else "already running"
-    out.print(f"OpenSearch {verb} at {result.url} (pid {result.pid}), green after {result.seconds:.1f}s")
+    out.print(f"OpenSearch {verb} at {result.url} (pid {result.pid}), {result.status} after {result.seconds:.1f}s")
 
 
 @engine_app.command("down")

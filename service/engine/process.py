@@ -69,6 +69,17 @@ class UpResult:
     pid: int
     started: bool
     seconds: float
+    status: str = "green"
+
+
+READY = {"green": ("green",), "yellow": ("green", "yellow")}
+
+
+def ready_status(nodes: int) -> str:
+    """The health that means "serving": a single node can never place a replica (an index created with
+    ``number_of_replicas`` 1 keeps it yellow for ever), so there every active primary suffices; a cluster waits
+    for green, each replica on another node."""
+    return "yellow" if nodes == 1 else "green"
 
 
 class _NotReady(Exception):
@@ -184,23 +195,24 @@ class EngineProcess:
         return jdk, ensure_installed(self.settings, jdk)
 
     def up(self) -> UpResult:
-        """Start the node (or find it running) and wait until the cluster is green."""
+        """Start the node (or find it running) and wait until it serves every shard (see ``_health_once``)."""
         began = time.monotonic()
         pid = running_pid(self.paths)
         if pid is not None:
-            self._wait_green(pid, lambda: is_our_process(pid, self.paths))
-            return UpResult(self.url, pid, started=False, seconds=time.monotonic() - began)
+            health = self._wait_green(pid, lambda: is_our_process(pid, self.paths))
+            return UpResult(self.url, pid, started=False, seconds=time.monotonic() - began, status=health["status"])
         jdk, install_dir = self.install()
         self._check_ports()
         self._prepare_state(install_dir)
         process = self._spawn(jdk, install_dir)
         logger.info("OpenSearch starting (pid {}), waiting for green on {}", process.pid, self.url)
         try:
-            self._wait_green(process.pid, lambda: process.poll() is None)
+            health = self._wait_green(process.pid, lambda: process.poll() is None)
         except EngineError:
             _terminate(process)
             raise
-        return UpResult(self.url, process.pid, started=True, seconds=time.monotonic() - began)
+        return UpResult(self.url, process.pid, started=True, seconds=time.monotonic() - began,
+                        status=health["status"])
 
     def down(self, timeout_s: float = 60.0) -> int | None:
         """Stop this node if it runs; returns the pid stopped, or None when nothing was running."""
@@ -289,13 +301,17 @@ class EngineProcess:
                 details={"log_tail": log_tail(self.paths)},
             )
         nodes = len(self.settings.cluster_http_ports) or 1
+        wanted = ready_status(nodes)
         try:
-            health = http_json(f"{self.url}/_cluster/health?wait_for_status=green&wait_for_nodes={nodes}&timeout=2s",
+            health = http_json(f"{self.url}/_cluster/health?wait_for_status={wanted}&wait_for_nodes={nodes}&timeout=2s",
                                timeout=5)
         except (urllib.error.URLError, OSError, ValueError) as exc:
             raise _NotReady(str(exc)) from exc
-        if health.get("status") != "green":
+        if health.get("status") not in READY[wanted]:
             raise _NotReady(f"cluster status {health.get('status')}")
+        if health["status"] != "green":
+            logger.warning("{} replica shard(s) unassigned: one node cannot hold an index's replicas (every primary "
+                           "is active, every chunk is served)", health.get("unassigned_shards"))
         return health
 
     def _wait_green(self, pid: int, alive: Callable[[], bool]) -> dict[str, Any]:

@@ -89,6 +89,26 @@ def test_engine_up_twice_status_and_down(ports: tuple[int, int]):
     assert "Traceback" not in after.stderr
 
 
+def test_a_replica_one_node_cannot_place_does_not_stop_up(ports: tuple[int, int]):
+    """An index created with a replica keeps a single node yellow for ever; `up` must still start and serve it
+    (it used to wait for green, time out and stop the node it had just started)."""
+    env = node_env(*ports, STROIDOK_ENGINE_START_TIMEOUT_S="120")
+    assert stroidok("engine", "up", env=env).returncode == 0
+    url = f"http://127.0.0.1:{ports[0]}/with-replica"
+    body = json.dumps({"settings": {"number_of_shards": 1, "number_of_replicas": 1}}).encode()
+    request = urllib.request.Request(url, data=body, method="PUT", headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(request, timeout=30) as response:
+        assert response.status == 200
+    assert stroidok("engine", "down", env=env).returncode == 0
+
+    again = stroidok("engine", "up", env=env)
+    assert again.returncode == 0, again.stderr
+    assert "started" in again.stdout and "yellow after" in again.stdout
+    assert "replica shard(s) unassigned" in again.stderr
+    with urllib.request.urlopen(f"{url}/_count", timeout=10) as response:
+        assert json.load(response)["count"] == 0
+
+
 def test_down_leaves_a_node_it_did_not_start_alone(ports: tuple[int, int], opensearch_url: str):
     result = stroidok("engine", "down", env=node_env(*ports))
     assert result.returncode == 0
