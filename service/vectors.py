@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from cachetools import TTLCache
+from cachetools import TTLCache, cached
 from opensearchpy import OpenSearch
 
 from service.embedders.base import Embedder
@@ -51,22 +51,22 @@ def read_coverage(client: OpenSearch, index: str, groups: list[str] | None = Non
 
 
 class CoverageCache:
-    """Coverage per access-group set, re-read at most every ``ttl_s`` (a search pays ~1 ms once per window)."""
+    """Coverage per access-group set, re-read at most every ``ttl_s`` (a search pays ~1 ms once per window).
+
+    When an entry expires under load only one caller reads it again; the others wait for that answer
+    instead of each sending the same count (``cachetools``' condition)."""
 
     def __init__(self, client: OpenSearch, index: str, ttl_s: float = 5.0) -> None:
         self.client, self.index = client, index
-        self._cache: TTLCache[tuple[str, ...], Coverage] = TTLCache(maxsize=256, ttl=ttl_s)
-        self._lock = threading.Lock()
+        lock = threading.Lock()
+        self._read = cached(TTLCache[tuple[str, ...], Coverage](maxsize=256, ttl=ttl_s), lock=lock,
+                            condition=threading.Condition(lock))(self._read_groups)
+
+    def _read_groups(self, key: tuple[str, ...]) -> Coverage:
+        return read_coverage(self.client, self.index, list(key))
 
     def get(self, groups: tuple[str, ...]) -> Coverage:
-        key = tuple(sorted(set(groups)))
-        with self._lock:
-            if (found := self._cache.get(key)) is not None:
-                return found
-        value = read_coverage(self.client, self.index, list(key))
-        with self._lock:
-            self._cache[key] = value
-        return value
+        return self._read(tuple(sorted(set(groups))))
 
 
 def embedder_for(meta: dict[str, Any] | None, configured: Embedder | None, settings: Settings) -> Embedder:
@@ -92,18 +92,23 @@ def embedder_for(meta: dict[str, Any] | None, configured: Embedder | None, setti
 
 class EmbedderResolver:
     """The physical index behind the alias and its embedder, looked up again every ``ttl_s`` and whenever
-    a response came from another index (an alias swap happened in between)."""
+    a response came from another index (an alias swap happened in between).
+
+    One caller looks up at a time: when the window merely expired, the others keep the answer they had
+    meanwhile; after ``invalidate`` (the alias moved) they wait for the new one."""
 
     def __init__(self, client: OpenSearch, settings: Settings, configured: Embedder | None, ttl_s: float = 5.0) -> None:
         self.client, self.settings, self.configured, self.ttl_s = client, settings, configured, ttl_s
         self._lock = threading.Lock()
+        self._refreshing = threading.Lock()
         self._built: dict[tuple[str, str], Embedder] = {}
         self._current: tuple[str | None, Embedder] | None = None
         self._checked = 0.0
+        self._stale_ok = False
 
     def invalidate(self) -> None:
         with self._lock:
-            self._checked = 0.0
+            self._checked, self._stale_ok = 0.0, False
 
     def moved(self, index: str | None) -> bool:
         """The alias points elsewhere than ``index`` now (then the next lookup is fresh)."""
@@ -115,8 +120,21 @@ class EmbedderResolver:
     def current(self) -> tuple[str | None, Embedder]:
         """(physical index, the embedder its queries need); raises ``ConfigError`` when none fits."""
         with self._lock:
+            current, stale_ok = self._current, self._stale_ok
+            if current is not None and time.monotonic() - self._checked < self.ttl_s:
+                return current
+        if not self._refreshing.acquire(blocking=not (stale_ok and current is not None)):
+            assert current is not None
+            return current
+        try:
+            return self._refresh()
+        finally:
+            self._refreshing.release()
+
+    def _refresh(self) -> tuple[str | None, Embedder]:
+        with self._lock:
             if self._current is not None and time.monotonic() - self._checked < self.ttl_s:
-                return self._current
+                return self._current  # another caller refreshed it while this one waited
         index = concrete_index(self.client, self.settings.index.alias)
         meta = read_embedder_meta(self.client, self.settings.index, index)
         key = (str((meta or {}).get("provider")), f"{(meta or {}).get('model')}@{index}")
@@ -129,5 +147,5 @@ class EmbedderResolver:
             with self._lock:
                 self._built[key] = embedder
         with self._lock:
-            self._current, self._checked = (index, embedder), time.monotonic()
+            self._current, self._checked, self._stale_ok = (index, embedder), time.monotonic(), True
         return index, embedder
