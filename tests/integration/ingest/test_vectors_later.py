@@ -4,12 +4,9 @@ embedding anything twice, and a model switch keeps the old index serving until t
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import signal
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
 
 import numpy as np
@@ -25,6 +22,7 @@ from service.search import SearchService
 from service.security import Principal
 from service.settings import EmbedderSettings
 from service.vectors import read_coverage
+from tests.embedding_endpoint import embeddings_endpoint
 
 pytestmark = pytest.mark.integration
 
@@ -150,27 +148,11 @@ def hashed_vector(text: str, dimension: int = 64) -> list[float]:
     return (vector if vector.any() else np.ones(dimension)).tolist()
 
 
-class HashingEndpoint(BaseHTTPRequestHandler):
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        payload = json.dumps({"data": [{"index": i, "embedding": hashed_vector(t)}
-                                       for i, t in enumerate(body["input"])]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        return None
-
-
 @pytest.fixture
 def endpoint():
-    server = HTTPServer(("127.0.0.1", 0), HashingEndpoint)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
+    with embeddings_endpoint(lambda body, _: (200, {"data": [{"index": i, "embedding": hashed_vector(t)}
+                                                            for i, t in enumerate(body["input"])]})) as url:
+        yield url
 
 
 def test_model_switch_serves_from_the_old_index_until_the_new_one_is_complete(folder, settings, client,

@@ -2,10 +2,6 @@
 
 from __future__ import annotations
 
-import json
-import threading
-from http.server import BaseHTTPRequestHandler, HTTPServer
-
 import numpy as np
 import pytest
 
@@ -13,39 +9,24 @@ from service.embedders.http import HttpEmbedder
 from service.embedders.navec import NavecEmbedder, fit_stats, tokenize
 from service.errors import ConfigError, EmbeddingError
 from service.settings import EmbedderSettings
+from tests.embedding_endpoint import embeddings_endpoint
 
 RECEIVED: list[dict] = []
 
 
-class FakeEmbeddings(BaseHTTPRequestHandler):
-    """Returns [len(text), 1, 0] per input, in reverse order (the client must sort by index); keeps bodies."""
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        RECEIVED.append(body)
-        if self.headers.get("Authorization") != "Bearer k":
-            self.send_response(401)
-            self.end_headers()
-            return
-        data = [{"index": i, "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(body["input"])]
-        payload = json.dumps({"data": data[::-1], "model": body["model"]}).encode()
-        self.send_response(200)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(payload)))
-        self.end_headers()
-        self.wfile.write(payload)
-
-    def log_message(self, *args):
-        return None
+def fake_embeddings(body: dict, headers) -> tuple[int, dict | None]:
+    """[len(text), 1, 0] per input, in reverse order (the client must sort by index); keeps bodies."""
+    RECEIVED.append(body)
+    if headers.get("Authorization") != "Bearer k":
+        return 401, None
+    data = [{"index": i, "embedding": [float(len(t)), 1.0, 0.0]} for i, t in enumerate(body["input"])]
+    return 200, {"data": data[::-1], "model": body["model"]}
 
 
 @pytest.fixture
 def endpoint():
-    server = HTTPServer(("127.0.0.1", 0), FakeEmbeddings)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{server.server_port}/v1"
-    server.shutdown()
+    with embeddings_endpoint(fake_embeddings) as url:
+        yield url
 
 
 def settings(url: str, **extra) -> EmbedderSettings:
