@@ -108,9 +108,12 @@ def http_server(env: dict[str, str], workers: int) -> Iterator[str]:
 
 
 async def mcp_level(url: str, questions: list[str], clients: int, requests: int) -> Run:
-    """``clients`` sessions at once, each calling until ``requests`` calls are done in all."""
+    """``clients`` sessions, each connected and holding the tool list first (as an agent does once when it
+    starts: the SDK client fetches the tools and compiles their output schemas on its first call otherwise),
+    then all calling at once until ``requests`` calls are done in all; the clock runs from the first call."""
     run = Run()
     counter = iter(range(requests))
+    ready, go = asyncio.Semaphore(0), asyncio.Event()
 
     async def agent() -> None:
         try:
@@ -118,9 +121,14 @@ async def mcp_level(url: str, questions: list[str], clients: int, requests: int)
         except Exception as exc:  # a session that broke (connect, teardown) is an error too
             run.errors += 1
             print(f"session error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        finally:
+            ready.release()  # never leave the start waiting for a session that failed to open
 
     async def session() -> None:
         async with Client(url, read_timeout_seconds=300) as client:
+            await client.list_tools()
+            ready.release()
+            await go.wait()
             for i in counter:
                 began = time.perf_counter()
                 try:
@@ -133,8 +141,15 @@ async def mcp_level(url: str, questions: list[str], clients: int, requests: int)
                 else:
                     run.latencies.append((time.perf_counter() - began) * 1000)
 
-    began = time.perf_counter()
-    await asyncio.gather(*(agent() for _ in range(clients)))
+    async def start() -> float:
+        for _ in range(clients):
+            await ready.acquire()
+        go.set()
+        return time.perf_counter()
+
+    tasks = [asyncio.create_task(agent()) for _ in range(clients)]
+    began = await start()
+    await asyncio.gather(*tasks)
     run.wall_s = time.perf_counter() - began
     return run
 
@@ -201,8 +216,9 @@ def main() -> None:
     print("| path | clients | p50 ms | p95 ms | p99 ms | calls/s | errors |\n|---|---|---|---|---|---|---|")
     last: tuple[int, Run, Run] | None = None
     with http_server(env, args.workers) as url:
-        asyncio.run(mcp_level(url, questions, 2, 10))  # warm-up
-        raw_level(settings, bodies, 2, 10)
+        asyncio.run(mcp_level(url, questions, 2, 10))  # warm-up: every question once through each path
+        raw_level(settings, bodies, 2, len(bodies))
+        asyncio.run(mcp_level(url, questions, 2, len(questions)))
         for clients in args.clients:
             requests = max(args.requests, clients * 3)
             mcp = asyncio.run(mcp_level(url, questions, clients, requests))

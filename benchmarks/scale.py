@@ -63,6 +63,11 @@ def index_facts(service: SearchService) -> dict[str, Any]:
             "heap_max_mb": sum(n["jvm"]["mem"]["heap_max_in_bytes"] for n in nodes) // 2**20}
 
 
+def index_facts_count(client: Any, alias: str) -> int:
+    client.indices.refresh(index=alias)
+    return int(client.count(index=alias)["count"])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--alias", default="scale")
@@ -75,6 +80,8 @@ def main() -> None:
     parser.add_argument("--queries", type=Path, default=REPO / "eval/construction/queries.jsonl")
     parser.add_argument("--out", type=Path, help="Append one JSON line per size here.")
     parser.add_argument("--keep", action="store_true", help="Keep the index (default: drop it at the end).")
+    parser.add_argument("--resume", action="store_true", help="Go on filling an index kept by an earlier --keep "
+                        "run (copies numbered after the ones it holds; sizes it already passed are skipped).")
     args = parser.parse_args()
 
     settings = Settings()
@@ -86,6 +93,11 @@ def main() -> None:
     questions = read_questions(args.queries)
     sizes = sorted(args.sizes)
     copy, ingest_s, chunks_at_last = 0, 0.0, 0
+    if args.resume:
+        held = client.count(index=settings.index.files_index)["count"]
+        copy, chunks_at_last = held // 361 + (held % 361 > 0), index_facts_count(client, args.alias)
+        sizes = [size for size in sizes if size > chunks_at_last]
+        print(f"resuming after copy {copy}: {chunks_at_last} chunks", flush=True)
     try:
         while sizes:
             folder = args.workdir / f"copy-{copy:03d}"
