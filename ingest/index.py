@@ -162,9 +162,12 @@ def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[Prep
         helpers.bulk(client, intent_actions(docs, settings.files_index), refresh=True, max_retries=max_retries,
                      request_timeout=timeout_s)
         progress()
+        # require_alias: should the index vanish mid-run, a write fails instead of auto-creating a plain index
+        # named like the alias (guessed mappings, chunks no search finds, the next setup refused)
         for ok, item in helpers.streaming_bulk(client, actions, chunk_size=chunk_size, max_chunk_bytes=max_bytes,
                                                max_retries=max_retries, raise_on_error=False,
-                                               raise_on_exception=False, initial_backoff=1, request_timeout=timeout_s):
+                                               raise_on_exception=False, initial_backoff=1, request_timeout=timeout_s,
+                                               require_alias=True):
             op, result = next(iter(item.items()))
             if not ok and not (op == "delete" and result.get("status") == 404):
                 failed.setdefault(owner[result["_id"]], str(result.get("error", result))[:300])

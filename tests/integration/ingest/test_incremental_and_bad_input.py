@@ -96,6 +96,31 @@ def test_deleting_a_file_removes_its_chunks(folder, settings, client, navec_embe
     assert client.count(index=settings.index.files_index)["count"] == 2
 
 
+class DropsTheIndex:
+    """navec, but the chunk index is deleted (by an operator, another process) while the first batch embeds."""
+
+    def __init__(self, real, client: OpenSearch, alias: str) -> None:
+        self.real, self.identity, self.client, self.alias = real, real.identity, client, alias
+
+    def embed_documents(self, texts):
+        if self.client.indices.exists_alias(name=self.alias):
+            self.client.indices.delete(index=list(self.client.indices.get_alias(name=self.alias)))
+        return self.real.embed_documents(texts)
+
+    def __getattr__(self, name):
+        return getattr(self.real, name)
+
+
+def test_chunks_written_after_the_index_vanished_fail_and_create_no_stray_index(folder, settings, client,
+                                                                              navec_embedder):
+    """A write to the alias after its index was deleted must fail (reported), never auto-create a plain index
+    of that name with guessed mappings, where the chunks would be unsearchable and block the next setup."""
+    report = ingest(folder, settings, client, DropsTheIndex(navec_embedder, client, settings.index.alias))
+
+    assert report.counts.get("failed") == 3 and "indexed" not in report.counts
+    assert not client.indices.exists(index=settings.index.alias)
+
+
 def test_dry_run_changes_nothing(folder, settings, client, navec_embedder):
     report = ingest(folder, settings, client, navec_embedder, dry_run=True)
     assert report.counts == {"planned": 3}
