@@ -20,7 +20,7 @@ from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
 from service.errors import IndexSetupError
-from service.index_meta import EMBEDDER_DOC, bump_generation, embedder_doc_id
+from service.index_meta import EMBEDDER_DOC, bump_generation, carry_embedder_meta, embedder_doc_id
 from service.opensearch import engine_errors
 from service.settings import IndexSettings
 
@@ -331,12 +331,16 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
             raise IndexSetupError(f"{old} holds {counts[0]} chunks, {new} {counts[1]}: the index changed during "
                                   f"the rebuild; {settings.alias} stays on {old}. Delete {new} and run "
                                   "`stroidok index migrate` again", details={"old": old, "new": new})
+        if switch is None:
+            carry_embedder_meta(client, settings, old, new)
         client.indices.update_aliases(body={"actions": [
             {"remove": {"index": old, "alias": settings.alias}},
             {"add": {"index": new, "alias": settings.alias, "is_write_index": True}},
         ]})
         client.indices.delete(index=old)
-        if switch is not None:
+        if switch is None:
+            client.delete(index=settings.meta_index, id=embedder_doc_id(old), ignore=[404], refresh=True)
+        else:
             for pipeline_id, body in wanted_pipelines(settings, templates_dir).items():  # fusion for the new model
                 _apply_pipeline(client, pipeline_id, body)
             for doc_id in (embedder_doc_id(old), EMBEDDER_DOC):

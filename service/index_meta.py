@@ -79,6 +79,17 @@ def load_embedder_state(client: OpenSearch, embedder: Embedder, settings: IndexS
     return bool(meta)
 
 
+def carry_embedder_meta(client: OpenSearch, settings: IndexSettings, old: str, new: str) -> None:
+    """``new`` holds ``old``'s vectors (a rebuild, a split): it gets ``old``'s record, statistics included
+    (without them navec would embed queries unlike the passages it indexed)."""
+    meta = read_embedder_meta(client, settings, old)
+    if meta is None:
+        return
+    body = {**meta, "index": new, "updated_at": datetime.now(UTC).isoformat()}
+    with engine_errors():
+        client.index(index=settings.meta_index, id=embedder_doc_id(new), body=body, refresh=True)
+
+
 def claim_embedder_meta(client: OpenSearch, embedder: Embedder, settings: IndexSettings,
                         stats: dict[str, Any] | None, index: str | None = None) -> dict[str, Any] | None:
     """Store the embedder's identity and fitted statistics for ``index`` (default: the alias's) unless

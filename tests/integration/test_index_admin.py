@@ -89,12 +89,17 @@ def test_migrate_rebuilds_from_a_changed_template_and_keeps_vectors(client: Open
                                                                     tmp_path):
     import json
     import shutil
+    from types import SimpleNamespace
 
+    from service.embedders.base import EmbedderIdentity
     from service.index_admin import TEMPLATES_DIR, index_status, migrate
+    from service.index_meta import claim_embedder_meta, read_embedder_meta
 
     apply_all(client, index_settings)
     client.index(index=index_settings.alias, id="a", body={"text": "бетон", "embedding": [0.1, 0.2, 0.3, 0.4]},
                  refresh=True)
+    built_by = SimpleNamespace(identity=EmbedderIdentity("navec", "m", 4))
+    claim_embedder_meta(client, built_by, index_settings, {"weights": [1, 2]})  # type: ignore[arg-type]
     changed = tmp_path / "templates"
     shutil.copytree(TEMPLATES_DIR, changed)
     chunks = json.loads((changed / "chunks.json").read_text())
@@ -105,6 +110,9 @@ def test_migrate_rebuilds_from_a_changed_template_and_keeps_vectors(client: Open
     old, new, count = migrate(client, index_settings, changed)
 
     assert (old, new, count) == (index_settings.first_index, f"{index_settings.alias}-000002", 1)
+    carried = read_embedder_meta(client, index_settings)  # the new index's own record: same model, same statistics
+    assert carried is not None and carried["index"] == new
+    assert (carried["provider"], carried["model"], carried["stats"]) == ("navec", "m", {"weights": [1, 2]})
     assert sorted(client.indices.get_alias(name=index_settings.alias)) == [new]
     assert not client.indices.exists(index=old)
     assert index_status(client, index_settings, changed).notices == []
