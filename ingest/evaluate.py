@@ -30,7 +30,7 @@ from ingest.discover import SourceFile
 from ingest.index import PreparedDocument
 from ingest.parse.model import Block, ParsedDocument
 from ingest.parse.text import page_blocks
-from ingest.pipeline import _Batcher
+from ingest.pipeline import _Batcher, settle_index
 from ingest.report import Reporter, RunReport
 from service.embedders.base import Embedder
 from service.index_admin import apply_all, drop_all
@@ -134,6 +134,7 @@ def build_index(evalset: EvalSet, settings: Settings, client: OpenSearch, embedd
     failed = [o for o in report.outcomes if o.status == "failed"]
     if failed:
         raise RuntimeError(f"{len(failed)} eval documents failed to index: {failed[0].reason}")
+    settle_index(client, settings, report)  # split and merge as `stroidok ingest` does after its writes
     return ids
 
 

@@ -43,7 +43,7 @@ from ingest.watchdog import Watchdog
 from ingest.worker import SINGLE_THREADED, ParseJob, ParseResult, init_worker, run_job
 from service.embedders.base import Embedder
 from service.errors import IngestError, StroidokError
-from service.index_admin import apply_all, optimize, pending_switch
+from service.index_admin import apply_all, optimize, pending_switch, split_if_grown
 from service.index_meta import bump_generation, claim_embedder_meta, load_embedder_state
 from service.opensearch import engine_errors
 from service.settings import Settings
@@ -311,25 +311,28 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
                                options.batch_size or ingest.batch_size, stats_ready, watchdog, options.vectors_later)
             _parse_all(plan, options, settings, rules, registry, batcher, report, reporter, watchdog)
             batcher.flush()
-    _optimize_if_grown(client, settings, report)
+    settle_index(client, settings, report, split=options.shard is None)
     report.wall_s = time.perf_counter() - began
     return report
 
 
-def _optimize_if_grown(client: OpenSearch, settings: Settings, report: RunReport) -> None:
-    """Merge the index's segments after a run that wrote a large share of it (a first ingest, a big
-    batch): searches pay per segment. Small incremental runs leave merging to the engine."""
+def settle_index(client: OpenSearch, settings: Settings, report: RunReport, split: bool = True) -> None:
+    """After a run's writes: split the index once it has grown past one shard's worth, and merge its segments
+    after a run that wrote a large share of it (a first ingest, a big batch; searches pay per segment).
+    Small incremental runs leave merging to the engine. ``--shard`` runs never split (the others may still be
+    writing): `stroidok index optimize` once all are done does."""
     written = sum(o.chunks for o in report.outcomes if o.status == "indexed")
     if not written:
         return
     began = time.perf_counter()
     try:
         with engine_errors():
+            grown = split_if_grown(client, settings.index) if split else None
             total = int(client.count(index=settings.index.alias)["count"])
-            if written < settings.index.optimize_share * total or settings.index.optimize_share >= 1:
+            if not grown and (written < settings.index.optimize_share * total or settings.index.optimize_share >= 1):
                 return
             logger.info("merging the index's segments after writing {} of its {} chunks", written, total)
-            before, after = optimize(client, settings.index)
+            before, after = optimize(client, settings.index, split=False)
     except Interrupted:
         raise
     except StroidokError as exc:  # the chunks are written; a merge that failed only costs speed

@@ -123,6 +123,11 @@ class IndexSettings(BaseSettings):
         "Primary shards of the chunk index. 2 even on one node: a one-shard hybrid search fetches every "
         "candidate of both legs (query and fetch in one phase), with two only the page is fetched; "
         "3.3x throughput on the construction corpus (docs/scale.md)."))
+    split_at_chunks: int = Field(default=10_000, ge=0, description=(
+        "A new chunk index starts on one primary shard and is split to `shards` by the ingest (or `index "
+        "optimize`) that finds it holding this many chunks: BM25 statistics are per shard, and on a small "
+        "archive two shards rank by where each document happened to land (docs/relevance.md); 0: start with "
+        "`shards`."))
     replicas: int | None = Field(default=None, ge=0, description=(
         "Replicas of every index; unset: auto_expand_replicas 0-1, so one node holds one copy and a cluster "
         "keeps a second copy of every shard on another node (it survives losing a node)."))
