@@ -82,8 +82,49 @@ def server_env(alias: str, **extra: str) -> dict[str, str]:
     return env
 
 
+def tree_cpu_s(pid: int) -> float:
+    """CPU seconds (user + system) of a process and its descendants so far (Linux /proc; NaN elsewhere)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        own = (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        children = [int(c) for t in Path(f"/proc/{pid}/task").iterdir()
+                    for c in (t / "children").read_text().split()]
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+    return own + sum(tree_cpu_s(child) for child in children)
+
+
+def engine_cpu_s(settings: Settings) -> float:
+    """CPU seconds the engine's nodes have used so far (their own count, wherever they run)."""
+    stats = build_client(settings).nodes.stats(metric="process")["nodes"].values()
+    return sum(n["process"]["cpu"]["total_in_millis"] for n in stats) / 1000
+
+
+@dataclass
+class CpuMeter:
+    """CPU per call of the engine, the server and this process (the MCP clients) over one level."""
+
+    settings: Settings
+    server_pid: int
+    start: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    used: tuple[float, ...] = ()
+
+    def now(self) -> tuple[float, float, float]:
+        return engine_cpu_s(self.settings), tree_cpu_s(self.server_pid), sum(os.times()[:2])
+
+    def __enter__(self) -> CpuMeter:
+        self.start = self.now()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.used = tuple(b - a for a, b in zip(self.start, self.now(), strict=True))
+
+    def per_call_ms(self, calls: int) -> tuple[float, ...]:
+        return tuple(round(u / calls * 1000, 1) for u in self.used)
+
+
 @contextmanager
-def http_server(env: dict[str, str], workers: int) -> Iterator[str]:
+def http_server(env: dict[str, str], workers: int) -> Iterator[tuple[str, int]]:
     port = free_port()
     log = tempfile.TemporaryFile()  # noqa: SIM115 — closed below
     process = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--http", str(port),
@@ -100,7 +141,7 @@ def http_server(env: dict[str, str], workers: int) -> Iterator[str]:
                     raise SystemExit(log.read().decode(errors="replace")[-3000:]) from None
                 time.sleep(0.3)
         time.sleep(1.0 if workers > 1 else 0)  # every worker up
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", process.pid
     finally:
         process.terminate()
         process.wait(30)
@@ -215,17 +256,25 @@ def main() -> None:
           f"server workers {args.workers}, cache off, CPU cores {os.cpu_count()}")
     print("| path | clients | p50 ms | p95 ms | p99 ms | calls/s | errors |\n|---|---|---|---|---|---|---|")
     last: tuple[int, Run, Run] | None = None
-    with http_server(env, args.workers) as url:
+    cpu_rows = []
+    with http_server(env, args.workers) as (url, server_pid):
         asyncio.run(mcp_level(url, questions, 2, 10))  # warm-up: every question once through each path
         raw_level(settings, bodies, 2, len(bodies))
         asyncio.run(mcp_level(url, questions, 2, len(questions)))
         for clients in args.clients:
             requests = max(args.requests, clients * 3)
-            mcp = asyncio.run(mcp_level(url, questions, clients, requests))
-            raw = raw_level(settings, bodies, clients, requests)
+            with CpuMeter(settings, server_pid) as mcp_cpu:
+                mcp = asyncio.run(mcp_level(url, questions, clients, requests))
+            with CpuMeter(settings, server_pid) as raw_cpu:
+                raw = raw_level(settings, bodies, clients, requests)
             print(mcp.row("MCP HTTP", clients), flush=True)
             print(raw.row("raw OpenSearch", clients), flush=True)
+            cpu_rows.append((clients, mcp_cpu.per_call_ms(requests), raw_cpu.per_call_ms(requests)))
             last = (clients, mcp, raw)
+    print("\nCPU per call, ms (engine / server / this process: the MCP clients, or the raw threads)")
+    print("| clients | MCP: engine | MCP: server | MCP: clients | raw: engine | raw: client |\n|---|---|---|---|---|---|")
+    for clients, (engine, server, own), (raw_engine, _, raw_own) in cpu_rows:
+        print(f"| {clients} | {engine} | {server} | {own} | {raw_engine} | {raw_own} |")
     if last:
         clients, mcp, raw = last
         bound = clients / raw.throughput * 1000 + 200 if raw.throughput else float("inf")

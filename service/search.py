@@ -389,20 +389,34 @@ def response_size(response: SearchResponse) -> int:
 
 def fit_budget(response: SearchResponse, budget_chars: int) -> SearchResponse:
     """Cut context chunks (from the last result up), then highlights, then results (never the first),
-    until it fits; the caller's cursor continues after the last result kept."""
+    until it fits; the caller's cursor continues after the last result kept.
+
+    The whole response is serialized twice at most: a result's JSON is a contiguous piece of the response's
+    (compact, comma-separated), so each cut changes the total by exactly that result's own change."""
     if response_size(response) <= budget_chars:
         return response
     response.meta.truncated = True
+    total = response_size(response)
+    sizes = [len(result.model_dump_json()) for result in response.results]
+
+    def resized(i: int) -> bool:
+        nonlocal total
+        new = len(response.results[i].model_dump_json())
+        total, sizes[i] = total + new - sizes[i], new
+        return total <= budget_chars
+
     for keep in (1, 0):
-        for result in reversed(response.results):
+        for i in reversed(range(len(response.results))):
+            result = response.results[i]
             if len(result.context_chunks) > keep:
                 result.context_chunks = result.context_chunks[:keep]
-                if response_size(response) <= budget_chars:
+                if resized(i):
                     return response
-    for result in reversed(response.results):
-        result.highlights = result.highlights[:1]
-        if response_size(response) <= budget_chars:
+    for i in reversed(range(len(response.results))):
+        response.results[i].highlights = response.results[i].highlights[:1]
+        if resized(i):
             return response
-    while len(response.results) > 1 and response_size(response) > budget_chars:
+    while len(response.results) > 1 and total > budget_chars:
         response.results.pop()
+        total -= sizes.pop() + 1  # and its comma
     return response
