@@ -397,10 +397,11 @@ def split_if_grown(client: OpenSearch, settings: IndexSettings) -> tuple[str, st
             return None
         old = indices[-1]
         new = next_index_name(old)
-        if (primary_shards(client, old) != 1 or settings.shards < 2 or client.indices.exists(index=new)
-                or int(client.count(index=old)["count"]) < settings.split_at_chunks):
+        if primary_shards(client, old) != 1 or settings.shards < 2 or client.indices.exists(index=new):
             return None
-        logger.info("splitting {} into {} primary shards ({} chunks)", old, settings.shards, settings.split_at_chunks)
+        if (chunks := int(client.count(index=old)["count"])) < settings.split_at_chunks:
+            return None
+        logger.info("splitting {} ({} chunks) into {} primary shards", old, chunks, settings.shards)
         client.indices.put_settings(index=old, body={"index.blocks.write": True})
         try:
             client.indices.split(index=old, target=new, body={"settings": {
