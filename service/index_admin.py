@@ -273,6 +273,14 @@ def _problems(status: IndexStatus, settings: IndexSettings) -> list[str]:
     return problems
 
 
+def swap_alias(client: OpenSearch, alias: str, old: str, new: str) -> None:
+    """Move ``alias`` (and its writes) from ``old`` to ``new`` in one atomic step."""
+    client.indices.update_aliases(body={"actions": [
+        {"remove": {"index": old, "alias": alias}},
+        {"add": {"index": new, "alias": alias, "is_write_index": True}},
+    ]})
+
+
 def next_index_name(current: str) -> str:
     """``alias-000001`` → ``alias-000002``."""
     stem, _, number = current.rpartition("-")
@@ -336,10 +344,7 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
                                   "`stroidok index migrate` again", details={"old": old, "new": new})
         if switch is None:
             carry_embedder_meta(client, settings, old, new)
-        client.indices.update_aliases(body={"actions": [
-            {"remove": {"index": old, "alias": settings.alias}},
-            {"add": {"index": new, "alias": settings.alias, "is_write_index": True}},
-        ]})
+        swap_alias(client, settings.alias, old, new)
         client.indices.delete(index=old)
         if switch is None:
             client.delete(index=settings.meta_index, id=embedder_doc_id(old), ignore=[404], refresh=True)
@@ -411,10 +416,7 @@ def split_if_grown(client: OpenSearch, settings: IndexSettings) -> tuple[str, st
             if health.get("timed_out"):
                 raise IndexSetupError(f"split index {new} did not start within 600s", details={"health": health})
             carry_embedder_meta(client, settings, old, new)
-            client.indices.update_aliases(body={"actions": [
-                {"remove": {"index": old, "alias": settings.alias}},
-                {"add": {"index": new, "alias": settings.alias, "is_write_index": True}},
-            ]})
+            swap_alias(client, settings.alias, old, new)
         except Exception:
             client.indices.delete(index=new, ignore=[404])
             client.indices.put_settings(index=old, body={"index.blocks.write": None})
