@@ -29,7 +29,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from service.opensearch import build_client
 from service.query.build import build_request
 from service.search import SearchService, validate_request
 from service.security import stdio_principal
-from service.settings import Settings
+from service.settings import ServerSettings, Settings
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -56,6 +56,7 @@ class Run:
     latencies: list[float] = field(default_factory=list)
     errors: int = 0
     wall_s: float = 0.0
+    inside: list[float] = field(default_factory=list)  # MCP: the server's own total_ms of each call
 
     def pct(self, q: float) -> float:
         return percentile(self.latencies, q) if self.latencies else float("nan")
@@ -67,6 +68,29 @@ class Run:
     def row(self, name: str, clients: int) -> str:
         return (f"| {name} | {clients} | {self.pct(.5):.0f} | {self.pct(.95):.0f} | {self.pct(.99):.0f} | "
                 f"{self.throughput:.1f} | {self.errors} |")
+
+
+@contextmanager
+def pinned(settings: Settings, engine_cpus: set[int]) -> Iterator[None]:
+    """The local engine's threads on ``engine_cpus``, this process (and the servers it starts) on the rest."""
+    nodes = build_client(settings).nodes.info(metric="process")["nodes"].values()
+    pids = [str(n["process"]["id"]) for n in nodes]
+    everything, own = os.sched_getaffinity(0), sorted(os.sched_getaffinity(0) - engine_cpus)
+    if not own:
+        raise SystemExit(f"--engine-cpus {sorted(engine_cpus)} leaves no CPU for the benchmark")
+
+    def engine_on(cpus: set[int]) -> None:
+        for pid in pids:
+            subprocess.run(["taskset", "-a", "-p", "-c", ",".join(map(str, sorted(cpus))), pid],
+                           check=True, stdout=subprocess.DEVNULL)
+
+    engine_on(engine_cpus)
+    os.sched_setaffinity(0, own)
+    try:
+        yield
+    finally:
+        engine_on(everything)
+        os.sched_setaffinity(0, everything)
 
 
 def free_port() -> int:
@@ -175,6 +199,8 @@ async def mcp_level(url: str, questions: list[str], clients: int, requests: int)
                 try:
                     result = await client.call_tool("search_documents", {"query": questions[i % len(questions)]})
                     failed = result.is_error
+                    if not failed and result.structured_content:
+                        run.inside.append(result.structured_content["meta"]["timings"]["total_ms"])
                 except Exception:
                     failed = True
                 if failed:
@@ -241,6 +267,12 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes of the server.")
     parser.add_argument("--redis-url", default=os.environ.get("STROIDOK_REDIS_URL", ""))
     parser.add_argument("--skip-stdio", action="store_true")
+    parser.add_argument("--inflight", type=int, nargs="+", default=[ServerSettings().max_inflight],
+                        help="STROIDOK_SERVER_MAX_INFLIGHT of the server; several values: one server each, side by "
+                        "side (the CPU table and the verdict are the last one's).")
+    parser.add_argument("--engine-cpus", type=int, nargs="*", default=[],
+                        help="Pin the local engine's process to these CPUs and this benchmark and its servers to the "
+                        "others (as when the engine has machines of its own); restored afterwards.")
     args = parser.parse_args()
 
     settings = eval_settings(Settings(), args.alias)
@@ -253,21 +285,31 @@ def main() -> None:
         bodies.append((build_request(plan), service._pipeline(plan.route)))
     env = server_env(args.alias, **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
     print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, "
-          f"server workers {args.workers}, cache off, CPU cores {os.cpu_count()}")
+          f"server workers {args.workers}, cache off, CPU cores {os.cpu_count()}"
+          + (f", engine pinned to CPUs {args.engine_cpus}, server and clients to the others" if args.engine_cpus else ""))
     print("| path | clients | p50 ms | p95 ms | p99 ms | calls/s | errors |\n|---|---|---|---|---|---|---|")
     last: tuple[int, Run, Run] | None = None
     cpu_rows = []
-    with http_server(env, args.workers) as (url, server_pid):
-        asyncio.run(mcp_level(url, questions, 2, 10))  # warm-up: every question once through each path
+    inside_rows: list[tuple[str, int, Run]] = []
+    with ExitStack() as stack:
+        if args.engine_cpus:
+            stack.enter_context(pinned(settings, set(args.engine_cpus)))
+        servers = {n: stack.enter_context(http_server({**env, "STROIDOK_SERVER_MAX_INFLIGHT": str(n)}, args.workers))
+                   for n in args.inflight}
+        for url, _ in servers.values():
+            asyncio.run(mcp_level(url, questions, 2, 10))  # warm-up: every question once through each path
+            asyncio.run(mcp_level(url, questions, 2, len(questions)))
         raw_level(settings, bodies, 2, len(bodies))
-        asyncio.run(mcp_level(url, questions, 2, len(questions)))
         for clients in args.clients:
             requests = max(args.requests, clients * 3)
-            with CpuMeter(settings, server_pid) as mcp_cpu:
-                mcp = asyncio.run(mcp_level(url, questions, clients, requests))
+            for inflight, (url, server_pid) in servers.items():
+                name = "MCP HTTP" + (f" (in flight {inflight})" if len(servers) > 1 else "")
+                with CpuMeter(settings, server_pid) as mcp_cpu:
+                    mcp = asyncio.run(mcp_level(url, questions, clients, requests))
+                print(mcp.row(name, clients), flush=True)
+                inside_rows.append((name, clients, mcp))
             with CpuMeter(settings, server_pid) as raw_cpu:
                 raw = raw_level(settings, bodies, clients, requests)
-            print(mcp.row("MCP HTTP", clients), flush=True)
             print(raw.row("raw OpenSearch", clients), flush=True)
             cpu_rows.append((clients, mcp_cpu.per_call_ms(requests), raw_cpu.per_call_ms(requests)))
             last = (clients, mcp, raw)
@@ -275,6 +317,13 @@ def main() -> None:
     print("| clients | MCP: engine | MCP: server | MCP: clients | raw: engine | raw: client |\n|---|---|---|---|---|---|")
     for clients, (engine, server, own), (raw_engine, _, raw_own) in cpu_rows:
         print(f"| {clients} | {engine} | {server} | {own} | {raw_engine} | {raw_own} |")
+    print("\nMCP call time seen by the client beside the server's own (its `meta.timings.total_ms`: from the tool "
+          "call entering the service, after the server's in-flight gate, to its answer), ms")
+    print("| path | clients | client p50 | client p95 | server p50 | server p95 |\n|---|---|---|---|---|---|")
+    for name, clients, mcp in inside_rows:
+        inside = Run(latencies=mcp.inside)
+        print(f"| {name} | {clients} | {mcp.pct(.5):.0f} | {mcp.pct(.95):.0f} | {inside.pct(.5):.0f} | "
+              f"{inside.pct(.95):.0f} |")
     if last:
         clients, mcp, raw = last
         bound = clients / raw.throughput * 1000 + 200 if raw.throughput else float("inf")

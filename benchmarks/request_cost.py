@@ -78,6 +78,12 @@ def no_total_hits(body: Body) -> Body:
     return body
 
 
+def whole_source(body: Body) -> Body:
+    """Every stored field but the vector on hits and inner hits (what the service fetched before issue 15)."""
+    body["_source"] = body["collapse"]["inner_hits"]["_source"] = {"excludes": ["embedding"]}
+    return body
+
+
 VARIANTS: dict[str, Callable[[Body], Body]] = {
     "shipped": lambda body: body,
     "no aggregations": without("aggs"),
@@ -92,6 +98,7 @@ VARIANTS: dict[str, Callable[[Body], Body]] = {
     "k-NN k 50": knn_k(50),
     "no aggs+suggest+collapse": without("aggs", "suggest", "collapse"),
     "no aggs+suggest": without("aggs", "suggest"),
+    "whole _source": whole_source,
 }
 
 

@@ -21,6 +21,12 @@ VECTOR_FIELD = "embedding"
 TEXT_FIELDS = DEFAULT_TEXT_FIELDS
 PHRASE_FIELDS = ("text", "title", "section_title", "text.codes")
 SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD]}
+# What a search result shows: the document's fields on the collapsed hit, the chunk's on its inner hits
+# (the rest — whole text of the top chunk, hashes, clause lists, groups — would triple the response).
+DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "file_type", "file_size",
+                   "created_at", "updated_at", "page_count"]
+CHUNK_FIELDS = ["chunk_id", "chunk_index", "text", "page_number", "page_label", "page_end", "section_title",
+                "clause"]
 HIGHLIGHT_TAGS = {"pre_tags": ["**"], "post_tags": ["**"]}
 
 
@@ -170,7 +176,7 @@ def build_aggregations() -> dict[str, Any]:
 def build_collapse(max_chunks: int, vector: list[float] | None = None) -> dict[str, Any]:
     """One hit per document, with its best ``max_chunks`` chunks, their highlights and similarity."""
     inner: dict[str, Any] = {
-        "name": "chunks", "size": max_chunks, "_source": SOURCE_EXCLUDES,
+        "name": "chunks", "size": max_chunks, "_source": {"includes": CHUNK_FIELDS},
         "highlight": {"fields": {"text": {"fragment_size": 160, "number_of_fragments": 2}}, **HIGHLIGHT_TAGS},
     }
     if vector is not None:
@@ -280,6 +286,7 @@ def build_request(plan: SearchPlan) -> dict[str, Any]:
     body = build_hybrid_body(list(plan.legs), plan.size, plan.filters)
     body["query"]["hybrid"]["pagination_depth"] = plan.pagination_depth
     body["from"] = plan.offset
+    body["_source"] = {"includes": DOCUMENT_FIELDS}
     body["collapse"] = build_collapse(plan.max_chunks, plan.vector)
     body["aggs"] = build_aggregations()
     body["track_total_hits"] = True

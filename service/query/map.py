@@ -61,7 +61,7 @@ def map_hit(hit: dict[str, Any], include_context: bool, chunk_chars: int) -> Doc
     """A collapsed hit: the document, its best chunks (scores scaled to the document's) and highlights."""
     doc = map_document(hit["_source"], hit.get("_score") or 0.0)
     doc.similarity = similarity_of(hit)
-    inner = hit.get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", []) or [hit]
+    inner = hit.get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", [])
     top = max((h.get("_score") or 0.0 for h in inner), default=0.0) or 1.0
     highlights = [f for h in inner for f in h.get("highlight", {}).get("text", [])]
     doc.highlights = [cut_at_word(f, 300) for f in dict.fromkeys(highlights)][:3]

@@ -6,6 +6,8 @@ import pytest
 
 from service.errors import InvalidQuery
 from service.query.build import (
+    CHUNK_FIELDS,
+    DOCUMENT_FIELDS,
     SearchSettingsView,
     build_binding,
     build_bm25_leg,
@@ -103,6 +105,13 @@ def test_request_groups_per_document_with_facets_similarity_and_threshold():
     assert radial in body["query"]["hybrid"]["filter"]["bool"]["filter"]
     for hit_fields in (body["script_fields"], body["collapse"]["inner_hits"]["script_fields"]):
         assert hit_fields["similarity"]["script"]["params"] == {"query_vector": [0.6, 0.8]}
+
+
+def test_request_fetches_document_fields_on_the_hit_and_chunk_fields_on_its_inner_hits():
+    body = build_request(_plan())
+    assert body["_source"] == {"includes": DOCUMENT_FIELDS} and "text" not in DOCUMENT_FIELDS
+    assert body["collapse"]["inner_hits"]["_source"] == {"includes": CHUNK_FIELDS}
+    assert "embedding" not in DOCUMENT_FIELDS + CHUNK_FIELDS
 
 
 def test_route_follows_mode_and_vector_and_says_why_it_fell_back():

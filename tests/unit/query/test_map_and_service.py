@@ -3,7 +3,8 @@ from __future__ import annotations
 import pytest
 
 from service.errors import InvalidQuery
-from service.query.map import cut_at_word, excerpt, map_correction
+from service.query.build import CHUNK_FIELDS, DOCUMENT_FIELDS
+from service.query.map import cut_at_word, excerpt, map_correction, map_hit
 from service.query.models import DocumentResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 from service.query.parse import parse_query
 from service.search import encode_cursor, fit_budget, paginate, related_queries, request_offset, validate_request
@@ -92,3 +93,30 @@ def test_validation_names_every_bad_field():
     with pytest.raises(InvalidQuery) as caught:
         validate_request({"query": "", "limit": 0, "search_mode": "x"})
     assert {p["field"] for p in caught.value.details["problems"]} == {"query", "limit", "search_mode"}
+
+
+def _stored_chunk(index: int) -> dict[str, object]:
+    """Every field a chunk is stored with (as ingest writes it), the vector aside."""
+    return {"doc_id": "d1", "chunk_id": f"d1:{index}", "chunk_index": index, "text": f"Пункт {index}. " + "бетон " * 300,
+            "title": "СП 63.13330.2018 Бетонные конструкции", "file_name": "sp63.pdf", "designation": "СП 63.13330.2018",
+            "file_path": "/a/sp63.pdf", "folder": "/a", "file_type": "pdf", "file_size": 1234,
+            "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-02-01T00:00:00Z", "indexed_at": "2024-03-01",
+            "page_count": 90, "page_number": 3 + index, "page_label": "iii", "page_end": 5 + index,
+            "section_title": "5 Материалы", "clause": f"5.{index}", "clauses": [f"5.{index}"],
+            "access_groups": ["public"], "doc_hash": "h", "content_hash": "c"}
+
+
+def _only(source: dict[str, object], fields: list[str]) -> dict[str, object]:
+    return {k: v for k, v in source.items() if k in fields}
+
+
+def test_a_hit_fetched_with_the_request_fields_maps_like_one_with_everything_stored():
+    def hit(narrow: bool) -> dict[str, object]:
+        inner = [{"_score": 2.0 - i, "_source": _only(_stored_chunk(i), CHUNK_FIELDS) if narrow else _stored_chunk(i),
+                  "highlight": {"text": [f"**бетон** {i}"]}, "fields": {"similarity": [0.5]}} for i in range(3)]
+        top = _stored_chunk(0)
+        return {"_score": 0.9, "_source": _only(top, DOCUMENT_FIELDS) if narrow else top,
+                "fields": {"similarity": [0.7]}, "inner_hits": {"chunks": {"hits": {"hits": inner}}}}
+
+    assert map_hit(hit(True), True, 500) == map_hit(hit(False), True, 500)
+    assert len(map_hit(hit(True), True, 500).context_chunks) == 3

@@ -1,0 +1,59 @@
+"""The server runs at most ``max_inflight`` tool calls at once; the rest wait their turn, none is lost."""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import anyio
+from mcp import Client
+
+from service.mcp_server import build_server
+from service.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from service.settings import ServerSettings, Settings
+
+
+class SlowService:
+    """A stand-in for the search layer that records how many calls run inside it at once."""
+
+    def __init__(self) -> None:
+        self.running = self.most = 0
+        self.lock = threading.Lock()
+        self.log = self  # the server flushes ``service.log`` at shutdown
+
+    def flush(self, _timeout: float) -> None:
+        return None
+
+    def search(self, arguments: dict[str, Any], _principal: Any, _client: Any) -> SearchResponse:
+        with self.lock:
+            self.running += 1
+            self.most = max(self.most, self.running)
+        time.sleep(0.05)
+        with self.lock:
+            self.running -= 1
+        meta = SearchMeta(query=arguments["query"], total_results=0, route_used="bm25", timings=Timings(),
+                          facets=Facets(), suggestions=Suggestions(),
+                          pagination=Pagination(page=1, limit=10, total_pages=0, has_more=False))
+        return SearchResponse(results=[], meta=meta)
+
+
+def test_calls_beyond_max_inflight_wait_and_all_are_answered():
+    service = SlowService()
+    server = build_server(Settings(server=ServerSettings(max_inflight=3)), service=service)  # type: ignore[arg-type]
+    answered: list[str] = []
+
+    async def run() -> None:
+        async with Client(server) as client:
+            async def one(i: int) -> None:
+                result = await client.call_tool("search_documents", {"query": f"вопрос {i}"})
+                assert not result.is_error
+                answered.append(result.structured_content["meta"]["query"])
+
+            async with anyio.create_task_group() as group:
+                for i in range(12):
+                    group.start_soon(one, i)
+
+    anyio.run(run)
+    assert sorted(answered) == sorted(f"вопрос {i}" for i in range(12))
+    assert service.most == 3
