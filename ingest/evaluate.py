@@ -216,6 +216,9 @@ def evaluate(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder:
     (for sweeps of query-time settings such as fusion weights)."""
     try:
         ids = reuse_index(evalset, settings, client) if reuse else None
+        if reuse and not ids:
+            logger.warning("--reuse: no kept index under the alias {} (several embedders suffix it: {}-e5 …); "
+                           "building it", settings.index.alias, settings.index.alias)
         if not ids and as_files:
             with tempfile.TemporaryDirectory(prefix="stroidok-eval-") as directory:
                 ids = ingest_as_files(evalset, settings, client, embedder, Path(directory))
