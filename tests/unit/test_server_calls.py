@@ -1,7 +1,8 @@
-"""The server runs at most ``max_inflight`` tool calls at once; the rest wait their turn, none is lost."""
+"""How the MCP server runs tool calls: the in-flight gate, and what an answer carries (a stand-in service)."""
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any
@@ -57,3 +58,17 @@ def test_calls_beyond_max_inflight_wait_and_all_are_answered():
     anyio.run(run)
     assert sorted(answered) == sorted(f"вопрос {i}" for i in range(12))
     assert service.most == 3
+
+
+def test_an_answer_is_structured_content_and_the_same_json_compact_as_text():
+    server = build_server(Settings(), service=SlowService())  # type: ignore[arg-type]
+
+    async def run() -> Any:
+        async with Client(server) as client:
+            return await client.call_tool("search_documents", {"query": "ширина «эвакуационного» выхода"})
+
+    result = anyio.run(run)
+    text = result.content[0].text
+    assert json.loads(text) == result.structured_content
+    assert result.structured_content["meta"]["query"] == "ширина «эвакуационного» выхода"
+    assert "\n" not in text and ": " not in text and "эвакуационного" in text  # compact, UTF-8
