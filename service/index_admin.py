@@ -281,6 +281,12 @@ def swap_alias(client: OpenSearch, alias: str, old: str, new: str) -> None:
     ]})
 
 
+def retire(client: OpenSearch, settings: IndexSettings, old: str) -> None:
+    """Drop an index the alias has just left, and its embedder record."""
+    client.indices.delete(index=old)
+    client.delete(index=settings.meta_index, id=embedder_doc_id(old), ignore=[404], refresh=True)
+
+
 def next_index_name(current: str) -> str:
     """``alias-000001`` → ``alias-000002``."""
     stem, _, number = current.rpartition("-")
@@ -345,14 +351,11 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
         if switch is None:
             carry_embedder_meta(client, settings, old, new)
         swap_alias(client, settings.alias, old, new)
-        client.indices.delete(index=old)
-        if switch is None:
-            client.delete(index=settings.meta_index, id=embedder_doc_id(old), ignore=[404], refresh=True)
-        else:
+        retire(client, settings, old)
+        if switch is not None:
             for pipeline_id, body in wanted_pipelines(settings, templates_dir).items():  # fusion for the new model
                 _apply_pipeline(client, pipeline_id, body)
-            for doc_id in (embedder_doc_id(old), EMBEDDER_DOC):
-                client.delete(index=settings.meta_index, id=doc_id, ignore=[404], refresh=True)
+            client.delete(index=settings.meta_index, id=EMBEDDER_DOC, ignore=[404], refresh=True)
     if switch is not None:
         bump_generation(client, settings)
     return old, new, counts[1]
@@ -421,8 +424,7 @@ def split_if_grown(client: OpenSearch, settings: IndexSettings) -> tuple[str, st
             client.indices.delete(index=new, ignore=[404])
             client.indices.put_settings(index=old, body={"index.blocks.write": None})
             raise
-        client.indices.delete(index=old)
-        client.delete(index=settings.meta_index, id=embedder_doc_id(old), ignore=[404], refresh=True)
+        retire(client, settings, old)
     return old, new
 
 
