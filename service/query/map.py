@@ -9,7 +9,11 @@ from service.query.models import ChunkResult, DocumentResult, Facets
 
 def cut_at_word(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters at a word boundary, with an ellipsis when cut."""
-    text = " ".join(text.split())
+    return _cut(" ".join(text.split()), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    """``cut_at_word`` of a text whose whitespace is already single spaces."""
     if len(text) <= limit:
         return text
     cut = text.rfind(" ", 0, limit - 1)
@@ -20,12 +24,12 @@ def excerpt(text: str, fragments: list[str], limit: int) -> str:
     """Up to ``limit`` characters of ``text``, starting shortly before the first highlighted fragment."""
     text = " ".join(text.split())
     if len(text) <= limit or not fragments:
-        return cut_at_word(text, limit)
+        return _cut(text, limit)
     anchor = text.find(" ".join(fragments[0].replace("**", "").split())[:60])
     if anchor <= limit // 5:
-        return cut_at_word(text, limit)
+        return _cut(text, limit)
     start = text.find(" ", max(0, anchor - limit // 5)) + 1
-    return "…" + cut_at_word(text[start:], limit - 1)
+    return "…" + _cut(text[start:], limit - 1)
 
 
 def similarity_of(hit: dict[str, Any]) -> float | None:
