@@ -296,7 +296,7 @@ class ServerSettings(BaseSettings):
                                  "more get 503 (100 agents hold about 300).")
     max_inflight: int = Field(default=8, ge=1, le=256, description="Tool calls a server process runs at once "
                               "(threads); more wait in arrival order, holding no thread. At 100 agents on 2 cores "
-                              "8 gave a p95 equal to or lower than 40 in three side-by-side runs (docs/scale.md); "
+                              "8 gave a lower p95 than 40 at the same throughput side by side (docs/scale.md); "
                               "raise it when the engine is a cluster with many more search threads.")
     keep_alive_s: float = Field(default=30.0, gt=0, le=600, description="Idle keep-alive connections are closed "
                                 "after this long (longer than clients keep them).")
