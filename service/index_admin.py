@@ -203,10 +203,23 @@ def _add_new_fields(client: OpenSearch, index: str, mappings: dict[str, Any]) ->
     return Change("index", index, "updated")
 
 
+def side_template_name(index: str) -> str:
+    return f"{index}-template"
+
+
+def _apply_side_template(client: OpenSearch, name: str, body: dict[str, Any]) -> None:
+    """An index template for exactly ``name``: were the side index deleted under a running writer (the query
+    log, an ingest's registry), the engine re-creates it with its own mapping instead of guessing one."""
+    wanted = {"index_patterns": [name], "priority": 250,
+              "template": {"settings": body["settings"], "mappings": body["mappings"]}}
+    client.indices.put_index_template(name=side_template_name(name), body=wanted)
+
+
 def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any], settings: IndexSettings) -> Change:
-    """Create a side index if missing; its mapping only ever gains fields, so existing ones are kept. Its
-    replicas follow the settings (a registry on one node only would not survive that node)."""
+    """Create a side index if missing (and its template); its mapping only ever gains fields, so existing ones
+    are kept. Its replicas follow the settings (a registry on one node only would not survive that node)."""
     body["settings"]["index"].update(replica_settings(settings))
+    _apply_side_template(client, name, body)
     if client.indices.exists(index=name):
         client.indices.put_mapping(index=name, body=body["mappings"])
         client.indices.put_settings(index=name, body={"index": replica_settings(settings)})
@@ -377,7 +390,9 @@ def _copy(client: OpenSearch, old: str, new: str, template: dict[str, Any], text
 def drop_all(client: OpenSearch, settings: IndexSettings) -> None:
     """Remove everything ``apply_all`` creates for an alias (throwaway indexes of tests, eval, benchmarks)."""
     client.indices.delete(index=f"{settings.alias}-*", ignore=[404], expand_wildcards="all")
-    client.indices.delete_index_template(name=settings.template_name, ignore=[404])
+    for template in (settings.template_name, *(side_template_name(index) for index in
+                                               (settings.files_index, settings.meta_index, settings.queries_index))):
+        client.indices.delete_index_template(name=template, ignore=[404])
     for pipeline_id in (settings.hybrid_pipeline, settings.rrf_pipeline, settings.single_pipeline):
         client.search_pipeline.delete(id=pipeline_id, ignore=[404])
 

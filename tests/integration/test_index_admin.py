@@ -119,3 +119,34 @@ def test_migrate_rebuilds_from_a_changed_template_and_keeps_vectors(client: Open
     hit = client.search(index=index_settings.alias, body={"query": {"match": {"text": "бетон"}},
                                                           "_source": {"includes": ["embedding"]}})["hits"]["hits"][0]
     assert hit["_source"]["embedding"] == pytest.approx([0.1, 0.2, 0.3, 0.4])
+
+
+def test_a_side_index_deleted_under_a_writer_comes_back_with_its_own_mapping(client: OpenSearch,
+                                                                              index_settings: IndexSettings):
+    from opensearchpy.exceptions import RequestError
+
+    from service.querylog import QueryLog
+
+    apply_all(client, index_settings)
+    log = QueryLog(client, index_settings.queries_index, interval_s=0.05)
+    log.record({"tool": "search_documents", "query": "до удаления", "arguments": {"query": "до удаления"}})
+    assert log.flush(10)
+    client.indices.delete(index=f"{index_settings.queries_index},{index_settings.files_index}")
+
+    log.record({"tool": "search_documents", "query": "после", "arguments": {"query": "после", "limit": 3}})
+    assert log.flush(10)
+    mapping = client.indices.get_mapping(index=index_settings.queries_index)[index_settings.queries_index]["mappings"]
+    assert mapping["dynamic"] == "false" and mapping["properties"]["arguments"]["type"] == "flat_object"
+    with pytest.raises(RequestError):  # the registry's strict mapping, not a guessed one
+        client.index(index=index_settings.files_index, id="x", body={"doc_id": "x", "guessed_field": 1})
+    assert client.indices.get_mapping(index=index_settings.files_index)[index_settings.files_index]["mappings"][
+        "dynamic"] == "strict"
+
+
+def test_drop_all_leaves_no_template_behind(client: OpenSearch, index_settings: IndexSettings):
+    from service.index_admin import drop_all
+
+    apply_all(client, index_settings)
+    drop_all(client, index_settings)
+    names = {t["name"] for t in client.indices.get_index_template()["index_templates"]}
+    assert not {n for n in names if n.startswith(index_settings.alias)}
