@@ -289,7 +289,7 @@ def main() -> None:
     parser.add_argument("--skip-stdio", action="store_true")
     parser.add_argument("--inflight", type=int, nargs="+", default=[ServerSettings().max_inflight],
                         help="STROIDOK_SERVER_MAX_INFLIGHT of the server; several values: one server each, side by "
-                        "side (the CPU table and the verdict are the last one's).")
+                        "side (each gets its verdict; the CPU table is the last one's).")
     parser.add_argument("--engine-cpus", type=int, nargs="*", default=[],
                         help="Pin the local engine's process to these CPUs and this benchmark and its servers to the "
                         "others (as when the engine has machines of its own); restored afterwards.")
@@ -308,7 +308,7 @@ def main() -> None:
           f"server workers {args.workers}, cache off, CPU cores {os.cpu_count()}"
           + (f", engine pinned to CPUs {args.engine_cpus}, server and clients to the others" if args.engine_cpus else ""))
     print("| path | clients | p50 ms | p95 ms | p99 ms | calls/s | errors |\n|---|---|---|---|---|---|---|")
-    last: tuple[int, Run, Run] | None = None
+    raws: dict[int, Run] = {}
     cpu_rows = []
     inside_rows: list[tuple[str, int, Run]] = []
     with ExitStack() as stack:
@@ -332,7 +332,7 @@ def main() -> None:
                 raw = raw_level(settings, bodies, clients, requests)
             print(raw.row("raw OpenSearch", clients), flush=True)
             cpu_rows.append((clients, mcp_cpu.per_call_ms(requests), raw_cpu.per_call_ms(requests)))
-            last = (clients, mcp, raw)
+            raws[clients] = raw
     print("\nCPU per call, ms (engine / server / this process: the MCP clients, or the raw threads)")
     print("| clients | MCP: engine | MCP: server | MCP: clients | raw: engine | raw: client |\n|---|---|---|---|---|---|")
     for clients, (engine, server, own), (raw_engine, _, raw_own) in cpu_rows:
@@ -344,11 +344,13 @@ def main() -> None:
         inside = Run(latencies=mcp.inside)
         print(f"| {name} | {clients} | {mcp.pct(.5):.0f} | {mcp.pct(.95):.0f} | {inside.pct(.5):.0f} | "
               f"{inside.pct(.95):.0f} |")
-    if last:
-        clients, mcp, raw = last
+    for name, clients, mcp in inside_rows:
+        if clients != max(raws):
+            continue
+        raw = raws[clients]
         bound = clients / raw.throughput * 1000 + 200 if raw.throughput else float("inf")
         verdict = "PASS" if mcp.errors == 0 and mcp.pct(.95) <= bound else "FAIL"
-        print(f"\n{clients} clients: MCP errors {mcp.errors}, p95 {mcp.pct(.95):.0f} ms; bound {clients} / "
+        print(f"\n{clients} clients, {name}: errors {mcp.errors}, p95 {mcp.pct(.95):.0f} ms; bound {clients} / "
               f"{raw.throughput:.1f} q/s + 200 ms = {bound:.0f} ms → {verdict}")
     if not args.skip_stdio:
         stdio, embed = asyncio.run(stdio_sequential(env, questions))
