@@ -141,13 +141,14 @@ def _alias_indices(client: OpenSearch, alias: str) -> list[str]:
         return []
 
 
-def _apply_template(client: OpenSearch, settings: IndexSettings, body: dict[str, Any]) -> Change:
-    installed = _installed_template_hash(client, settings.template_name)
+def _apply_template(client: OpenSearch, name: str, body: dict[str, Any]) -> Change:
+    """Write an index template whose mapping ``_meta`` carries its content hash, only when the hash differs."""
+    installed = _installed_template_hash(client, name)
     wanted = body["template"]["mappings"]["_meta"][HASH_KEY]
     if installed == wanted:
-        return Change("index_template", settings.template_name, "unchanged")
-    client.indices.put_index_template(name=settings.template_name, body=body)
-    return Change("index_template", settings.template_name, "created" if installed is None else "updated")
+        return Change("index_template", name, "unchanged")
+    client.indices.put_index_template(name=name, body=body)
+    return Change("index_template", name, "created" if installed is None else "updated")
 
 
 def _apply_pipeline(client: OpenSearch, pipeline_id: str, body: dict[str, Any]) -> Change:
@@ -203,39 +204,46 @@ def _add_new_fields(client: OpenSearch, index: str, mappings: dict[str, Any]) ->
     return Change("index", index, "updated")
 
 
+def side_indexes(settings: IndexSettings) -> dict[str, str]:
+    """The alias's side indexes and the file each is described by."""
+    return {settings.files_index: "files.json", settings.meta_index: "meta.json",
+            settings.queries_index: "queries.json"}
+
+
 def side_template_name(index: str) -> str:
     return f"{index}-template"
 
 
-def _apply_side_template(client: OpenSearch, name: str, body: dict[str, Any]) -> None:
+def side_template(name: str, body: dict[str, Any]) -> dict[str, Any]:
     """An index template for exactly ``name``: were the side index deleted under a running writer (the query
     log, an ingest's registry), the engine re-creates it with its own mapping instead of guessing one."""
-    wanted = {"index_patterns": [name], "priority": 250,
-              "template": {"settings": body["settings"], "mappings": body["mappings"]}}
-    client.indices.put_index_template(name=side_template_name(name), body=wanted)
+    mappings = dict(body["mappings"])
+    template: dict[str, Any] = {"index_patterns": [name], "priority": 250,
+                                "template": {"settings": body["settings"], "mappings": mappings}}
+    mappings["_meta"] = {HASH_KEY: content_hash(template)}
+    return template
 
 
-def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any], settings: IndexSettings) -> Change:
-    """Create a side index if missing (and its template); its mapping only ever gains fields, so existing ones
+def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any], settings: IndexSettings) -> list[Change]:
+    """Create a side index if missing, and its template; its mapping only ever gains fields, so existing ones
     are kept. Its replicas follow the settings (a registry on one node only would not survive that node)."""
     body["settings"]["index"].update(replica_settings(settings))
-    _apply_side_template(client, name, body)
+    template = _apply_template(client, side_template_name(name), side_template(name, body))
     if client.indices.exists(index=name):
         client.indices.put_mapping(index=name, body=body["mappings"])
         client.indices.put_settings(index=name, body={"index": replica_settings(settings)})
-        return Change("index", name, "unchanged")
-    return Change("index", name, "created" if _create_once(client, name, body) else "unchanged")
+        return [template, Change("index", name, "unchanged")]
+    return [template, Change("index", name, "created" if _create_once(client, name, body) else "unchanged")]
 
 
 def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> list[Change]:
     """Make the engine hold the template, pipelines and aliased index described by the files."""
     with engine_errors():
-        changes = [_apply_template(client, settings, wanted_template(settings, templates_dir))]
+        changes = [_apply_template(client, settings.template_name, wanted_template(settings, templates_dir))]
         changes += [_apply_pipeline(client, pid, body) for pid, body in wanted_pipelines(settings, templates_dir).items()]
         changes.append(_apply_index(client, settings, wanted_template(settings, templates_dir)))
-        changes.append(_apply_side_index(client, settings.files_index, load_json("files.json", templates_dir), settings))
-        changes.append(_apply_side_index(client, settings.meta_index, load_json("meta.json", templates_dir), settings))
-        changes.append(_apply_side_index(client, settings.queries_index, load_json("queries.json", templates_dir), settings))
+        for index, file in side_indexes(settings).items():
+            changes += _apply_side_index(client, index, load_json(file, templates_dir), settings)
     status = index_status(client, settings, templates_dir)
     if status.problems:
         raise IndexSetupError("index set up, but it does not match settings", details={"problems": status.problems})
@@ -339,7 +347,7 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
     once every chunk has its vector (a stopped switch resumes: run it again)."""
     with engine_errors():
         template = wanted_template(settings, templates_dir)
-        _apply_template(client, settings, template)
+        _apply_template(client, settings.template_name, template)
         current = _alias_indices(client, settings.alias)[-1:]
         if not current:
             raise IndexSetupError(f"alias {settings.alias} points to no index; run `stroidok index init`")
@@ -390,8 +398,7 @@ def _copy(client: OpenSearch, old: str, new: str, template: dict[str, Any], text
 def drop_all(client: OpenSearch, settings: IndexSettings) -> None:
     """Remove everything ``apply_all`` creates for an alias (throwaway indexes of tests, eval, benchmarks)."""
     client.indices.delete(index=f"{settings.alias}-*", ignore=[404], expand_wildcards="all")
-    for template in (settings.template_name, *(side_template_name(index) for index in
-                                               (settings.files_index, settings.meta_index, settings.queries_index))):
+    for template in (settings.template_name, *map(side_template_name, side_indexes(settings))):
         client.indices.delete_index_template(name=template, ignore=[404])
     for pipeline_id in (settings.hybrid_pipeline, settings.rrf_pipeline, settings.single_pipeline):
         client.search_pipeline.delete(id=pipeline_id, ignore=[404])
