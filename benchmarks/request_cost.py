@@ -26,7 +26,7 @@ from opensearchpy import OpenSearch
 from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
-from service.query.build import build_request
+from service.query.build import SOURCE_EXCLUDES, build_request
 from service.search import SearchService, validate_request
 from service.security import stdio_principal
 from service.settings import Settings
@@ -80,7 +80,7 @@ def no_total_hits(body: Body) -> Body:
 
 def whole_source(body: Body) -> Body:
     """Every stored field but the vector on hits and inner hits (what the service fetched before issue 15)."""
-    body["_source"] = body["collapse"]["inner_hits"]["_source"] = {"excludes": ["embedding"]}
+    body["_source"] = body["collapse"]["inner_hits"]["_source"] = copy.deepcopy(SOURCE_EXCLUDES)
     return body
 
 
