@@ -87,12 +87,19 @@ def replica_settings(settings: IndexSettings) -> dict[str, Any]:
 
 
 def build_hybrid_pipeline(raw: dict[str, Any], settings: IndexSettings) -> dict[str, Any]:
-    """The normalization pipeline with the configured techniques and BM25/dense weights."""
+    """The normalization pipeline with the configured techniques, BM25/dense weights and min-max floors.
+
+    A floor is the engine's ``apply`` lower bound: scores at or above it scale as ``(s - floor) / (top - floor)``;
+    the rare score under it falls back to plain min-max, so floors sit below the scores a leg really gives."""
     body = copy.deepcopy(raw)
     processor = body["phase_results_processors"][0]["normalization-processor"]
     processor["normalization"]["technique"] = settings.normalization
     processor["combination"]["technique"] = settings.combination
     processor["combination"]["parameters"]["weights"] = [settings.bm25_weight, settings.dense_weight]
+    bounds = [settings.bm25_lower_bound, settings.dense_lower_bound]
+    if settings.normalization == "min_max" and any(b is not None for b in bounds):
+        processor["normalization"]["parameters"] = {"lower_bounds": [
+            {"mode": "ignore"} if b is None else {"mode": "apply", "min_score": b} for b in bounds]}
     return body
 
 

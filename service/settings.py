@@ -115,7 +115,7 @@ class OpenSearchSettings(BaseSettings):
 class IndexSettings(BaseSettings):
     """The chunk index, its template and the hybrid search pipelines."""
 
-    model_config = SettingsConfigDict(env_prefix="STROIDOK_INDEX_", extra="ignore")
+    model_config = SettingsConfigDict(env_prefix="STROIDOK_INDEX_", extra="ignore", env_parse_none_str="none")
 
     alias: str = Field(default="stroidok-chunks", pattern=r"^[a-z0-9][a-z0-9_\-]{0,100}$")
     embedding_dim: int = Field(default=300, ge=2, le=16000)
@@ -133,7 +133,7 @@ class IndexSettings(BaseSettings):
         "keeps a second copy of every shard on another node (it survives losing a node)."))
     bm25_weight: float = Field(default=0.9, ge=0, le=1, description=(
         "Share of BM25 in hybrid fusion; unset, it follows the embedder (navec 0.9: construction set +1.4 "
-        "nDCG@10 points over 0.8; e5 0.8), measured in docs/relevance.md."))
+        "nDCG@10 points over 0.8; e5 0.3 with the floors below), measured in docs/relevance.md."))
     merge_segments: int = Field(default=1, ge=1, le=100, description="Segments per shard after `index optimize` "
                                 "(and after an ingest that wrote a large part of the index).")
     optimize_share: float = Field(default=0.5, ge=0, le=1, description="An ingest run that wrote at least this "
@@ -142,6 +142,14 @@ class IndexSettings(BaseSettings):
     rrf_rank_constant: int = Field(default=60, ge=1)
     normalization: Literal["min_max", "l2", "z_score"] = "min_max"
     combination: Literal["arithmetic_mean", "geometric_mean", "harmonic_mean"] = "arithmetic_mean"
+    bm25_lower_bound: float | None = Field(default=None, ge=0, le=10_000, description=(
+        "min_max only: BM25 scores are scaled from this floor to the query's top score instead of from the "
+        "lowest retrieved one (0: score / top score, so a weak BM25 list stays weak); none: plain min-max. "
+        "Unset, it follows the embedder (e5 0, navec none)."))
+    dense_lower_bound: float | None = Field(default=None, ge=0, le=1, description=(
+        "min_max only: k-NN scores ((1 + cosine) / 2) are scaled from this floor to the top score, so a "
+        "dense list whose best hit is barely better than its worst no longer counts as a confident 0-to-1 "
+        "spread (e5 0.875, i.e. cosine 0.75, below nearly every e5 query-passage pair); none: plain min-max."))
 
     @property
     def dense_weight(self) -> float:
@@ -314,12 +322,13 @@ class Settings(BaseModel):
     server: ServerSettings = Field(default_factory=ServerSettings)
 
     @model_validator(mode="after")
-    def _dimension_follows_embedder(self) -> Settings:
-        """Unless set explicitly, the index's vector dimension is the configured embedder's."""
-        derived = {"embedding_dim": known_dimension(self.embedder),
-                   "bm25_weight": BM25_WEIGHTS.get(self.embedder.provider)}
+    def _index_follows_embedder(self) -> Settings:
+        """Unless set explicitly, the index's vector dimension and fusion are the configured embedder's."""
+        derived: dict[str, object] = dict(FUSION.get(self.embedder.provider, {}))
+        if (dimension := known_dimension(self.embedder)) is not None:
+            derived["embedding_dim"] = dimension
         for name, value in derived.items():
-            if name not in self.index.model_fields_set and value is not None:
+            if name not in self.index.model_fields_set:
                 setattr(self.index, name, value)
                 self.index.model_fields_set.discard(name)  # still derived: a copy with another embedder re-derives
         return self
@@ -329,9 +338,13 @@ class Settings(BaseModel):
         return self.opensearch.resolved_url(self.engine)
 
 
-#: BM25's share in hybrid fusion per embedder, measured in docs/relevance.md: a weak dense leg (navec) only
-#: nudges BM25; with e5 the construction set still wants BM25 to lead (0.8), TyDi would want 0.2–0.3
-BM25_WEIGHTS = {"navec": 0.9, "e5": 0.8}
+#: Hybrid fusion per embedder, measured in docs/relevance.md: a weak dense leg (navec) only nudges BM25;
+#: e5 leads at 0.7 with both legs scaled from fixed floors (plain min-max made every query's dense list a
+#: full 0-to-1 spread, so no single weight suited both the QA sets and the construction set)
+FUSION: dict[str, dict[str, float | None]] = {
+    "navec": {"bm25_weight": 0.9, "bm25_lower_bound": None, "dense_lower_bound": None},
+    "e5": {"bm25_weight": 0.3, "bm25_lower_bound": 0.0, "dense_lower_bound": 0.875},
+}
 
 
 def known_dimension(embedder: EmbedderSettings) -> int | None:

@@ -89,6 +89,29 @@ def test_min_max_pipeline_combines_legs_by_weighted_mean(
     assert got[0][0] == ("a" if bm25_weight > 0.5 else "e")
 
 
+def floored(scores: dict[str, float], floor: float) -> dict[str, float]:
+    high = max(scores.values())
+    return {k: (v - floor) / (high - floor) for k, v in scores.items()}
+
+
+def test_min_max_floors_scale_each_leg_from_its_floor(client: OpenSearch, fixture_index: IndexSettings):
+    # the e5 shape (BM25 from 0, dense from a fixed floor) with a dense floor under every fixture score
+    settings = fixture_index.model_copy(update={"bm25_weight": 0.3, "bm25_lower_bound": 0.0,
+                                                "dense_lower_bound": 0.4})
+    apply_all(client, settings)
+    bm25, knn = legs(client, settings.alias)
+    assert min(knn.values()) > 0.4
+    expected = {d: 0.3 * floored(bm25, 0.0)[d] + 0.7 * floored(knn, 0.4)[d] for d in DOCS}
+    plain = {d: 0.3 * min_max(bm25)[d] + 0.7 * min_max(knn)[d] for d in DOCS}
+    assert not all(math.isclose(expected[d], plain[d], abs_tol=2e-3) for d in DOCS)  # the floors matter here
+
+    got = hybrid(client, settings.alias, settings.hybrid_pipeline)
+
+    assert [d for d, _ in got] == sorted(expected, key=expected.get, reverse=True)
+    for doc_id, score in got:
+        assert math.isclose(score, expected[doc_id], abs_tol=2e-3), (doc_id, score, expected[doc_id])
+
+
 def test_rrf_pipeline_fuses_ranks(client: OpenSearch, fixture_index: IndexSettings):
     bm25, knn = legs(client, fixture_index.alias)
     rank = {name: {d: i + 1 for i, d in enumerate(sorted(s, key=s.get, reverse=True))}

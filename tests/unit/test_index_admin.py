@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import pytest
+
 from service.index_admin import (
     HASH_KEY,
     build_hybrid_pipeline,
@@ -37,6 +39,23 @@ def test_hybrid_pipeline_carries_weights_and_technique():
     assert processor["combination"]["parameters"]["weights"] == [0.7, 0.3]
     assert processor["normalization"]["technique"] == "l2"
     assert processor["combination"]["technique"] == "harmonic_mean"
+
+
+def test_hybrid_pipeline_carries_min_max_floors_per_leg():
+    raw = load_json("pipelines/hybrid.json")
+    body = build_hybrid_pipeline(raw, IndexSettings(dense_lower_bound=0.875))
+    normalization = body["phase_results_processors"][0]["normalization-processor"]["normalization"]
+    assert normalization["parameters"]["lower_bounds"] == [{"mode": "ignore"}, {"mode": "apply", "min_score": 0.875}]
+    plain = build_hybrid_pipeline(raw, IndexSettings())
+    assert "parameters" not in plain["phase_results_processors"][0]["normalization-processor"]["normalization"]
+    z_score = build_hybrid_pipeline(raw, IndexSettings(bm25_lower_bound=0, normalization="z_score"))
+    assert "parameters" not in z_score["phase_results_processors"][0]["normalization-processor"]["normalization"]
+
+
+def test_index_floors_read_none_from_the_environment(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("STROIDOK_INDEX_DENSE_LOWER_BOUND", "none")
+    monkeypatch.setenv("STROIDOK_INDEX_BM25_LOWER_BOUND", "0")
+    assert (IndexSettings().bm25_lower_bound, IndexSettings().dense_lower_bound) == (0.0, None)
 
 
 def test_rrf_pipeline_carries_rank_constant():

@@ -45,7 +45,12 @@ def test_vector_dimension_and_fusion_weight_follow_the_embedder_unless_set(monke
     navec = Settings()
     assert navec.index.embedding_dim == 300
     assert eval_settings(navec, "x", "e5", suffix=True).index.embedding_dim == 384  # a copy re-derives it
-    assert (navec.index.bm25_weight, eval_settings(navec, "x", "e5").index.bm25_weight) == (0.9, 0.8)
+    e5 = eval_settings(navec, "x", "e5")
+    assert (navec.index.bm25_weight, e5.index.bm25_weight) == (0.9, 0.3)
+    assert (navec.index.bm25_lower_bound, navec.index.dense_lower_bound) == (None, None)
+    assert (e5.index.bm25_lower_bound, e5.index.dense_lower_bound) == (0.0, 0.875)
+    back = eval_settings(e5, "x", "navec")  # a copy re-derives every derived field, the floors included
+    assert (back.index.bm25_weight, back.index.dense_lower_bound) == (0.9, None)
     monkeypatch.setenv("STROIDOK_INDEX_EMBEDDING_DIM", "128")
     monkeypatch.setenv("STROIDOK_INDEX_BM25_WEIGHT", "0.5")
     assert eval_settings(Settings(), "x", "e5").index.embedding_dim == 128
