@@ -15,15 +15,19 @@ import json
 import statistics
 from pathlib import Path
 
-from service.embedders.factory import build_embedder
+from service.index_meta import read_embedder_meta
 from service.opensearch import build_client
 from service.query.build import build_knn_leg, build_search_body
 from service.settings import Settings
+from service.vectors import embedder_for
 
 
 def leg_scores(settings: Settings, alias: str, texts: list[str]) -> list[list[float]]:
-    """The dense leg's candidate scores, best first, per query."""
-    embedder, client = build_embedder(settings.embedder), build_client(settings)
+    """The dense leg's candidate scores, best first, per query, embedded as the search service embeds them
+    (the embedder the index records, with its fitted statistics)."""
+    client = build_client(settings)
+    index_settings = settings.index.model_copy(update={"alias": alias})
+    embedder = embedder_for(read_embedder_meta(client, index_settings), None, settings)
     k = settings.search.knn_k
     out = []
     for text in texts:
@@ -47,12 +51,13 @@ def main() -> None:
     parser.add_argument("--alias", required=True)
     parser.add_argument("--queries", type=Path, required=True, help="JSONL with a 'text' per line")
     parser.add_argument("--limit", type=int, default=200)
+    parser.add_argument("--floor", type=float, help="default: STROIDOK_INDEX_DENSE_LOWER_BOUND as configured")
     args = parser.parse_args()
     settings = Settings()
     lines = args.queries.read_text(encoding="utf-8").splitlines()[: args.limit]
     texts = [json.loads(line)["text"] for line in lines if line.strip()]
-    floor = settings.index.dense_lower_bound
-    print(f"{args.alias} ({settings.embedder.provider}): "
+    floor = args.floor if args.floor is not None else settings.index.dense_lower_bound
+    print(f"{args.alias}: "
           f"{summary(leg_scores(settings, args.alias, texts), floor if floor is not None else 0.0)}")
 
 
