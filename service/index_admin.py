@@ -246,9 +246,10 @@ def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any], setti
 def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> list[Change]:
     """Make the engine hold the template, pipelines and aliased index described by the files."""
     with engine_errors():
-        changes = [_apply_template(client, settings.template_name, wanted_template(settings, templates_dir))]
+        template = wanted_template(settings, templates_dir)
+        changes = [_apply_template(client, settings.template_name, template)]
         changes += [_apply_pipeline(client, pid, body) for pid, body in wanted_pipelines(settings, templates_dir).items()]
-        changes.append(_apply_index(client, settings, wanted_template(settings, templates_dir)))
+        changes.append(_apply_index(client, settings, template))
         for index, file in side_indexes(settings).items():
             changes += _apply_side_index(client, index, load_json(file, templates_dir), settings)
     status = index_status(client, settings, templates_dir)

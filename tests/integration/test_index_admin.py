@@ -47,6 +47,20 @@ def test_changed_weights_update_the_pipeline_in_place(client: OpenSearch, index_
     assert weights == [0.3, 0.7]
 
 
+def test_min_max_floors_update_the_pipeline_once(client: OpenSearch, index_settings: IndexSettings):
+    apply_all(client, index_settings)
+    floored = index_settings.model_copy(update={"bm25_lower_bound": 0.0, "dense_lower_bound": 0.875})
+
+    first = {c.name: c.action for c in apply_all(client, floored)}
+    second = {c.name: c.action for c in apply_all(client, floored)}
+
+    assert (first[index_settings.hybrid_pipeline], second[index_settings.hybrid_pipeline]) == ("updated", "unchanged")
+    stored = client.search_pipeline.get(id=index_settings.hybrid_pipeline)[index_settings.hybrid_pipeline]
+    normalization = stored["phase_results_processors"][0]["normalization-processor"]["normalization"]
+    assert normalization["parameters"]["lower_bounds"] == [{"mode": "apply", "min_score": 0.0},
+                                                           {"mode": "apply", "min_score": 0.875}]
+
+
 def test_status_reports_ok_after_init_and_problems_before(client: OpenSearch, index_settings: IndexSettings):
     assert not index_status(client, index_settings).ok
     apply_all(client, index_settings)
