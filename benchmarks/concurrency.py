@@ -288,6 +288,49 @@ async def stdio_sequential(env: dict[str, str], questions: list[str], settings: 
     return run, raw, embed
 
 
+
+NODE_CLIENT = REPO / "benchmarks/node/stdio_client.mjs"
+
+
+def node_stdio_sequential(env: dict[str, str], questions: list[str], settings: Settings,
+                          bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
+    """``stdio_sequential`` with the MCP TypeScript SDK's client (the one Claude Code is built on) driving the
+    same server command: ``npm ci --prefix benchmarks/node`` first."""
+    if not (NODE_CLIENT.parent / "node_modules").is_dir():
+        raise SystemExit("the node stdio client needs: npm ci --prefix benchmarks/node")
+    run, raw, embed = Run(), Run(), []
+    engine = build_client(settings)
+    command = ["node", str(NODE_CLIENT), sys.executable, "-m", "service.cli", "serve"]
+    with subprocess.Popen(command, env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                          encoding="utf-8") as node:
+        assert node.stdin is not None and node.stdout is not None
+        json.loads(node.stdout.readline())  # {"ready": true}: tools listed, one warm-up call made
+        began_all = time.perf_counter()
+        for i, (question, (body, pipeline)) in enumerate(zip(questions, bodies, strict=True)):
+            for path in ("mcp", "raw") if i % 2 == 0 else ("raw", "mcp"):
+                if path == "mcp":
+                    node.stdin.write(json.dumps({"query": question}, ensure_ascii=False) + "\n")
+                    node.stdin.flush()
+                    reply = json.loads(node.stdout.readline())
+                    run.errors += bool(reply["error"])
+                    run.latencies.append(reply["ms"])
+                    embed.append(reply["embedding_ms"] or 0.0)
+                else:
+                    began = time.perf_counter()
+                    engine.search(index=settings.index.alias, body=body, params={"search_pipeline": pipeline})
+                    raw.latencies.append((time.perf_counter() - began) * 1000)
+        run.wall_s = time.perf_counter() - began_all
+        node.stdin.close()
+    return run, raw, embed
+
+
+def sequential_line(client: str, stdio: Run, raw: Run, embed: list[float]) -> str:
+    floor = percentile([e + r for e, r in zip(embed, raw.latencies, strict=False)], .95)
+    return (f"sequential ({client} client): MCP stdio p50 {stdio.pct(.5):.0f} / p95 {stdio.pct(.95):.0f} ms; raw "
+            f"engine p50 {raw.pct(.5):.0f} / p95 {raw.pct(.95):.0f} ms; embedding mean {statistics.mean(embed):.1f} "
+            f"ms; ratio p95 {stdio.pct(.95) / floor:.2f} (bar 1.15) → "
+            f"{'PASS' if stdio.pct(.95) <= 1.15 * floor else 'FAIL'}")
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--alias", default="eval-cf2")
@@ -297,6 +340,9 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes of the server.")
     parser.add_argument("--redis-url", default=os.environ.get("STROIDOK_REDIS_URL", ""))
     parser.add_argument("--skip-stdio", action="store_true")
+    parser.add_argument("--stdio-clients", nargs="+", choices=["python", "node"], default=["python"],
+                        help="MCP clients of the sequential stdio probe: the Python SDK's, and/or the TypeScript "
+                        "SDK's (Claude Code's; needs `npm ci --prefix benchmarks/node`), each its own line.")
     parser.add_argument("--inflight", type=int, nargs="+", default=[ServerSettings().max_inflight],
                         help="STROIDOK_SERVER_MAX_INFLIGHT of the server; several values: one server each, side by "
                         "side (each gets its verdict; the CPU table is the last one's).")
@@ -362,13 +408,12 @@ def main() -> None:
         verdict = "PASS" if mcp.errors == 0 and mcp.pct(.95) <= bound else "FAIL"
         print(f"\n{clients} clients, {name}: errors {mcp.errors}, p95 {mcp.pct(.95):.0f} ms; bound {clients} / "
               f"{raw.throughput:.1f} q/s + 200 ms = {bound:.0f} ms → {verdict}")
-    if not args.skip_stdio:
-        stdio, raw, embed = asyncio.run(stdio_sequential(env, questions, settings, bodies))
-        floor = percentile([e + r for e, r in zip(embed, raw.latencies, strict=False)], .95)
-        print(f"\nsequential: MCP stdio p50 {stdio.pct(.5):.0f} / p95 {stdio.pct(.95):.0f} ms; raw engine p50 "
-              f"{raw.pct(.5):.0f} / p95 {raw.pct(.95):.0f} ms; embedding mean {statistics.mean(embed):.1f} ms; "
-              f"ratio p95 {stdio.pct(.95) / floor:.2f} (bar 1.15) → "
-              f"{'PASS' if stdio.pct(.95) <= 1.15 * floor else 'FAIL'}")
+    for stdio_client in [] if args.skip_stdio else args.stdio_clients:
+        if stdio_client == "python":
+            stdio, raw, embed = asyncio.run(stdio_sequential(env, questions, settings, bodies))
+        else:
+            stdio, raw, embed = node_stdio_sequential(env, questions, settings, bodies)
+        print("\n" + sequential_line(stdio_client, stdio, raw, embed))
 
 
 if __name__ == "__main__":
