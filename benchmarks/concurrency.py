@@ -16,6 +16,8 @@ product's default, the query log included.
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 10 50 100 --workers 2
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --inflight 8 40      # two gate sizes side by side
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --engine-cpus 0      # the engine on a core of its own
+    npm ci --prefix benchmarks/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 \
+        --requests 60 --stdio-clients node python                                 # stdio: Claude Code's SDK client too
 
 Besides latency, it prints the CPU each call costs the engine, the server and the clients (over the timed
 calls), and the server's own time per call (``meta.timings.total_ms``) beside what the client saw.
