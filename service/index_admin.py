@@ -20,9 +20,9 @@ from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
 from service.errors import IndexSetupError
-from service.index_meta import EMBEDDER_DOC, bump_generation, carry_embedder_meta, embedder_doc_id
+from service.index_meta import EMBEDDER_DOC, bump_generation, carry_embedder_meta, embedder_doc_id, read_embedder_meta
 from service.opensearch import engine_errors
-from service.settings import IndexSettings
+from service.settings import FUSION, IndexSettings
 
 TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "index_templates"
 HASH_KEY = "stroidok_template_hash"
@@ -243,8 +243,18 @@ def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any], setti
     return [template, Change("index", name, "created" if _create_once(client, name, body) else "unchanged")]
 
 
+def with_recorded_fusion(client: OpenSearch, settings: IndexSettings) -> IndexSettings:
+    """``settings`` with the fusion (weight, floors) of the embedder the alias's index records, wherever they
+    are not set explicitly: the search service embeds queries with that embedder whatever is configured, so
+    a run configured for another one (an ingest it will refuse, say) must not leave its fusion behind."""
+    recorded = FUSION.get(str((read_embedder_meta(client, settings) or {}).get("provider")))
+    update = {k: v for k, v in (recorded or {}).items() if k not in settings.model_fields_set}
+    return settings.model_copy(update=update) if update else settings
+
+
 def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> list[Change]:
     """Make the engine hold the template, pipelines and aliased index described by the files."""
+    settings = with_recorded_fusion(client, settings)
     with engine_errors():
         template = wanted_template(settings, templates_dir)
         changes = [_apply_template(client, settings.template_name, template)]
@@ -269,6 +279,7 @@ def _index_mapping_facts(client: OpenSearch, index: str) -> tuple[int | None, st
 
 def index_status(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> IndexStatus:
     """Compare what the engine holds with the files and settings; ``problems`` says what differs."""
+    settings = with_recorded_fusion(client, settings)
     with engine_errors():
         template_hash = _installed_template_hash(client, settings.template_name)
         wanted_hash = wanted_template(settings, templates_dir)["template"]["mappings"]["_meta"][HASH_KEY]

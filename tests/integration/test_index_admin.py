@@ -5,9 +5,11 @@ from __future__ import annotations
 import pytest
 from opensearchpy import OpenSearch
 
+from service.embedders.base import EmbedderIdentity
 from service.errors import IndexSetupError
 from service.index_admin import apply_all, index_status
-from service.settings import IndexSettings
+from service.index_meta import claim_embedder_meta
+from service.settings import FUSION, IndexSettings
 
 pytestmark = pytest.mark.integration
 
@@ -59,6 +61,36 @@ def test_min_max_floors_update_the_pipeline_once(client: OpenSearch, index_setti
     normalization = stored["phase_results_processors"][0]["normalization-processor"]["normalization"]
     assert normalization["parameters"]["lower_bounds"] == [{"mode": "apply", "min_score": 0.0},
                                                            {"mode": "apply", "min_score": 0.875}]
+
+
+class RecordedAs:
+    """Only an identity: what an ingest with that embedder leaves in the index's record."""
+
+    def __init__(self, provider: str, dimension: int) -> None:
+        self.identity = EmbedderIdentity(provider, f"{provider}-model", dimension)
+
+
+def hybrid_normalization(client: OpenSearch, settings: IndexSettings) -> dict:
+    stored = client.search_pipeline.get(id=settings.hybrid_pipeline)[settings.hybrid_pipeline]
+    return stored["phase_results_processors"][0]["normalization-processor"]
+
+
+def test_pipelines_follow_the_embedder_the_index_records(client: OpenSearch, index_settings: IndexSettings):
+    # configured for navec-like plain min-max, but the index records e5: a run with this configuration
+    # (an ingest that will be refused, an `index init`) must leave e5's fusion in place
+    apply_all(client, index_settings)
+    claim_embedder_meta(client, RecordedAs("e5", index_settings.embedding_dim), index_settings, None)  # type: ignore[arg-type]
+    e5 = FUSION["e5"]
+
+    apply_all(client, index_settings)
+
+    processor = hybrid_normalization(client, index_settings)
+    assert processor["combination"]["parameters"]["weights"] == [e5["bm25_weight"], 1 - e5["bm25_weight"]]
+    assert processor["normalization"]["parameters"]["lower_bounds"][1]["min_score"] == e5["dense_lower_bound"]
+    assert index_status(client, index_settings).ok
+    explicit = index_settings.model_copy(update={"bm25_weight": 0.6})  # a weight set explicitly still wins
+    apply_all(client, explicit)
+    assert hybrid_normalization(client, index_settings)["combination"]["parameters"]["weights"] == [0.6, 0.4]
 
 
 def test_status_reports_ok_after_init_and_problems_before(client: OpenSearch, index_settings: IndexSettings):
