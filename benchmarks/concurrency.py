@@ -35,7 +35,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
@@ -265,65 +265,78 @@ def raw_level(settings: Settings, bodies: list[tuple[dict[str, Any], str]], clie
     return run
 
 
-async def stdio_sequential(env: dict[str, str], questions: list[str], settings: Settings,
-                           bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
-    """Sequential calls over stdio (as Claude Code runs the server), with each call's embedding time, each
-    beside the same question's raw engine request (in turn first and second): the two paths interleaved,
-    so a noisy moment of the machine falls on both."""
+#: One MCP call of a sequential probe: the question → (wall ms, the server's embedding ms, failed).
+McpCall = Callable[[str], Awaitable[tuple[float, float, bool]]]
+
+
+async def interleaved(call: McpCall, questions: list[str], settings: Settings,
+                      bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
+    """Each question through MCP (``call``) and, beside it, its raw engine request, in turn first and second:
+    a noisy moment of the machine falls on both paths, and neither always warms the other."""
     run, raw, embed = Run(), Run(), []
     engine = build_client(settings)
-    params = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"], env=env, cwd=str(REPO))
-    async with Client(params, read_timeout_seconds=300) as client:
-        await client.call_tool("search_documents", {"query": "прогрев"})
-        began_all = time.perf_counter()
-        for i, (question, (body, pipeline)) in enumerate(zip(questions, bodies, strict=True)):
-            for path in ("mcp", "raw") if i % 2 == 0 else ("raw", "mcp"):  # neither always warms the other
+    began_all = time.perf_counter()
+    for i, (question, (body, pipeline)) in enumerate(zip(questions, bodies, strict=True)):
+        for path in ("mcp", "raw") if i % 2 == 0 else ("raw", "mcp"):
+            if path == "mcp":
+                ms, embedding_ms, failed = await call(question)
+                run.latencies.append(ms)
+                embed.append(embedding_ms)
+                run.errors += failed
+            else:
                 began = time.perf_counter()
-                if path == "mcp":
-                    result = await client.call_tool("search_documents", {"query": question})
-                    run.latencies.append((time.perf_counter() - began) * 1000)
-                    embed.append(result.structured_content["meta"]["timings"]["embedding_ms"])
-                else:
-                    engine.search(index=settings.index.alias, body=body, params={"search_pipeline": pipeline})
-                    raw.latencies.append((time.perf_counter() - began) * 1000)
-        run.wall_s = time.perf_counter() - began_all
+                engine.search(index=settings.index.alias, body=body, params={"search_pipeline": pipeline})
+                raw.latencies.append((time.perf_counter() - began) * 1000)
+    run.wall_s = time.perf_counter() - began_all
     return run, raw, embed
 
+
+SERVER_ARGS = ["-m", "service.cli", "serve"]
+
+
+async def stdio_sequential(env: dict[str, str], questions: list[str], settings: Settings,
+                           bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
+    """Sequential calls over stdio (as Claude Code runs the server) through the Python SDK's client,
+    interleaved with the raw requests."""
+    params = StdioServerParameters(command=sys.executable, args=SERVER_ARGS, env=env, cwd=str(REPO))
+    async with Client(params, read_timeout_seconds=300) as client:
+        await client.call_tool("search_documents", {"query": "прогрев"})
+
+        async def call(question: str) -> tuple[float, float, bool]:
+            began = time.perf_counter()
+            result = await client.call_tool("search_documents", {"query": question})
+            return ((time.perf_counter() - began) * 1000, result.structured_content["meta"]["timings"]["embedding_ms"],
+                    bool(result.is_error))
+
+        return await interleaved(call, questions, settings, bodies)
 
 
 NODE_CLIENT = REPO / "benchmarks/node/stdio_client.mjs"
 
 
-def node_stdio_sequential(env: dict[str, str], questions: list[str], settings: Settings,
-                          bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
+async def node_stdio_sequential(env: dict[str, str], questions: list[str], settings: Settings,
+                                bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
     """``stdio_sequential`` with the MCP TypeScript SDK's client (the one Claude Code is built on) driving the
     same server command: ``npm ci --prefix benchmarks/node`` first."""
     if not (NODE_CLIENT.parent / "node_modules").is_dir():
         raise SystemExit("the node stdio client needs: npm ci --prefix benchmarks/node")
-    run, raw, embed = Run(), Run(), []
-    engine = build_client(settings)
-    command = ["node", str(NODE_CLIENT), sys.executable, "-m", "service.cli", "serve"]
+    command = ["node", str(NODE_CLIENT), sys.executable, *SERVER_ARGS]
     with subprocess.Popen(command, env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                           encoding="utf-8") as node:
         assert node.stdin is not None and node.stdout is not None
-        json.loads(node.stdout.readline())  # {"ready": true}: tools listed, one warm-up call made
-        began_all = time.perf_counter()
-        for i, (question, (body, pipeline)) in enumerate(zip(questions, bodies, strict=True)):
-            for path in ("mcp", "raw") if i % 2 == 0 else ("raw", "mcp"):
-                if path == "mcp":
-                    node.stdin.write(json.dumps({"query": question}, ensure_ascii=False) + "\n")
-                    node.stdin.flush()
-                    reply = json.loads(node.stdout.readline())
-                    run.errors += bool(reply["error"])
-                    run.latencies.append(reply["ms"])
-                    embed.append(reply["embedding_ms"] or 0.0)
-                else:
-                    began = time.perf_counter()
-                    engine.search(index=settings.index.alias, body=body, params={"search_pipeline": pipeline})
-                    raw.latencies.append((time.perf_counter() - began) * 1000)
-        run.wall_s = time.perf_counter() - began_all
-        node.stdin.close()
-    return run, raw, embed
+        stdin, stdout = node.stdin, node.stdout
+        json.loads(stdout.readline())  # {"ready": true}: tools listed, one warm-up call made
+
+        async def call(question: str) -> tuple[float, float, bool]:
+            stdin.write(json.dumps({"query": question}, ensure_ascii=False) + "\n")
+            stdin.flush()
+            reply = json.loads(stdout.readline())  # the node client times the call itself
+            return reply["ms"], reply["embedding_ms"] or 0.0, bool(reply["error"])
+
+        try:
+            return await interleaved(call, questions, settings, bodies)
+        finally:
+            stdin.close()
 
 
 def sequential_line(client: str, stdio: Run, raw: Run, embed: list[float]) -> str:
@@ -332,6 +345,7 @@ def sequential_line(client: str, stdio: Run, raw: Run, embed: list[float]) -> st
             f"engine p50 {raw.pct(.5):.0f} / p95 {raw.pct(.95):.0f} ms; embedding mean {statistics.mean(embed):.1f} "
             f"ms; ratio p95 {stdio.pct(.95) / floor:.2f} (bar 1.15) → "
             f"{'PASS' if stdio.pct(.95) <= 1.15 * floor else 'FAIL'}")
+
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -411,10 +425,8 @@ def main() -> None:
         print(f"\n{clients} clients, {name}: errors {mcp.errors}, p95 {mcp.pct(.95):.0f} ms; bound {clients} / "
               f"{raw.throughput:.1f} q/s + 200 ms = {bound:.0f} ms → {verdict}")
     for stdio_client in [] if args.skip_stdio else args.stdio_clients:
-        if stdio_client == "python":
-            stdio, raw, embed = asyncio.run(stdio_sequential(env, questions, settings, bodies))
-        else:
-            stdio, raw, embed = node_stdio_sequential(env, questions, settings, bodies)
+        probe = stdio_sequential if stdio_client == "python" else node_stdio_sequential
+        stdio, raw, embed = asyncio.run(probe(env, questions, settings, bodies))
         print("\n" + sequential_line(stdio_client, stdio, raw, embed))
 
 

@@ -262,7 +262,7 @@ def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path =
         changes.append(_apply_index(client, settings, template))
         for index, file in side_indexes(settings).items():
             changes += _apply_side_index(client, index, load_json(file, templates_dir), settings)
-    status = index_status(client, settings, templates_dir)
+    status = _status(client, settings, templates_dir)
     if status.problems:
         raise IndexSetupError("index set up, but it does not match settings", details={"problems": status.problems})
     for notice in status.notices:
@@ -279,7 +279,11 @@ def _index_mapping_facts(client: OpenSearch, index: str) -> tuple[int | None, st
 
 def index_status(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> IndexStatus:
     """Compare what the engine holds with the files and settings; ``problems`` says what differs."""
-    settings = with_recorded_fusion(client, settings)
+    return _status(client, with_recorded_fusion(client, settings), templates_dir)
+
+
+def _status(client: OpenSearch, settings: IndexSettings, templates_dir: Path) -> IndexStatus:
+    """``index_status`` for settings whose fusion is already the recorded embedder's."""
     with engine_errors():
         template_hash = _installed_template_hash(client, settings.template_name)
         wanted_hash = wanted_template(settings, templates_dir)["template"]["mappings"]["_meta"][HASH_KEY]

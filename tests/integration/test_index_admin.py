@@ -36,6 +36,11 @@ def test_templates_and_pipelines_apply_twice_without_change(client: OpenSearch, 
     assert before["indices"] == [index_settings.first_index]
 
 
+def hybrid_normalization(client: OpenSearch, settings: IndexSettings) -> dict:
+    stored = client.search_pipeline.get(id=settings.hybrid_pipeline)[settings.hybrid_pipeline]
+    return stored["phase_results_processors"][0]["normalization-processor"]
+
+
 def test_changed_weights_update_the_pipeline_in_place(client: OpenSearch, index_settings: IndexSettings):
     apply_all(client, index_settings)
     reweighted = index_settings.model_copy(update={"bm25_weight": 0.3})
@@ -44,9 +49,7 @@ def test_changed_weights_update_the_pipeline_in_place(client: OpenSearch, index_
 
     assert changes[index_settings.hybrid_pipeline] == "updated"
     assert changes[index_settings.rrf_pipeline] == "unchanged"
-    stored = client.search_pipeline.get(id=index_settings.hybrid_pipeline)[index_settings.hybrid_pipeline]
-    weights = stored["phase_results_processors"][0]["normalization-processor"]["combination"]["parameters"]["weights"]
-    assert weights == [0.3, 0.7]
+    assert hybrid_normalization(client, index_settings)["combination"]["parameters"]["weights"] == [0.3, 0.7]
 
 
 def test_min_max_floors_update_the_pipeline_once(client: OpenSearch, index_settings: IndexSettings):
@@ -57,8 +60,7 @@ def test_min_max_floors_update_the_pipeline_once(client: OpenSearch, index_setti
     second = {c.name: c.action for c in apply_all(client, floored)}
 
     assert (first[index_settings.hybrid_pipeline], second[index_settings.hybrid_pipeline]) == ("updated", "unchanged")
-    stored = client.search_pipeline.get(id=index_settings.hybrid_pipeline)[index_settings.hybrid_pipeline]
-    normalization = stored["phase_results_processors"][0]["normalization-processor"]["normalization"]
+    normalization = hybrid_normalization(client, index_settings)["normalization"]
     assert normalization["parameters"]["lower_bounds"] == [{"mode": "apply", "min_score": 0.0},
                                                            {"mode": "apply", "min_score": 0.875}]
 
@@ -68,11 +70,6 @@ class RecordedAs:
 
     def __init__(self, provider: str, dimension: int) -> None:
         self.identity = EmbedderIdentity(provider, f"{provider}-model", dimension)
-
-
-def hybrid_normalization(client: OpenSearch, settings: IndexSettings) -> dict:
-    stored = client.search_pipeline.get(id=settings.hybrid_pipeline)[settings.hybrid_pipeline]
-    return stored["phase_results_processors"][0]["normalization-processor"]
 
 
 def test_pipelines_follow_the_embedder_the_index_records(client: OpenSearch, index_settings: IndexSettings):
