@@ -23,10 +23,10 @@ PHRASE_FIELDS = ("text", "title", "section_title", "text.codes")
 SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD]}
 # What a search result shows: the document's fields on the collapsed hit, the chunk's on its inner hits
 # (the rest — whole text of the top chunk, hashes, clause lists, groups — would triple the response).
+# A chunk's text comes as the engine's best passage (its highlighter), not as the whole stored text.
 DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "file_type", "file_size",
                    "created_at", "updated_at", "page_count"]
-CHUNK_FIELDS = ["chunk_id", "chunk_index", "text", "page_number", "page_label", "page_end", "section_title",
-                "clause"]
+CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "section_title", "clause"]
 HIGHLIGHT_TAGS = {"pre_tags": ["**"], "post_tags": ["**"]}
 
 
@@ -173,11 +173,19 @@ def build_aggregations() -> dict[str, Any]:
     }
 
 
-def build_collapse(max_chunks: int, vector: list[float] | None = None) -> dict[str, Any]:
-    """One hit per document, with its best ``max_chunks`` chunks, their highlights and similarity."""
+def build_passage_highlight(passage_chars: int) -> dict[str, Any]:
+    """Each chunk's best passage of about ``passage_chars`` characters, matched words marked; a chunk whose
+    text matches nothing (a dense-only hit) gives its opening instead. The engine picks and cuts the passage,
+    so the chunk's whole text never leaves it (a default search's response: 115 KB → 43 KB)."""
+    return {"fields": {"text": {"type": "unified", "fragment_size": passage_chars, "number_of_fragments": 1,
+                                "no_match_size": passage_chars}}, **HIGHLIGHT_TAGS}
+
+
+def build_collapse(max_chunks: int, vector: list[float] | None = None, passage_chars: int = 500) -> dict[str, Any]:
+    """One hit per document, with its best ``max_chunks`` chunks, each as its best passage, and similarity."""
     inner: dict[str, Any] = {
         "name": "chunks", "size": max_chunks, "_source": {"includes": CHUNK_FIELDS},
-        "highlight": {"fields": {"text": {"fragment_size": 160, "number_of_fragments": 2}}, **HIGHLIGHT_TAGS},
+        "highlight": build_passage_highlight(passage_chars),
     }
     if vector is not None:
         inner["script_fields"] = build_similarity_field(vector)
@@ -204,11 +212,12 @@ class SearchSettingsView:
     auto_minimum_should_match: str | None
     knn_k: int
     pagination_depth: int
+    passage_chars: int = 500
 
     @classmethod
     def of(cls, search: SearchSettings) -> SearchSettingsView:
         return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
-                   search.knn_k, search.pagination_depth)
+                   search.knn_k, search.pagination_depth, search.chunk_chars)
 
 
 @dataclass(frozen=True)
@@ -226,6 +235,7 @@ class SearchPlan:
     suggest_text: str | None
     groups: tuple[str, ...]
     fallback_reason: str | None = None
+    passage_chars: int = 500
 
 
 def choose_route(mode: str, vector: list[float] | None) -> Route:
@@ -264,7 +274,7 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       offset=offset, size=request.limit, max_chunks=request.max_chunks,
                       pagination_depth=view.pagination_depth, vector=vector,
                       suggest_text=first.plain if route != "knn" and wordy else None, groups=groups,
-                      fallback_reason=fallback_reason)
+                      fallback_reason=fallback_reason, passage_chars=view.passage_chars)
 
 
 def build_search_body(query: dict[str, Any], size: int) -> dict[str, Any]:
@@ -287,7 +297,7 @@ def build_request(plan: SearchPlan) -> dict[str, Any]:
     body["query"]["hybrid"]["pagination_depth"] = plan.pagination_depth
     body["from"] = plan.offset
     body["_source"] = {"includes": DOCUMENT_FIELDS}
-    body["collapse"] = build_collapse(plan.max_chunks, plan.vector)
+    body["collapse"] = build_collapse(plan.max_chunks, plan.vector, plan.passage_chars)
     body["aggs"] = build_aggregations()
     body["track_total_hits"] = True
     if plan.vector is not None:

@@ -6,6 +6,9 @@ from typing import Any
 
 from service.query.models import ChunkResult, DocumentResult, Facets
 
+MARK = "**"  # the highlight tags (build.HIGHLIGHT_TAGS)
+HIGHLIGHT_CHARS = 240
+
 
 def cut_at_word(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` characters at a word boundary, with an ellipsis when cut."""
@@ -20,16 +23,22 @@ def _cut(text: str, limit: int) -> str:
     return text[: cut if cut > limit // 2 else limit - 1].rstrip(" ,;:") + "…"
 
 
-def excerpt(text: str, fragments: list[str], limit: int) -> str:
-    """Up to ``limit`` characters of ``text``, starting shortly before the first highlighted fragment."""
-    text = " ".join(text.split())
-    if len(text) <= limit or not fragments:
-        return _cut(text, limit)
-    anchor = text.find(" ".join(fragments[0].replace("**", "").split())[:60])
-    if anchor <= limit // 5:
-        return _cut(text, limit)
-    start = text.find(" ", max(0, anchor - limit // 5)) + 1
-    return "…" + _cut(text[start:], limit - 1)
+def passage_of(hit: dict[str, Any]) -> str | None:
+    """The engine's best passage of a chunk hit (matched words marked), None when it sent none."""
+    passages = hit.get("highlight", {}).get("text") or [None]
+    return None if passages[0] is None else str(passages[0])
+
+
+def snippet(passage: str, limit: int) -> str | None:
+    """A highlight: up to ``limit`` characters of ``passage`` from shortly before its first marked word, with
+    its marks paired; None when nothing in it is marked (a dense-only hit's opening)."""
+    text = " ".join(passage.split())
+    first = text.find(MARK)
+    if first < 0:
+        return None
+    start = 0 if first <= limit // 5 else text.rfind(" ", 0, first - limit // 5) + 1
+    cut = ("…" if start else "") + _cut(text[start:], limit - (1 if start else 0))
+    return cut if cut.count(MARK) % 2 == 0 else cut.rstrip("…") + MARK + ("…" if cut.endswith("…") else "")
 
 
 def similarity_of(hit: dict[str, Any]) -> float | None:
@@ -39,8 +48,11 @@ def similarity_of(hit: dict[str, Any]) -> float | None:
 
 
 def map_chunk(hit: dict[str, Any], score: float, limit: int) -> ChunkResult:
+    """A chunk hit: its best passage when the engine chose one (a search), else its stored text (a lookup),
+    cut at a word to ``limit`` characters."""
     src = hit["_source"]
-    text = excerpt(src["text"], hit.get("highlight", {}).get("text", []), limit)
+    passage = passage_of(hit)
+    text = cut_at_word(passage.replace(MARK, "") if passage is not None else src.get("text", ""), limit)
     return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"], text=text,
                        page_number=src.get("page_number"), page_label=src.get("page_label"),
                        page_end=src.get("page_end") if src.get("page_end") != src.get("page_number") else None,
@@ -67,8 +79,8 @@ def map_hit(hit: dict[str, Any], include_context: bool, chunk_chars: int) -> Doc
     doc.similarity = similarity_of(hit)
     inner = hit.get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", [])
     top = max((h.get("_score") or 0.0 for h in inner), default=0.0) or 1.0
-    highlights = [f for h in inner for f in h.get("highlight", {}).get("text", [])]
-    doc.highlights = [cut_at_word(f, 300) for f in dict.fromkeys(highlights)][:3]
+    snippets = (snippet(p, HIGHLIGHT_CHARS) for h in inner if (p := passage_of(h)) is not None)
+    doc.highlights = list(dict.fromkeys(s for s in snippets if s))[:3]
     if include_context:
         doc.context_chunks = [map_chunk(h, doc.relevance_score * (h.get("_score") or 0.0) / top, chunk_chars)
                               for h in inner]

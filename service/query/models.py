@@ -17,7 +17,9 @@ RELEVANCE = "Rank score of this result set, 0-1 (relative: compare within one re
 class ChunkResult(BaseModel):
     chunk_id: str
     chunk_index: int
-    text: str = Field(description="At most 500 characters, cut at a word boundary.")
+    text: str = Field(description="In a search, the chunk's passage that best matches the query (chosen by the "
+                      "engine; its opening when no word matches); at most 500 characters, cut at a word boundary. "
+                      "get_document gives the whole chunk.")
     page_number: int | None
     page_end: int | None = Field(default=None, description="The page the chunk ends on, when it runs over pages.")
     page_label: str | None = None
@@ -42,7 +44,8 @@ class DocumentResult(BaseModel):
     relevance_score: float = Field(ge=0, le=1, description=RELEVANCE)
     similarity: float | None = Field(default=None, description="The similarity of the document's best chunk. "
                                      + SIMILARITY)
-    highlights: list[str] = Field(default_factory=list)
+    highlights: list[str] = Field(default_factory=list, description="Up to 3 snippets of its best chunks with the "
+                                  "query's words marked **like this**.")
     context_chunks: list[ChunkResult] = Field(default_factory=list)
 
 

@@ -114,6 +114,16 @@ def test_request_fetches_document_fields_on_the_hit_and_chunk_fields_on_its_inne
     assert "embedding" not in DOCUMENT_FIELDS + CHUNK_FIELDS
 
 
+def test_a_chunk_comes_as_the_engines_passage_of_the_configured_size_not_its_whole_text():
+    settings = SearchSettings(chunk_chars=300)
+    plan = plan_search(SearchRequest(query="бетон"), [parse_query("бетон")], ("public",), None, 0,
+                       SearchSettingsView.of(settings))
+    inner = build_request(plan)["collapse"]["inner_hits"]
+    assert "text" not in CHUNK_FIELDS
+    assert inner["highlight"]["fields"]["text"] == {"type": "unified", "fragment_size": 300,
+                                                    "number_of_fragments": 1, "no_match_size": 300}
+
+
 def test_route_follows_mode_and_vector_and_says_why_it_fell_back():
     assert _plan(search_mode="hybrid").route == "hybrid"
     assert _plan(search_mode="semantic").route == "knn"

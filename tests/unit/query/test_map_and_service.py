@@ -4,7 +4,7 @@ import pytest
 
 from service.errors import InvalidQuery
 from service.query.build import CHUNK_FIELDS, DOCUMENT_FIELDS
-from service.query.map import cut_at_word, excerpt, map_correction, map_hit
+from service.query.map import cut_at_word, map_chunk, map_correction, map_hit, snippet
 from service.query.models import DocumentResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 from service.query.parse import parse_query
 from service.search import encode_cursor, fit_budget, paginate, related_queries, request_offset, validate_request
@@ -17,10 +17,27 @@ def test_cut_at_word_never_splits_a_word_and_marks_the_cut():
     assert cut_at_word("коротко", 500) == "коротко"
 
 
-def test_excerpt_starts_near_the_first_highlight():
-    text = "начало " * 100 + "ширина эвакуационного выхода не менее 1,2 м " + "конец " * 100
-    out = excerpt(text, ["**ширина** эвакуационного выхода"], 300)
-    assert "ширина эвакуационного выхода" in out and out.startswith("…") and len(out) <= 300
+def test_snippet_starts_near_the_first_marked_word():
+    passage = "начало " * 60 + "**ширина** эвакуационного **выхода** не менее 1,2 м " + "конец " * 60
+    out = snippet(passage, 240)
+    assert out is not None and out.startswith("…") and len(out) <= 240
+    assert "**ширина** эвакуационного **выхода**" in out and out.index("**") <= 240 // 5 + len("начало ")
+
+
+def test_snippet_of_a_passage_without_marks_is_none_and_a_cut_span_is_closed():
+    assert snippet("начало главы без совпадений", 240) is None
+    out = snippet("**" + "длинная фраза " * 40 + "конец**", 120)
+    assert out is not None and out.count("**") == 2 and out.endswith("**…") and len(out) <= 123
+
+
+def test_a_searched_chunk_shows_the_engines_passage_without_marks():
+    hit = {"_source": {"chunk_id": "d1:2", "chunk_index": 2},
+           "highlight": {"text": ["Стык   **монтажный**\nсварной " + "шов " * 200]}}
+    text = map_chunk(hit, 0.5, 500).text
+    assert text.startswith("Стык монтажный сварной") and "**" not in text
+    assert len(text) <= 500 and text.endswith("…")
+    looked_up = {"_source": {"chunk_id": "d1:2", "chunk_index": 2, "text": "Полный   текст чанка"}}
+    assert map_chunk(looked_up, 1.0, 2000).text == "Полный текст чанка"
 
 
 def test_correction_is_dropped_when_it_equals_the_query():
