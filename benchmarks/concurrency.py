@@ -16,6 +16,8 @@ product's default, the query log included.
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 10 50 100 --workers 2
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --inflight 8 40      # two gate sizes side by side
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --engine-cpus 0      # the engine on a core of its own
+    npm ci --prefix benchmarks/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 \
+        --http-clients node python          # the HTTP levels through Claude Code's SDK client too, side by side
     npm ci --prefix benchmarks/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 \
         --requests 60 --stdio-clients node python                                 # stdio: Claude Code's SDK client too
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import socket
@@ -312,14 +315,44 @@ async def stdio_sequential(env: dict[str, str], questions: list[str], settings: 
 
 
 NODE_CLIENT = REPO / "benchmarks/node/stdio_client.mjs"
+NODE_HTTP_LOAD = REPO / "benchmarks/node/http_load.mjs"
+
+
+def require_node_client() -> None:
+    if not (NODE_CLIENT.parent / "node_modules").is_dir():
+        raise SystemExit("the node MCP client needs: npm ci --prefix benchmarks/node")
+
+
+def node_http_level(url: str, questions: list[str], clients: int, requests: int,
+                    meter: CpuMeter | None = None) -> Run:
+    """``mcp_level`` with the TypeScript SDK's client (the one Claude Code is built on): ``clients`` sessions in
+    one node process, warmed the same way; the clients' CPU is that process's over the timed calls."""
+    require_node_client()
+    command = ["node", str(NODE_HTTP_LOAD), url, str(clients), str(requests)]
+    with subprocess.Popen(command, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                          encoding="utf-8") as node:
+        assert node.stdin is not None and node.stdout is not None
+        node.stdin.write(json.dumps(questions, ensure_ascii=False) + "\n")
+        node.stdin.flush()
+        if not node.stdout.readline():  # {"ready": true}
+            raise SystemExit("the node MCP clients did not connect (its error is above)")
+        if meter:
+            meter.begin()
+        node.stdin.write("go\n")
+        node.stdin.flush()
+        data = json.loads(node.stdout.readline())
+        if meter:
+            meter.end()
+            meter.used = (*meter.used[:2], data["cpu_s"])
+        node.stdin.close()
+    return Run(latencies=data["latencies"], errors=data["errors"], wall_s=data["wall_s"], inside=data["inside"])
 
 
 async def node_stdio_sequential(env: dict[str, str], questions: list[str], settings: Settings,
                                 bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
     """``stdio_sequential`` with the MCP TypeScript SDK's client (the one Claude Code is built on) driving the
     same server command: ``npm ci --prefix benchmarks/node`` first."""
-    if not (NODE_CLIENT.parent / "node_modules").is_dir():
-        raise SystemExit("the node stdio client needs: npm ci --prefix benchmarks/node")
+    require_node_client()
     command = ["node", str(NODE_CLIENT), sys.executable, *SERVER_ARGS]
     with subprocess.Popen(command, env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
                           encoding="utf-8") as node:
@@ -359,9 +392,12 @@ def main() -> None:
     parser.add_argument("--stdio-clients", nargs="+", choices=["python", "node"], default=["python"],
                         help="MCP clients of the sequential stdio probe: the Python SDK's, and/or the TypeScript "
                         "SDK's (Claude Code's; needs `npm ci --prefix benchmarks/node`), each its own line.")
+    parser.add_argument("--http-clients", nargs="+", choices=["python", "node"], default=["python"],
+                        help="MCP clients of the HTTP levels: the Python SDK's, and/or the TypeScript SDK's (Claude "
+                        "Code's, all sessions in one node process), each its own row.")
     parser.add_argument("--inflight", type=int, nargs="+", default=[ServerSettings().max_inflight],
                         help="STROIDOK_SERVER_MAX_INFLIGHT of the server; several values: one server each, side by "
-                        "side (each gets its verdict; the CPU table is the last one's).")
+                        "side (each gets its verdict and CPU row).")
     parser.add_argument("--engine-cpus", type=int, nargs="*", default=[],
                         help="Pin the local engine's process to these CPUs and this benchmark and its servers to the "
                         "others (as when the engine has machines of its own); restored afterwards.")
@@ -394,21 +430,28 @@ def main() -> None:
         raw_level(settings, bodies, 2, len(bodies))
         for clients in args.clients:
             requests = max(args.requests, clients * 3)
-            for inflight, (url, server_pid) in servers.items():
-                name = "MCP HTTP" + (f" (in flight {inflight})" if len(servers) > 1 else "")
+            meters = []
+            for (inflight, (url, server_pid)), http_client in itertools.product(servers.items(), args.http_clients):
+                parts = ([f"in flight {inflight}"] if len(servers) > 1 else []) + (
+                    [f"{http_client} client"] if args.http_clients != ["python"] else [])
+                name = "MCP HTTP" + (f" ({', '.join(parts)})" if parts else "")
                 mcp_cpu = CpuMeter(settings, server_pid)  # over the timed calls only
-                mcp = asyncio.run(mcp_level(url, questions, clients, requests, mcp_cpu))
+                mcp = (asyncio.run(mcp_level(url, questions, clients, requests, mcp_cpu)) if http_client == "python"
+                       else node_http_level(url, questions, clients, requests, mcp_cpu))
                 print(mcp.row(name, clients), flush=True)
                 inside_rows.append((name, clients, mcp))
+                meters.append((name, mcp_cpu))
             with CpuMeter(settings, server_pid) as raw_cpu:
                 raw = raw_level(settings, bodies, clients, requests)
             print(raw.row("raw OpenSearch", clients), flush=True)
-            cpu_rows.append((clients, mcp_cpu.per_call_ms(requests), raw_cpu.per_call_ms(requests)))
+            cpu_rows += [(name, clients, meter.per_call_ms(requests), raw_cpu.per_call_ms(requests))
+                         for name, meter in meters]
             raws[clients] = raw
     print("\nCPU per call, ms (engine / server / this process: the MCP clients, or the raw threads)")
-    print("| clients | MCP: engine | MCP: server | MCP: clients | raw: engine | raw: client |\n|---|---|---|---|---|---|")
-    for clients, (engine, server, own), (raw_engine, _, raw_own) in cpu_rows:
-        print(f"| {clients} | {engine} | {server} | {own} | {raw_engine} | {raw_own} |")
+    print("| path | clients | MCP: engine | MCP: server | MCP: clients | raw: engine | raw: client |\n"
+          "|---|---|---|---|---|---|---|")
+    for name, clients, (engine, server, own), (raw_engine, _, raw_own) in cpu_rows:
+        print(f"| {name} | {clients} | {engine} | {server} | {own} | {raw_engine} | {raw_own} |")
     print("\nMCP call time seen by the client beside the server's own (its `meta.timings.total_ms`: from the tool "
           "call entering the service, after the server's in-flight gate, to its answer), ms")
     print("| path | clients | client p50 | client p95 | server p50 | server p95 |\n|---|---|---|---|---|---|")
