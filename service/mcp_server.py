@@ -242,7 +242,8 @@ class RequireToken:
 
 def http_app(server: MCPServer, settings: ServerSettings) -> Any:
     """The streamable-HTTP ASGI app with the product's guards around the SDK's."""
-    app = server.streamable_http_app(stateless_http=True, host=settings.host,
+    app = server.streamable_http_app(stateless_http=True, json_response=settings.json_response,
+                                     host=settings.host,
                                      transport_security=transport_security(settings),
                                      max_request_body_size=settings.max_body_bytes)
     return RequireToken(app, settings, getattr(server, "on_refused", None))

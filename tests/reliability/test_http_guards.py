@@ -36,7 +36,8 @@ def payload(response: httpx2.Response) -> dict:
 def guarded(opensearch_url, corpus_settings):
     port = free_port()
     env = server_env(opensearch_url, corpus_settings, STROIDOK_SERVER_HOST="0.0.0.0",
-                     STROIDOK_SERVER_TOKENS=json.dumps({"good-token-1": ["public"], "good-token-2": ["public"]}),
+                     STROIDOK_SERVER_TOKENS=json.dumps({"good-token-1": ["public"], "good-token-2": ["public"],
+                                                           "good-token-3": ["public"]}),
                      STROIDOK_SEARCH_RATE_LIMIT="3/minute", STROIDOK_SERVER_MAX_BODY_BYTES="4096")
     with http_server(env, port) as url:
         yield url
@@ -52,6 +53,14 @@ def test_a_valid_token_with_loopback_host_is_served(guarded):
     response = post(guarded, INIT)
     assert response.status_code == 200, response.text
     assert payload(response)["result"]["serverInfo"]["name"] == "stroidok-search"
+
+
+def test_a_tool_call_is_answered_as_one_json_body(guarded):
+    """``json_response`` (the default): no SSE stream wrapping a single message."""
+    response = post(guarded, call("list_sources", {}, id_=7), token="good-token-3")
+    assert response.status_code == 200, response.text
+    assert response.headers["content-type"].startswith("application/json")
+    assert response.json()["id"] == 7 and "result" in response.json()
 
 
 @pytest.mark.parametrize("token", [None, "good-token", "good-token-1x", "GOOD-TOKEN-1", ""])
