@@ -136,11 +136,12 @@ class EmbedderResolver:
             if self._current is not None and time.monotonic() - self._checked < self.ttl_s:
                 return self._current  # another caller refreshed it while this one waited
         index = concrete_index(self.client, self.settings.index.alias)
-        meta = read_embedder_meta(self.client, self.settings.index, index)
+        meta = read_embedder_meta(self.client, self.settings.index, index, stats=False)
         key = (str((meta or {}).get("provider")), f"{(meta or {}).get('model')}@{index}")
         with self._lock:
             embedder = self._built.get(key)
-        if embedder is None:
+        if embedder is None:  # only now the record with its statistics (megabytes for navec)
+            meta = read_embedder_meta(self.client, self.settings.index, index)
             embedder = embedder_for(meta, self.configured, self.settings)
             if embedder is self.configured and meta and meta.get("stats") is not None:
                 embedder.load_stats(meta["stats"])

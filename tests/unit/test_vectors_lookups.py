@@ -66,7 +66,7 @@ class Fixed:
 def resolver(monkeypatch: pytest.MonkeyPatch, index: list[str]) -> tuple[EmbedderResolver, SlowCounter]:
     lookup = SlowCounter(lambda: index[0])
     monkeypatch.setattr(vectors, "concrete_index", lookup)
-    monkeypatch.setattr(vectors, "read_embedder_meta", lambda *a: {"provider": "navec", "model": "m"})
+    monkeypatch.setattr(vectors, "read_embedder_meta", lambda *a, **k: {"provider": "navec", "model": "m"})
     built = Fixed()
     monkeypatch.setattr(vectors, "embedder_for", lambda *a: built)
     return EmbedderResolver(client=None, settings=Settings(), configured=None, ttl_s=0.3), lookup  # type: ignore[arg-type]
@@ -96,3 +96,23 @@ def test_after_invalidate_no_caller_gets_the_old_index(monkeypatch: pytest.Monke
     answers = at_once(res.current)
     assert {i for i, _ in answers} == {"idx-2"}
     assert lookup.calls == 2
+
+
+def test_the_statistics_are_read_only_when_an_embedder_is_built(monkeypatch: pytest.MonkeyPatch):
+    """A refresh reads the record's identity; its statistics (megabytes for navec) only for a new index."""
+    index, reads = ["idx-1"], []
+
+    def read(*args: Any, stats: bool = True) -> dict[str, Any]:
+        reads.append((index[0], stats))
+        return {"provider": "navec", "model": "m", **({"stats": {"idf": 1}} if stats else {})}
+
+    monkeypatch.setattr(vectors, "concrete_index", lambda *a: index[0])
+    monkeypatch.setattr(vectors, "read_embedder_meta", read)
+    monkeypatch.setattr(vectors, "embedder_for", lambda meta, *a: Fixed())
+    res = EmbedderResolver(client=None, settings=Settings(), configured=None, ttl_s=0.0)  # type: ignore[arg-type]
+    for _ in range(3):
+        res.current()
+    index[0] = "idx-2"
+    res.current()
+    assert reads == [("idx-1", False), ("idx-1", True), ("idx-1", False), ("idx-1", False),
+                     ("idx-2", False), ("idx-2", True)]

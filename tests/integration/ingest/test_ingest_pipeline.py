@@ -123,6 +123,9 @@ def test_embedder_identity_and_statistics_are_stored_with_the_index(client: Open
     assert meta["provider"] == "navec" and meta["dimension"] == 300
     assert meta["stats"]["total"] > 10000
     assert len(meta["stats"]["pc"]) == 300
+    identity = read_embedder_meta(client, settings.index, stats=False)  # what a search server re-reads
+    assert "stats" not in identity and {k: identity[k] for k in ("provider", "model")} == {
+        k: meta[k] for k in ("provider", "model")}
 
 
 def test_an_index_built_by_another_embedder_is_refused(client: OpenSearch, corpus, navec_embedder):
