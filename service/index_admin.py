@@ -247,7 +247,7 @@ def with_recorded_fusion(client: OpenSearch, settings: IndexSettings) -> IndexSe
     """``settings`` with the fusion (weight, floors) of the embedder the alias's index records, wherever they
     are not set explicitly: the search service embeds queries with that embedder whatever is configured, so
     a run configured for another one (an ingest it will refuse, say) must not leave its fusion behind."""
-    recorded = FUSION.get(str((read_embedder_meta(client, settings, stats=False) or {}).get("provider")))
+    recorded = FUSION.get(str((read_embedder_meta(client, settings) or {}).get("provider")))
     update = {k: v for k, v in (recorded or {}).items() if k not in settings.model_fields_set}
     return settings.model_copy(update=update) if update else settings
 

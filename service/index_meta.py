@@ -30,18 +30,28 @@ def embedder_doc_id(index: str | None) -> str:
     return f"{EMBEDDER_DOC}@{index}" if index else EMBEDDER_DOC
 
 
-def read_embedder_meta(client: OpenSearch, settings: IndexSettings, index: str | None = None,
-                       stats: bool = True) -> dict[str, Any] | None:
+def read_embedder_meta(client: OpenSearch, settings: IndexSettings, index: str | None = None) -> dict[str, Any] | None:
     """What built ``index``'s vectors (default: the alias's index); indexes made before per-index records
-    existed have the alias-wide record. ``stats=False`` leaves out the fitted statistics (megabytes for
-    navec) when only the identity is wanted."""
+    existed have the alias-wide record."""
     index = index or concrete_index(client, settings.alias)
-    params = {} if stats else {"_source_excludes": "stats"}
     with engine_errors():
         for doc_id in dict.fromkeys((embedder_doc_id(index), EMBEDDER_DOC)):
             try:
-                meta: dict[str, Any] = client.get(index=settings.meta_index, id=doc_id, params=params)["_source"]
+                meta: dict[str, Any] = client.get(index=settings.meta_index, id=doc_id)["_source"]
                 return meta
+            except os_exc.NotFoundError:
+                continue
+    return None
+
+
+def embedder_meta_version(client: OpenSearch, settings: IndexSettings, index: str | None) -> tuple[str, int, int] | None:
+    """Which record ``read_embedder_meta`` would return and its version (id, seq_no, primary term), read
+    without its source: the statistics make a navec record megabytes that the engine would send and parse."""
+    with engine_errors():
+        for doc_id in dict.fromkeys((embedder_doc_id(index), EMBEDDER_DOC)):
+            try:
+                found = client.get(index=settings.meta_index, id=doc_id, params={"_source": "false"})
+                return doc_id, int(found["_seq_no"]), int(found["_primary_term"])
             except os_exc.NotFoundError:
                 continue
     return None

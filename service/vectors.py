@@ -19,7 +19,7 @@ from opensearchpy import OpenSearch
 
 from service.embedders.base import Embedder
 from service.errors import ConfigError
-from service.index_meta import concrete_index, read_embedder_meta, same_embedder
+from service.index_meta import concrete_index, embedder_meta_version, read_embedder_meta, same_embedder
 from service.opensearch import engine_errors
 from service.query.build import build_access_filter
 from service.settings import Settings
@@ -92,7 +92,8 @@ def embedder_for(meta: dict[str, Any] | None, configured: Embedder | None, setti
 
 class EmbedderResolver:
     """The physical index behind the alias and its embedder, looked up again every ``ttl_s`` and whenever
-    a response came from another index (an alias swap happened in between).
+    a response came from another index (an alias swap happened in between). A lookup reads the alias and
+    the embedder record's version; the record itself only when that changed.
 
     One caller looks up at a time: when the window merely expired, the others keep the answer they had
     meanwhile; after ``invalidate`` (the alias moved) they wait for the new one."""
@@ -101,7 +102,7 @@ class EmbedderResolver:
         self.client, self.settings, self.configured, self.ttl_s = client, settings, configured, ttl_s
         self._lock = threading.Lock()
         self._refreshing = threading.Lock()
-        self._built: dict[tuple[str, str], Embedder] = {}
+        self._built: dict[tuple[str | None, tuple[str, int, int] | None], Embedder] = {}
         self._current: tuple[str | None, Embedder] | None = None
         self._checked = 0.0
         self._stale_ok = False
@@ -136,11 +137,10 @@ class EmbedderResolver:
             if self._current is not None and time.monotonic() - self._checked < self.ttl_s:
                 return self._current  # another caller refreshed it while this one waited
         index = concrete_index(self.client, self.settings.index.alias)
-        meta = read_embedder_meta(self.client, self.settings.index, index, stats=False)
-        key = (str((meta or {}).get("provider")), f"{(meta or {}).get('model')}@{index}")
+        key = (index, embedder_meta_version(self.client, self.settings.index, index))
         with self._lock:
             embedder = self._built.get(key)
-        if embedder is None:  # only now the record with its statistics (megabytes for navec)
+        if embedder is None:  # a new index or a rewritten record: only now the record itself (MBs for navec)
             meta = read_embedder_meta(self.client, self.settings.index, index)
             embedder = embedder_for(meta, self.configured, self.settings)
             if embedder is self.configured and meta and meta.get("stats") is not None:

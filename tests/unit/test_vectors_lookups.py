@@ -66,7 +66,8 @@ class Fixed:
 def resolver(monkeypatch: pytest.MonkeyPatch, index: list[str]) -> tuple[EmbedderResolver, SlowCounter]:
     lookup = SlowCounter(lambda: index[0])
     monkeypatch.setattr(vectors, "concrete_index", lookup)
-    monkeypatch.setattr(vectors, "read_embedder_meta", lambda *a, **k: {"provider": "navec", "model": "m"})
+    monkeypatch.setattr(vectors, "read_embedder_meta", lambda *a: {"provider": "navec", "model": "m"})
+    monkeypatch.setattr(vectors, "embedder_meta_version", lambda client, settings, idx: ("embedder@" + idx, 1, 1))
     built = Fixed()
     monkeypatch.setattr(vectors, "embedder_for", lambda *a: built)
     return EmbedderResolver(client=None, settings=Settings(), configured=None, ttl_s=0.3), lookup  # type: ignore[arg-type]
@@ -98,21 +99,20 @@ def test_after_invalidate_no_caller_gets_the_old_index(monkeypatch: pytest.Monke
     assert lookup.calls == 2
 
 
-def test_the_statistics_are_read_only_when_an_embedder_is_built(monkeypatch: pytest.MonkeyPatch):
-    """A refresh reads the record's identity; its statistics (megabytes for navec) only for a new index."""
-    index, reads = ["idx-1"], []
-
-    def read(*args: Any, stats: bool = True) -> dict[str, Any]:
-        reads.append((index[0], stats))
-        return {"provider": "navec", "model": "m", **({"stats": {"idf": 1}} if stats else {})}
-
+def test_the_record_is_read_only_when_its_version_changes(monkeypatch: pytest.MonkeyPatch):
+    """A refresh asks for the record's version (no source); the record itself (megabytes of navec
+    statistics) is read for a new index or a rewritten record only."""
+    index, version, reads = ["idx-1"], [1], []
     monkeypatch.setattr(vectors, "concrete_index", lambda *a: index[0])
-    monkeypatch.setattr(vectors, "read_embedder_meta", read)
+    monkeypatch.setattr(vectors, "embedder_meta_version", lambda client, settings, idx: ("embedder@" + idx, version[0], 1))
+    monkeypatch.setattr(vectors, "read_embedder_meta", lambda client, settings, idx: reads.append(idx) or {})
     monkeypatch.setattr(vectors, "embedder_for", lambda meta, *a: Fixed())
     res = EmbedderResolver(client=None, settings=Settings(), configured=None, ttl_s=0.0)  # type: ignore[arg-type]
     for _ in range(3):
         res.current()
+    assert reads == ["idx-1"]
     index[0] = "idx-2"
-    res.current()
-    assert reads == [("idx-1", False), ("idx-1", True), ("idx-1", False), ("idx-1", False),
-                     ("idx-2", False), ("idx-2", True)]
+    first = res.current()[1]
+    assert reads == ["idx-1", "idx-2"] and res.current()[1] is first
+    version[0] = 2  # the record was rewritten (statistics re-fitted): a fresh embedder
+    assert res.current()[1] is not first and reads == ["idx-1", "idx-2", "idx-2"]
