@@ -132,7 +132,7 @@ def tree_cpu_s(pid: int) -> float:
 def engine_cpu_s(settings: Settings) -> float:
     """CPU seconds the engine's nodes have used so far (their own count, wherever they run)."""
     stats = build_client(settings).nodes.stats(metric="process")["nodes"].values()
-    return sum(n["process"]["cpu"]["total_in_millis"] for n in stats) / 1000
+    return sum(float(n["process"]["cpu"]["total_in_millis"]) for n in stats) / 1000
 
 
 @dataclass
