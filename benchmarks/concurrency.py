@@ -16,6 +16,7 @@ product's default, the query log included.
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 10 50 100 --workers 2
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --inflight 8 40      # two gate sizes side by side
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --engine-cpus 0      # the engine on a core of its own
+    .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 100 --raw-threads 8   # raw at the gate's depth
     npm ci --prefix benchmarks/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 \
         --http-clients node python          # the HTTP levels through Claude Code's SDK client too, side by side
     npm ci --prefix benchmarks/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 \
@@ -401,6 +402,9 @@ def main() -> None:
     parser.add_argument("--engine-cpus", type=int, nargs="*", default=[],
                         help="Pin the local engine's process to these CPUs and this benchmark and its servers to the "
                         "others (as when the engine has machines of its own); restored afterwards.")
+    parser.add_argument("--raw-threads", type=int, default=0,
+                        help="Also send the raw requests from only this many threads (the server's in-flight gate, "
+                        "say) at each level: its own row, and the engine's CPU per call at that queue depth.")
     args = parser.parse_args()
 
     settings = eval_settings(Settings(), args.alias)
@@ -418,6 +422,7 @@ def main() -> None:
     print("| path | clients | p50 ms | p95 ms | p99 ms | calls/s | errors |\n|---|---|---|---|---|---|---|")
     raws: dict[int, Run] = {}
     cpu_rows = []
+    raw_depths: list[tuple[int, int, float, float]] = []
     inside_rows: list[tuple[str, int, Run]] = []
     with ExitStack() as stack:
         if args.engine_cpus:
@@ -444,6 +449,12 @@ def main() -> None:
             with CpuMeter(settings, server_pid) as raw_cpu:
                 raw = raw_level(settings, bodies, clients, requests)
             print(raw.row("raw OpenSearch", clients), flush=True)
+            if args.raw_threads:
+                with CpuMeter(settings, server_pid) as few_cpu:
+                    few = raw_level(settings, bodies, min(args.raw_threads, clients), requests)
+                print(few.row(f"raw OpenSearch ({min(args.raw_threads, clients)} threads)", clients), flush=True)
+                raw_depths.append((clients, min(args.raw_threads, clients), few_cpu.per_call_ms(requests)[0],
+                                   raw_cpu.per_call_ms(requests)[0]))
             cpu_rows += [(name, clients, meter.per_call_ms(requests), raw_cpu.per_call_ms(requests))
                          for name, meter in meters]
             raws[clients] = raw
@@ -452,6 +463,9 @@ def main() -> None:
           "|---|---|---|---|---|---|---|")
     for name, clients, (engine, server, own), (raw_engine, _, raw_own) in cpu_rows:
         print(f"| {name} | {clients} | {engine} | {server} | {own} | {raw_engine} | {raw_own} |")
+    for clients, threads, few_engine, all_engine in raw_depths:
+        print(f"raw, {clients} clients: engine CPU per call {few_engine} ms from {threads} threads, "
+              f"{all_engine} ms from {clients}")
     print("\nMCP call time seen by the client beside the server's own (its `meta.timings.total_ms`: from the tool "
           "call entering the service, after the server's in-flight gate, to its answer), ms")
     print("| path | clients | client p50 | client p95 | server p50 | server p95 |\n|---|---|---|---|---|---|")
