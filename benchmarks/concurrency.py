@@ -450,11 +450,11 @@ def main() -> None:
                 raw = raw_level(settings, bodies, clients, requests)
             print(raw.row("raw OpenSearch", clients), flush=True)
             if args.raw_threads:
+                threads = min(args.raw_threads, clients)
                 with CpuMeter(settings, server_pid) as few_cpu:
-                    few = raw_level(settings, bodies, min(args.raw_threads, clients), requests)
-                print(few.row(f"raw OpenSearch ({min(args.raw_threads, clients)} threads)", clients), flush=True)
-                raw_depths.append((clients, min(args.raw_threads, clients), few_cpu.per_call_ms(requests)[0],
-                                   raw_cpu.per_call_ms(requests)[0]))
+                    few = raw_level(settings, bodies, threads, requests)
+                print(few.row(f"raw OpenSearch ({threads} threads)", clients), flush=True)
+                raw_depths.append((clients, threads, few_cpu.per_call_ms(requests)[0], raw_cpu.per_call_ms(requests)[0]))
             cpu_rows += [(name, clients, meter.per_call_ms(requests), raw_cpu.per_call_ms(requests))
                          for name, meter in meters]
             raws[clients] = raw

@@ -30,31 +30,31 @@ def embedder_doc_id(index: str | None) -> str:
     return f"{EMBEDDER_DOC}@{index}" if index else EMBEDDER_DOC
 
 
-def read_embedder_meta(client: OpenSearch, settings: IndexSettings, index: str | None = None) -> dict[str, Any] | None:
-    """What built ``index``'s vectors (default: the alias's index); indexes made before per-index records
-    existed have the alias-wide record."""
-    index = index or concrete_index(client, settings.alias)
+def _embedder_record(client: OpenSearch, settings: IndexSettings, index: str | None,
+                     params: dict[str, str]) -> dict[str, Any] | None:
+    """The engine's GET answer for ``index``'s embedder record, else the alias-wide one (indexes made before
+    per-index records existed); None when there is neither."""
     with engine_errors():
         for doc_id in dict.fromkeys((embedder_doc_id(index), EMBEDDER_DOC)):
             try:
-                meta: dict[str, Any] = client.get(index=settings.meta_index, id=doc_id)["_source"]
-                return meta
+                found: dict[str, Any] = client.get(index=settings.meta_index, id=doc_id, params=params)
+                return found
             except os_exc.NotFoundError:
                 continue
     return None
+
+
+def read_embedder_meta(client: OpenSearch, settings: IndexSettings, index: str | None = None) -> dict[str, Any] | None:
+    """What built ``index``'s vectors (default: the alias's index)."""
+    found = _embedder_record(client, settings, index or concrete_index(client, settings.alias), {})
+    return None if found is None else dict(found["_source"])
 
 
 def embedder_meta_version(client: OpenSearch, settings: IndexSettings, index: str | None) -> tuple[str, int, int] | None:
     """Which record ``read_embedder_meta`` would return and its version (id, seq_no, primary term), read
     without its source: the statistics make a navec record megabytes that the engine would send and parse."""
-    with engine_errors():
-        for doc_id in dict.fromkeys((embedder_doc_id(index), EMBEDDER_DOC)):
-            try:
-                found = client.get(index=settings.meta_index, id=doc_id, params={"_source": "false"})
-                return doc_id, int(found["_seq_no"]), int(found["_primary_term"])
-            except os_exc.NotFoundError:
-                continue
-    return None
+    found = _embedder_record(client, settings, index, {"_source": "false"})
+    return None if found is None else (str(found["_id"]), int(found["_seq_no"]), int(found["_primary_term"]))
 
 
 def same_embedder(meta: dict[str, Any] | None, embedder: Embedder) -> bool:
