@@ -391,13 +391,15 @@ def fit_budget(response: SearchResponse, budget_chars: int) -> SearchResponse:
     """Cut context chunks (from the last result up), then highlights, then results (never the first),
     until it fits; the caller's cursor continues after the last result kept.
 
-    The whole response is serialized twice at most: a result's JSON is a contiguous piece of the response's
-    (compact, comma-separated), so each cut changes the total by exactly that result's own change."""
-    if response_size(response) <= budget_chars:
+    Each result is serialized once, plus once per cut, and the rest of the response once: a result's JSON is
+    a contiguous piece of the response's (compact, comma-separated), so the response's size is the sum."""
+    sizes = [len(result.model_dump_json()) for result in response.results]
+    rest = response_size(response.model_copy(update={"results": []}))
+    total = rest + sum(sizes) + max(0, len(sizes) - 1)
+    if total <= budget_chars:
         return response
     response.meta.truncated = True
-    total = response_size(response)
-    sizes = [len(result.model_dump_json()) for result in response.results]
+    total += len("true") - len("false")  # meta.truncated is now true
 
     def resized(i: int) -> bool:
         nonlocal total

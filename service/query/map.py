@@ -32,7 +32,11 @@ def passage_of(hit: dict[str, Any]) -> str | None:
 def snippet(passage: str, limit: int) -> str | None:
     """A highlight: up to ``limit`` characters of ``passage`` from shortly before its first marked word, with
     its marks paired; None when nothing in it is marked (a dense-only hit's opening)."""
-    text = " ".join(passage.split())
+    return _snippet(" ".join(passage.split()), limit)
+
+
+def _snippet(text: str, limit: int) -> str | None:
+    """``snippet`` of a passage whose whitespace is already single spaces."""
     first = text.find(MARK)
     if first < 0:
         return None
@@ -47,12 +51,14 @@ def similarity_of(hit: dict[str, Any]) -> float | None:
     return None if values[0] is None else clamp(float(values[0]))
 
 
-def map_chunk(hit: dict[str, Any], score: float, limit: int) -> ChunkResult:
-    """A chunk hit: its best passage when the engine chose one (a search), else its stored text (a lookup),
-    cut at a word to ``limit`` characters."""
+def map_chunk(hit: dict[str, Any], score: float, limit: int, passage: str | None = None) -> ChunkResult:
+    """A chunk hit: its best passage when the engine chose one (a search; ``passage``, its whitespace already
+    single spaces, when the caller has it), else its stored text (a lookup), cut at a word to ``limit``
+    characters."""
     src = hit["_source"]
-    passage = passage_of(hit)
-    text = cut_at_word(passage.replace(MARK, "") if passage is not None else src.get("text", ""), limit)
+    if passage is None and (marked := passage_of(hit)) is not None:
+        passage = " ".join(marked.split())
+    text = _cut(passage.replace(MARK, ""), limit) if passage is not None else cut_at_word(src.get("text", ""), limit)
     return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"], text=text,
                        page_number=src.get("page_number"), page_label=src.get("page_label"),
                        page_end=src.get("page_end") if src.get("page_end") != src.get("page_number") else None,
@@ -79,11 +85,11 @@ def map_hit(hit: dict[str, Any], include_context: bool, chunk_chars: int) -> Doc
     doc.similarity = similarity_of(hit)
     inner = hit.get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", [])
     top = max((h.get("_score") or 0.0 for h in inner), default=0.0) or 1.0
-    snippets = (snippet(p, HIGHLIGHT_CHARS) for h in inner if (p := passage_of(h)) is not None)
-    doc.highlights = list(dict.fromkeys(s for s in snippets if s))[:3]
+    passages = [None if (p := passage_of(h)) is None else " ".join(p.split()) for h in inner]
+    doc.highlights = list(dict.fromkeys(s for p in passages if p is not None and (s := _snippet(p, HIGHLIGHT_CHARS))))[:3]
     if include_context:
-        doc.context_chunks = [map_chunk(h, doc.relevance_score * (h.get("_score") or 0.0) / top, chunk_chars)
-                              for h in inner]
+        doc.context_chunks = [map_chunk(h, doc.relevance_score * (h.get("_score") or 0.0) / top, chunk_chars, p)
+                              for h, p in zip(inner, passages, strict=True)]
     return doc
 
 

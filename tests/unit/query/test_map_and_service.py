@@ -106,6 +106,16 @@ def test_fit_budget_cuts_from_the_tail_until_it_fits(budget):
         assert len(response.results[0].context_chunks) >= len(response.results[-1].context_chunks)
 
 
+def test_fit_budget_counts_the_response_to_the_character():
+    size = len(_response(5, 3).model_dump_json())
+    for budget in (size + 1, size):
+        assert not fit_budget(_response(5, 3), budget).meta.truncated
+    for budget in range(size - 1, size - 3000, -1):
+        fitted = fit_budget(_response(5, 3), budget)
+        assert fitted.meta.truncated
+        assert len(fitted.model_dump_json()) <= budget
+
+
 def test_validation_names_every_bad_field():
     with pytest.raises(InvalidQuery) as caught:
         validate_request({"query": "", "limit": 0, "search_mode": "x"})
