@@ -10,7 +10,7 @@ export DO_NOT_TRACK := 1
 export UNSTRUCTURED_DISABLE_NOTICE := 1
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install install-e5 demo test lint unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
+.PHONY: install install-e5 node-client demo test lint unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.11+ is needed (python3.11, python3.12 or python3.13)" >&2; exit 1; }
@@ -32,6 +32,15 @@ install: $(STAMP)
 install-e5: $(STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/uv pip install -q -e '.[dev,e5]'
 
+NODE_CLIENT := clients/node/node_modules/.package-lock.json
+
+## node-client: the MCP TypeScript SDK's client (Claude Code's), which tests drive the server through (needs npm)
+node-client: $(NODE_CLIENT)
+
+$(NODE_CLIENT): clients/node/package-lock.json
+	@if command -v npm >/dev/null; then npm ci --prefix clients/node --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: the test through Claude Code's MCP client will be skipped" >&2; fi
+
 SAMPLE := .stroidok/sample
 
 ## demo: install, start the engine, create the index, ingest a sample of real documents, search it
@@ -49,7 +58,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 ## test: install, lint, and run the whole suite (integration tests start their own node)
-test: install lint
+test: install node-client lint
 	$(BIN)/pytest
 
 SHARED ?= ../shared/data

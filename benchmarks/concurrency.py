@@ -17,9 +17,9 @@ product's default, the query log included.
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --inflight 8 40      # two gate sizes side by side
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --engine-cpus 0      # the engine on a core of its own
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 100 --raw-threads 8   # raw at the gate's depth
-    npm ci --prefix benchmarks/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 \
+    npm ci --prefix clients/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 \
         --http-clients node python          # the HTTP levels through Claude Code's SDK client too, side by side
-    npm ci --prefix benchmarks/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 \
+    npm ci --prefix clients/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 \
         --requests 60 --stdio-clients node python                                 # stdio: Claude Code's SDK client too
 
 Besides latency, it prints the CPU each call costs the engine, the server and the clients (over the timed
@@ -315,13 +315,13 @@ async def stdio_sequential(env: dict[str, str], questions: list[str], settings: 
         return await interleaved(call, questions, settings, bodies)
 
 
-NODE_CLIENT = REPO / "benchmarks/node/stdio_client.mjs"
-NODE_HTTP_LOAD = REPO / "benchmarks/node/http_load.mjs"
+NODE_CLIENT = REPO / "clients/node/stdio_client.mjs"
+NODE_HTTP_LOAD = REPO / "clients/node/http_load.mjs"
 
 
 def require_node_client() -> None:
     if not (NODE_CLIENT.parent / "node_modules").is_dir():
-        raise SystemExit("the node MCP client needs: npm ci --prefix benchmarks/node")
+        raise SystemExit("the node MCP client needs: npm ci --prefix clients/node")
 
 
 def node_http_level(url: str, questions: list[str], clients: int, requests: int,
@@ -352,7 +352,7 @@ def node_http_level(url: str, questions: list[str], clients: int, requests: int,
 async def node_stdio_sequential(env: dict[str, str], questions: list[str], settings: Settings,
                                 bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
     """``stdio_sequential`` with the MCP TypeScript SDK's client (the one Claude Code is built on) driving the
-    same server command: ``npm ci --prefix benchmarks/node`` first."""
+    same server command: ``npm ci --prefix clients/node`` first."""
     require_node_client()
     command = ["node", str(NODE_CLIENT), sys.executable, *SERVER_ARGS]
     with subprocess.Popen(command, env=env, cwd=REPO, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
@@ -392,7 +392,7 @@ def main() -> None:
     parser.add_argument("--skip-stdio", action="store_true")
     parser.add_argument("--stdio-clients", nargs="+", choices=["python", "node"], default=["python"],
                         help="MCP clients of the sequential stdio probe: the Python SDK's, and/or the TypeScript "
-                        "SDK's (Claude Code's; needs `npm ci --prefix benchmarks/node`), each its own line.")
+                        "SDK's (Claude Code's; needs `npm ci --prefix clients/node`), each its own line.")
     parser.add_argument("--http-clients", nargs="+", choices=["python", "node"], default=["python"],
                         help="MCP clients of the HTTP levels: the Python SDK's, and/or the TypeScript SDK's (Claude "
                         "Code's, all sessions in one node process), each its own row.")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import tempfile
 import time
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from pathlib import Path
 
 import anyio
 import httpx2
@@ -18,12 +20,14 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types import CallToolResult, Tool
 
 from tests.conftest import free_port
 
 pytestmark = pytest.mark.integration
 
 TOOLS = {"search_documents", "get_document", "list_sources"}
+NODE_CLIENT = Path(__file__).resolve().parents[3] / "clients/node"
 
 
 def server_env(opensearch_url: str, settings, **extra: str) -> dict[str, str]:
@@ -79,6 +83,32 @@ def test_mcp_over_stdio(opensearch_url: str, corpus_settings):
             return await exercise(client)
 
     check(anyio.run(run))
+
+
+def node_client() -> Path:
+    """The TypeScript SDK client's package (`make node-client`). Without Node.js or the package the test is
+    skipped, except where ``STROIDOK_REQUIRE_NODE_CLIENT`` says this machine has them (CI): there it fails."""
+    missing = ("node is not on PATH" if shutil.which("node") is None else
+               None if (NODE_CLIENT / "node_modules/@modelcontextprotocol/sdk").is_dir() else
+               "clients/node is not installed (make node-client)")
+    if missing and os.environ.get("STROIDOK_REQUIRE_NODE_CLIENT"):
+        pytest.fail(f"{missing}, and STROIDOK_REQUIRE_NODE_CLIENT is set")
+    if missing:
+        pytest.skip(missing)
+    return NODE_CLIENT
+
+
+def test_mcp_over_stdio_through_claude_codes_client(opensearch_url: str, corpus_settings):
+    """The client Claude Code is built on (the MCP TypeScript SDK) checks every structured result against
+    the tool's output schema with Ajv and refuses one that does not match."""
+    package = node_client()
+    done = subprocess.run(["node", str(package / "exercise.mjs"), sys.executable, "-m", "service.cli", "serve"],
+                          env=server_env(opensearch_url, corpus_settings), capture_output=True, text=True,
+                          encoding="utf-8", timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    raw = json.loads(done.stdout.splitlines()[-1])
+    check({"tools": {t["name"]: Tool.model_validate(t) for t in raw.pop("tools")},
+           **{name: CallToolResult.model_validate(result) for name, result in raw.items()}})
 
 
 @contextmanager
