@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import threading
+import time
 from dataclasses import dataclass
 
 from limits import parse
@@ -57,6 +59,29 @@ def known_token(settings: ServerSettings, authorization: str | None) -> str | No
     return next((t for t in settings.tokens if hmac.compare_digest(t.encode(), given_bytes)), None)
 
 
+class SweptMemoryStorage(MemoryStorage):
+    """``limits``' in-process storage, with expired entries swept inline at most once per ``sweep_s``. The
+    library starts a 10 ms timer thread for that on a hit whenever none is running, i.e. on nearly every
+    call of a server that answers in tens of ms (~0.3 ms of latency each, measured over stdio). It overrides
+    the library's private hook; a unit test notices if a new ``limits`` stops calling it."""
+
+    sweep_s = 1.0
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._swept = time.monotonic()
+        self._sweeping = threading.Lock()
+
+    def _MemoryStorage__schedule_expiry(self) -> None:
+        if time.monotonic() - self._swept < self.sweep_s or not self._sweeping.acquire(blocking=False):
+            return
+        try:
+            self._swept = time.monotonic()
+            self._MemoryStorage__expire_events()  # type: ignore[attr-defined]
+        finally:
+            self._sweeping.release()
+
+
 class RateLimiter:
     """A moving window per client (``limits``); raises ``RateLimited`` with the retry time. With a Redis
     URL the windows live in Redis, so every server process enforces one limit; a Redis that fails lets
@@ -64,7 +89,7 @@ class RateLimiter:
 
     def __init__(self, rule: str, redis_url: str | None = None) -> None:
         self.item = parse(rule)
-        storage = storage_from_string(redis_url, socket_timeout=1.0) if redis_url else MemoryStorage()
+        storage = storage_from_string(redis_url, socket_timeout=1.0) if redis_url else SweptMemoryStorage()
         self.limiter = MovingWindowRateLimiter(storage)
         self._warned = False
 

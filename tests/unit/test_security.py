@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import threading
+import time
+
 import pytest
 
 from service.errors import RateLimited, Unauthorized
@@ -37,6 +40,25 @@ def test_rate_limiter_is_per_client():
     limiter.check("b")
     with pytest.raises(RateLimited):
         limiter.check("a")
+
+
+def test_the_in_process_limiter_starts_no_thread_per_call_and_still_drops_expired_entries(monkeypatch):
+    limiter = RateLimiter("3/second")
+    storage = limiter.limiter.storage
+    started: list[threading.Thread] = []
+    monkeypatch.setattr(threading.Thread, "start", lambda thread: started.append(thread))
+    for _ in range(3):
+        limiter.check("a")
+        time.sleep(0.03)  # longer than the library's 10 ms expiry timer
+    assert started == []
+    with pytest.raises(RateLimited):
+        limiter.check("a")
+    assert any("/a/" in key for key in storage.events)
+    time.sleep(1.05)  # a's entries are past their one-second window
+    storage.sweep_s = 0.0
+    limiter.check("b")
+    assert [events for key, events in storage.events.items() if "/a/" in key] == [[]], "swept on a later call"
+    limiter.check("a")
 
 
 def test_a_redis_that_is_down_lets_calls_through_and_misses_the_cache():
