@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -79,7 +80,9 @@ def engine_kills(engine: EngineProcess, root: Path, kills: int, rng: random.Rand
         mutate(root, rng, 0.15, round_)
         running = start_ingest(root, ingest_env(url, alias))
         time.sleep(rng.uniform(1.0, 8.0))
-        os.kill(running_pid(engine.paths), signal.SIGKILL)
+        pid = running_pid(engine.paths)
+        assert pid is not None, "the engine stopped before it was killed"
+        os.kill(pid, signal.SIGKILL)
         try:
             running.communicate(timeout=900)
             nonzero += running.returncode != 0
@@ -231,7 +234,8 @@ def main() -> None:
     engine.up()
     results: dict[str, Any] = {"command": " ".join(["python -m benchmarks.chaos", *sys.argv[1:]])}
     try:
-        steps = [("bad", lambda: bad_inputs(engine.url, work)),
+        steps: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+                 ("bad", lambda: bad_inputs(engine.url, work)),
                  ("acl", lambda: acl_and_injections(engine.url, work, args.acl_requests)),
                  ("ingest", lambda: ingest_kills(engine.url, write_txt_corpus(DEFAULT_SHARED, work / "ik",
                                                                               args.kill_documents)[0].parent,

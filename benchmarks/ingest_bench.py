@@ -16,6 +16,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from typing import Literal
 
 from opensearchpy import OpenSearch
 
@@ -24,6 +25,7 @@ from ingest.parse import ParseOptions, parse_file
 from ingest.parse.pdf import PdfOptions
 from ingest.pipeline import IngestOptions, run_ingest
 from ingest.sample import DEFAULT_SHARED, list_standards, load_standard, render_pdf
+from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
 from service.index_admin import apply_all, drop_all
 from service.opensearch import build_client
@@ -43,14 +45,15 @@ def render_corpus(shared: Path, out: Path, min_pages: int) -> tuple[list[Path], 
     return files, pages
 
 
-def parse_rate(files: list[Path], parser: str) -> tuple[float, int]:
+def parse_rate(files: list[Path], parser: Literal["pdfium", "unstructured"]) -> tuple[float, int]:
     began, pages = time.perf_counter(), 0
     for path in files:
         pages += parse_file(path, ParseOptions(PdfOptions(parser=parser, ocr="never"))).page_count
     return pages / (time.perf_counter() - began), pages
 
 
-def naive_ingest(files: list[Path], settings: Settings, client: OpenSearch, embedder) -> tuple[float, int]:
+def naive_ingest(files: list[Path], settings: Settings, client: OpenSearch, embedder: Embedder,
+                 ) -> tuple[float, int]:
     began, chunks = time.perf_counter(), 0
     for path in files:
         parsed = parse_file(path, ParseOptions(PdfOptions(ocr="auto")))
