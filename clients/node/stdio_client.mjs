@@ -1,6 +1,6 @@
 // One MCP stdio session through the TypeScript SDK's client (Claude Code's), driven line by line:
 // argv = the server command; stdin: one JSON {"query": ...} per line; stdout: one JSON line per call,
-// {"ms": wall time of callTool, "embedding_ms": the server's embedding time}. The first line out is
+// {"ms": wall time of callTool, "timings": the result's meta.timings}. The first line out is
 // {"ready": true}, after the tool list and one warm-up call.
 import { createInterface } from "node:readline";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -19,7 +19,7 @@ for await (const line of createInterface({ input: process.stdin })) {
   const began = performance.now();
   const result = await client.callTool({ name: "search_documents", arguments: { query } });
   const ms = performance.now() - began;
-  const embedding = result.structuredContent?.meta?.timings?.embedding_ms ?? null;
-  process.stdout.write(JSON.stringify({ ms, embedding_ms: embedding, error: result.isError ?? false }) + "\n");
+  const timings = result.structuredContent?.meta?.timings ?? null;
+  process.stdout.write(JSON.stringify({ ms, timings, error: result.isError ?? false }) + "\n");
 }
 await client.close();
