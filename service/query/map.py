@@ -24,9 +24,10 @@ def _cut(text: str, limit: int) -> str:
 
 
 def passage_of(hit: dict[str, Any]) -> str | None:
-    """The engine's best passage of a chunk hit (matched words marked), None when it sent none."""
+    """The engine's best passage of a chunk hit (matched words marked, whitespace single spaces), None when
+    it sent none."""
     passages = hit.get("highlight", {}).get("text") or [None]
-    return None if passages[0] is None else str(passages[0])
+    return None if passages[0] is None else " ".join(str(passages[0]).split())
 
 
 def snippet(passage: str, limit: int) -> str | None:
@@ -52,13 +53,12 @@ def similarity_of(hit: dict[str, Any]) -> float | None:
 
 
 def map_chunk(hit: dict[str, Any], score: float, limit: int, passage: str | None = None) -> ChunkResult:
-    """A chunk hit: its best passage when the engine chose one (a search; ``passage``, its whitespace already
-    single spaces, when the caller has it), else its stored text (a lookup), cut at a word to ``limit``
-    characters."""
+    """A chunk hit: its best passage when the engine chose one (a search; ``passage``: its ``passage_of``,
+    when the caller has it), else its stored text (a lookup), cut at a word to ``limit`` characters."""
     src = hit["_source"]
-    if passage is None and (marked := passage_of(hit)) is not None:
-        passage = " ".join(marked.split())
-    text = _cut(passage.replace(MARK, ""), limit) if passage is not None else cut_at_word(src.get("text", ""), limit)
+    passage = passage if passage is not None else passage_of(hit)
+    # marks out first, then whitespace: the engine sometimes sends a stray mark ("». ** На"), two spaces otherwise
+    text = cut_at_word(passage.replace(MARK, "") if passage is not None else src.get("text", ""), limit)
     return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"], text=text,
                        page_number=src.get("page_number"), page_label=src.get("page_label"),
                        page_end=src.get("page_end") if src.get("page_end") != src.get("page_number") else None,
@@ -85,8 +85,9 @@ def map_hit(hit: dict[str, Any], include_context: bool, chunk_chars: int) -> Doc
     doc.similarity = similarity_of(hit)
     inner = hit.get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", [])
     top = max((h.get("_score") or 0.0 for h in inner), default=0.0) or 1.0
-    passages = [None if (p := passage_of(h)) is None else " ".join(p.split()) for h in inner]
-    doc.highlights = list(dict.fromkeys(s for p in passages if p is not None and (s := _snippet(p, HIGHLIGHT_CHARS))))[:3]
+    passages = [passage_of(h) for h in inner]
+    snippets = (_snippet(p, HIGHLIGHT_CHARS) for p in passages if p is not None)
+    doc.highlights = list(dict.fromkeys(s for s in snippets if s))[:3]
     if include_context:
         doc.context_chunks = [map_chunk(h, doc.relevance_score * (h.get("_score") or 0.0) / top, chunk_chars, p)
                               for h, p in zip(inner, passages, strict=True)]

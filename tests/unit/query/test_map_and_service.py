@@ -40,6 +40,15 @@ def test_a_searched_chunk_shows_the_engines_passage_without_marks():
     assert map_chunk(looked_up, 1.0, 2000).text == "Полный текст чанка"
 
 
+def test_a_mark_around_nothing_leaves_no_double_space_in_a_chunk():
+    hit = {"_source": {"chunk_id": "d1:3", "chunk_index": 3},
+           "highlight": {"text": ["Нагрузки и воздействия». ** На территории **Российской** Федерации"]}}
+    assert map_chunk(hit, 0.5, 500).text == "Нагрузки и воздействия». На территории Российской Федерации"
+    collapsed = {"_source": {"chunk_id": "d1", "doc_id": "d1", "file_name": "a.pdf", "file_path": "/a.pdf",
+                             "file_type": "pdf"}, "inner_hits": {"chunks": {"hits": {"hits": [hit]}}}}
+    assert map_hit(collapsed, True, 500).context_chunks[0].text == map_chunk(hit, 0.5, 500).text
+
+
 def test_correction_is_dropped_when_it_equals_the_query():
     suggest = {"corrected": [{"options": [{"text": "пожарная безопасность"}]}]}
     assert map_correction(suggest, "Пожарная  безопасность") is None
