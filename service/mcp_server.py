@@ -266,17 +266,21 @@ def run(settings: Settings, http_port: int | None = None, workers: int = 1) -> N
         return
     import uvicorn
 
-    server_settings = settings.server
     if workers > 1 and not settings.search.redis_url:
         logger.warning("{} workers without STROIDOK_REDIS_URL: each keeps its own cache and rate limits", workers)
-    options: dict[str, Any] = {
-        "host": server_settings.host, "port": http_port, "log_level": "warning",
-        "limit_concurrency": server_settings.max_connections,
-        # longer than clients keep idle connections (httpx: 5 s), so a client never sends on a connection
-        # the server is closing (that race reset 1 of 50 concurrent sessions at 5 s)
-        "timeout_keep_alive": server_settings.keep_alive_s,
-        "h11_max_incomplete_event_size": 16 * 1024, "backlog": 2048}
+    options = uvicorn_options(settings.server, http_port)
     if workers > 1:
         uvicorn.run("service.mcp_server:http_app_from_environment", factory=True, workers=workers, **options)
         return
-    uvicorn.Server(uvicorn.Config(http_app(build_server(settings), server_settings), **options)).run()
+    uvicorn.Server(uvicorn.Config(http_app(build_server(settings), settings.server), **options)).run()
+
+
+def uvicorn_options(settings: ServerSettings, port: int) -> dict[str, Any]:
+    """How uvicorn serves the HTTP app on ``port``."""
+    return {
+        "host": settings.host, "port": port, "log_level": "warning",
+        "limit_concurrency": settings.max_connections,
+        # longer than clients keep idle connections (httpx: 5 s), so a client never sends on a connection
+        # the server is closing (that race reset 1 of 50 concurrent sessions at 5 s)
+        "timeout_keep_alive": settings.keep_alive_s,
+        "h11_max_incomplete_event_size": 16 * 1024, "backlog": 2048}
