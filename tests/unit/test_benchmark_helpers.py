@@ -1,0 +1,65 @@
+"""The concurrency benchmark's own logic: merging raw runs, the control line, and the stand-in server it starts."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+from mcp import Client
+
+from benchmarks.concurrency import REPO, Run, control_line, free_port
+from service.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+
+
+def test_merged_runs_keep_every_call_and_their_joint_throughput():
+    first = Run(latencies=[10.0, 20.0], errors=1, wall_s=1.0)
+    second = Run(latencies=[30.0], errors=0, wall_s=2.0)
+    merged = Run.merged(first, second)
+    assert merged.latencies == [10.0, 20.0, 30.0]
+    assert merged.errors == 1
+    assert merged.throughput == 4 / 3.0  # 3 answered + 1 failed call in 3 s
+
+
+def test_control_line_checks_each_raw_run_against_the_bound_of_the_other():
+    # 100 clients at 20 calls/s: a bound of 100 / 20 s + 200 ms = 5,200 ms
+    steady = Run(latencies=[5000.0] * 20, wall_s=1.0)
+    slow = Run(latencies=[5400.0] * 10, wall_s=1.0)  # 10 calls/s: its own bound for the other is 10,200 ms
+    line = control_line(100, slow, steady)
+    assert "first p95 5400 vs 5200 ms → FAIL" in line
+    assert "again p95 5000 vs 10200 ms → PASS" in line
+
+
+def test_the_standin_server_answers_the_stored_answer_through_the_product_server(tmp_path: Path):
+    meta = SearchMeta(query="стоп", total_results=0, route_used="bm25", timings=Timings(), facets=Facets(),
+                      suggestions=Suggestions(), pagination=Pagination(page=1, limit=10, total_pages=0, has_more=False))
+    stored = tmp_path / "answer.json"
+    stored.write_text(SearchResponse(results=[], meta=meta).model_dump_json(), encoding="utf-8")
+    port = free_port()
+    server = subprocess.Popen([sys.executable, "-m", "benchmarks.standin_server", "--answer", str(stored),
+                               "--port", str(port), "--wait-ms", "1"], cwd=REPO, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert server.poll() is None and time.monotonic() < deadline, "the stand-in server did not start"
+                time.sleep(0.2)
+
+        async def call() -> dict:
+            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+                result = await client.call_tool("search_documents", {"query": "любой вопрос"})
+                assert not result.is_error
+                return result.structured_content or {}
+
+        answer = anyio.run(call)
+    finally:
+        server.terminate()
+        server.wait(30)
+    assert answer["meta"]["query"] == "стоп"  # the stored answer, whatever the question
+    assert answer["results"] == []
