@@ -49,6 +49,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from loguru import logger
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from pydantic import BaseModel
@@ -471,6 +472,8 @@ def main() -> None:
                         help="Also send the raw requests from only this many threads (the server's in-flight gate, "
                         "say) at each level: its own row, and the engine's CPU per call at that queue depth.")
     args = parser.parse_args()
+    logger.remove()  # the service's DEBUG lines (its query log) would interleave with the tables
+    logger.add(sys.stderr, level="INFO", format="{time:HH:mm:ss} {level:<7} {message}")
 
     settings = eval_settings(Settings(), args.alias)
     questions = [json.loads(line)["text"] for line in args.queries.read_text(encoding="utf-8").splitlines() if line]
