@@ -401,15 +401,15 @@ def standin_lines(env: dict[str, str], answer: BaseModel, wait_ms: float, questi
     """The top level against the product's server with a stand-in service (benchmarks.standin_server): the
     server's CPU per call when the tool does no search, beside which the real server's shows the search's."""
     with tempfile.TemporaryDirectory() as tmp:
-        stored = Path(tmp) / "answer.json"
-        stored.write_text(answer.model_dump_json(), encoding="utf-8")
+        stored, text = Path(tmp) / "answer.json", answer.model_dump_json()
+        stored.write_text(text, encoding="utf-8")
         with http_server(env, 1, ["--answer", str(stored), "--wait-ms", str(wait_ms)]) as (url, pid):
             for http_client in http_clients:
                 meter = CpuMeter(settings, pid)
                 run = (asyncio.run(mcp_level(url, questions, clients, requests, meter)) if http_client == "python"
                        else node_http_level(url, questions, clients, requests, meter))
                 _, server, own = meter.per_call_ms(requests)
-                yield (f"stand-in service ({wait_ms:g} ms, a stored {len(answer.model_dump_json())}-character answer), "
+                yield (f"stand-in service ({wait_ms:g} ms, a stored {len(text)}-character answer), "
                        f"{clients} clients, {http_client} client: {run.throughput:.1f} calls/s, errors {run.errors}; "
                        f"CPU per call: server {server} ms, clients {own} ms")
 

@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import socket
-import subprocess
-import sys
-import time
+import os
 from pathlib import Path
 
 import anyio
 from mcp import Client
 
-from benchmarks.concurrency import REPO, Run, control_line, free_port
+from benchmarks.concurrency import Run, control_line, http_server
 from service.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 
 
@@ -38,28 +35,15 @@ def test_the_standin_server_answers_the_stored_answer_through_the_product_server
                       suggestions=Suggestions(), pagination=Pagination(page=1, limit=10, total_pages=0, has_more=False))
     stored = tmp_path / "answer.json"
     stored.write_text(SearchResponse(results=[], meta=meta).model_dump_json(), encoding="utf-8")
-    port = free_port()
-    server = subprocess.Popen([sys.executable, "-m", "benchmarks.standin_server", "--answer", str(stored),
-                               "--port", str(port), "--wait-ms", "1"], cwd=REPO, stderr=subprocess.DEVNULL)
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                assert server.poll() is None and time.monotonic() < deadline, "the stand-in server did not start"
-                time.sleep(0.2)
+    standin = ["--answer", str(stored), "--wait-ms", "1"]
+    with http_server(dict(os.environ), 1, standin) as (url, _):  # as `--standin-ms` starts it
 
         async def call() -> dict:
-            async with Client(f"http://127.0.0.1:{port}/mcp") as client:
+            async with Client(url) as client:
                 result = await client.call_tool("search_documents", {"query": "любой вопрос"})
                 assert not result.is_error
                 return result.structured_content or {}
 
         answer = anyio.run(call)
-    finally:
-        server.terminate()
-        server.wait(30)
     assert answer["meta"]["query"] == "стоп"  # the stored answer, whatever the question
     assert answer["results"] == []
