@@ -5,7 +5,9 @@ the next one with ``overlap`` characters of its tail (cut at a word boundary), s
 chunks is still found whole. Boundaries prefer headings: a heading (a numbered clause, «Приложение Б»)
 starts a new chunk once the current one is at least half full. A new sheet (XLSX) always starts a chunk.
 Each chunk carries the page it starts on and the one it ends on, the section title and the clause
-(«5.2.3», «Приложение Б», «Таблица 4») in effect where it starts, and every clause that begins inside it.
+(«5.2.3», «Приложение Б», «Таблица 4») in effect where it starts, every clause that begins inside it, and
+``spans``: the character offsets at which the page or the clause in effect changes, so that a passage cut
+from anywhere in the chunk is labelled with its own clause and page.
 """
 
 from __future__ import annotations
@@ -32,6 +34,8 @@ class ChunkText:
     page_end: int | None = None
     clause: str | None = None
     clauses: tuple[str, ...] = ()
+    #: (offset in ``text``, page, clause in effect) wherever the page or the clause changes; the first at 0
+    spans: tuple[tuple[int, int, str | None], ...] = ()
 
 
 def clause_of(block: Block) -> str | None:
@@ -64,6 +68,7 @@ class _Chunker:
         self.size, self.overlap = size, min(overlap, size // 2)
         self.chunks: list[ChunkText] = []
         self.parts: list[str] = []
+        self.where: list[tuple[int, str | None]] = []  # each part's page and clause in effect
         self.label: str | None = None
         self.section: str | None = None
         self.clause: str | None = None
@@ -83,9 +88,11 @@ class _Chunker:
             page, section, clause = self.start
             clauses = tuple(dict.fromkeys([*([clause] if clause else []), *self.inside]))
             self.chunks.append(ChunkText(len(self.chunks), body, page, self.label, section, self.page_end,
-                                         clause or (self.inside[0] if self.inside else None), clauses))
+                                         clause or (self.inside[0] if self.inside else None), clauses,
+                                         spans_of(self.parts, self.where)))
         self.carry = tail_at_word(body, self.overlap) if keep_tail else ""
         self.parts = [self.carry] if self.carry else []
+        self.where = [(self.page_end, carry_clause)] if self.carry else []
         self.has_body = False
         self.inside = []
         self.start = (self.page_end, self.section, carry_clause) if self.carry else None
@@ -112,8 +119,23 @@ class _Chunker:
             if first and clause:
                 self.inside.append(clause)
             self.parts.append(piece)
+            self.where.append((block.page, self.clause))
             self.page_end, first = block.page, False
             self.has_body = self.has_body or block.kind != "title"
+
+
+def spans_of(parts: list[str], where: list[tuple[int, str | None]]) -> tuple[tuple[int, int, str | None], ...]:
+    """Where, in ``"\\n".join(parts).strip()`` (the chunk's text), the page or the clause in effect changes."""
+    joined = "\n".join(parts)
+    lead = len(joined) - len(joined.lstrip())
+    spans: list[tuple[int, int, str | None]] = []
+    offset = 0
+    for part, (page, clause) in zip(parts, where, strict=True):
+        start = max(0, offset + len(part) - len(part.lstrip()) - lead)
+        if part.strip() and (not spans or spans[-1][1:] != (page, clause)):
+            spans.append((start, page, clause))
+        offset += len(part) + 1
+    return tuple(spans)
 
 
 def take(text: str, start: int, room: int, hard: bool = False) -> tuple[str, int]:

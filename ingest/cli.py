@@ -152,7 +152,11 @@ def eval_command(
     ctx: typer.Context,
     corpus: Path = typer.Option(None, "--corpus", help="BEIR corpus.jsonl (passages)."),
     queries: Path = typer.Option(..., "--queries", help="BEIR queries.jsonl."),
-    qrels: Path = typer.Option(..., "--qrels", help="BEIR qrels.tsv."),
+    qrels: Path = typer.Option(None, "--qrels", help="BEIR qrels.tsv (default with a clause set as --answers: "
+                                                    "each question's judged document)."),
+    answers: Path = typer.Option(None, "--answers", help="Judged answers for answer@1/@5: a clause set (JSONL "
+                                 "with quote, doc, clause, page: eval/construction/clauses.jsonl) or a SQuAD-style "
+                                 "JSON (TyDi, XQuAD)."),
     documents: Path = typer.Option(None, "--documents", help="Folder of page-level JSON documents "
                                                             "(document-level judging) instead of --corpus."),
     distractors: int = typer.Option(0, "--distractors", help="Add N construction pages as distractors."),
@@ -171,6 +175,7 @@ def eval_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Relevance of the product on a BEIR-format set: nDCG@10, Recall@5/10, MRR@10, P@5, success@5, latency."""
+    from ingest.answers import load_answers, qrels_of
     from ingest.evaluate import (
         EvalSet,
         distractor_passages,
@@ -189,12 +194,16 @@ def eval_command(
         raise typer.BadParameter("--mode must be hybrid, semantic, fulltext or all")
     if distractors and distractor_dir is None:
         raise typer.BadParameter("--distractors needs --distractor-dir")
+    judged_answers = load_answers(answers) if answers is not None else {}
+    if qrels is None and not any(j.document for j in judged_answers.values()):
+        raise typer.BadParameter("--qrels is needed unless --answers is a clause set naming each document")
     if corpus is not None:
         evalset = load_beir(corpus, queries, qrels)
     else:
-        judged = load_qrels(qrels)
+        judged = load_qrels(qrels) if qrels is not None else qrels_of(judged_answers)
         asked = {str(q["_id"]): q["text"] for q in read_jsonl(queries) if str(q["_id"]) in judged}
         evalset = EvalSet(load_page_documents(documents), asked, {q: judged[q] for q in asked})
+    evalset.answers = {q: a for q, a in judged_answers.items() if q in evalset.queries}
     if distractors:
         evalset.documents += distractor_passages(distractor_dir, distractors, seed)
     modes = ["hybrid", "semantic", "fulltext"] if mode == "all" else [mode]

@@ -25,6 +25,7 @@ from ir_measures import RR, P, R, Success, nDCG
 from loguru import logger
 from opensearchpy import OpenSearch
 
+from ingest.answers import AnswerTally, Judged, Shown
 from ingest.chunk import chunk_blocks
 from ingest.discover import SourceFile
 from ingest.index import PreparedDocument
@@ -35,7 +36,8 @@ from ingest.report import Reporter, RunReport
 from service.embedders.base import Embedder
 from service.index_admin import apply_all, drop_all
 from service.query.contract import eval_request
-from service.search import SearchService
+from service.query.models import SearchResponse
+from service.search import SearchService, response_size
 from service.security import Principal
 from service.settings import IndexSettings, Settings
 
@@ -58,6 +60,7 @@ class EvalSet:
     documents: list[EvalDocument]
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
+    answers: dict[str, Judged] = field(default_factory=dict)
 
 
 @dataclass
@@ -67,6 +70,7 @@ class ModeResult:
     latency_p50_ms: float
     latency_p95_ms: float
     routes: dict[str, int] = field(default_factory=dict)
+    answer_metrics: dict[str, float] = field(default_factory=dict)
 
 
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
@@ -145,6 +149,7 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
     run: list[ir_measures.ScoredDoc] = []
     latencies: list[float] = []
     routes: dict[str, int] = {}
+    tally = AnswerTally()
     for query_id, text in evalset.queries.items():
         began = time.perf_counter()
         response = service.search(eval_request(text, search_mode=mode, **({"operator": operator} if operator else {})),
@@ -152,12 +157,21 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
         latencies.append((time.perf_counter() - began) * 1000)
         routes[response.meta.route_used] = routes.get(response.meta.route_used, 0) + 1
         run += [ir_measures.ScoredDoc(query_id, ids[r.id], 10.0 - rank) for rank, r in enumerate(response.results)]
+        if query_id in evalset.answers:
+            tally.add(shown_passages(response), evalset.answers[query_id], response_size(response))
     qrels = [ir_measures.Qrel(q, d, s) for q, docs in evalset.qrels.items() for d, s in docs.items()]
     aggregate = ir_measures.calc_aggregate(MEASURES, qrels, run)
     metrics = {MEASURE_NAMES[str(m)]: round(float(v), 4) for m, v in aggregate.items()}
     latencies.sort()
     return ModeResult(mode, metrics, round(statistics.median(latencies), 1),
-                      round(latencies[int(0.95 * (len(latencies) - 1))], 1), routes)
+                      round(latencies[int(0.95 * (len(latencies) - 1))], 1), routes,
+                      tally.metrics() if tally.questions else {})
+
+
+def shown_passages(response: SearchResponse) -> list[Shown]:
+    """The passages of an answer in reading order: each result's chunks, results in rank order."""
+    return [Shown(rank, c.text, c.clause, c.clause_end, c.page_number, c.page_end)
+            for rank, r in enumerate(response.results) for c in r.context_chunks]
 
 
 def file_name(eval_id: str) -> str:
@@ -250,4 +264,9 @@ def format_table(results: list[ModeResult], title: str) -> str:
     header = f"{'mode':<10}" + "".join(f"{n:>11}" for n in names) + f"{'p50 ms':>9}{'p95 ms':>9}"
     rows = [f"{r.mode:<10}" + "".join(f"{r.metrics[n]:>11.4f}" for n in names)
             + f"{r.latency_p50_ms:>9.1f}{r.latency_p95_ms:>9.1f}" for r in results]
+    answered = [r for r in results if r.answer_metrics]
+    if answered:
+        keys = list(answered[0].answer_metrics)
+        rows += ["", f"{'answers':<10}" + "".join(f"{k:>26}" for k in keys)]
+        rows += [f"{r.mode:<10}" + "".join(f"{r.answer_metrics[k]:>26.4g}" for k in keys) for r in answered]
     return "\n".join([title, header, *rows])

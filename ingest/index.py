@@ -84,6 +84,7 @@ def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[flo
         "chunk_id": chunk_id(doc.doc_id, chunk.index), "doc_id": doc.doc_id, "chunk_index": chunk.index,
         "page_number": chunk.page, "page_end": chunk.page_end, "page_label": chunk.page_label,
         "section_title": chunk.section_title, "clause": chunk.clause, "clauses": list(chunk.clauses),
+        "spans": [{"o": o, "p": p, "c": c} for o, p, c in chunk.spans],
         "title": document_title(doc), "designation": doc.parsed.designation, "text": chunk.text,
         "file_path": src.display,
         "file_name": display_path(src.path.name), "folder": display_path(src.path.parent), "file_type": src.file_type, "file_size": src.size,

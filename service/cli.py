@@ -177,7 +177,7 @@ def search_cmd(fmt: str = "text", **values: Any) -> None:
     """Search the index as a person would: the MCP tool's parameters and service, results on stdout."""
     from service.embedders.factory import build_embedder
     from service.render import render_markdown, render_text
-    from service.search import SearchService
+    from service.search import SearchService, dumped
     from service.security import stdio_principal
 
     if fmt not in ("text", "json", "markdown"):
@@ -186,7 +186,7 @@ def search_cmd(fmt: str = "text", **values: Any) -> None:
     service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))
     response = service.search(cli_arguments(values), stdio_principal(settings.server), "cli")
     if fmt == "json":
-        out.print_json(response.model_dump_json())
+        out.print_json(dumped(response))
     else:
         Console(soft_wrap=True).print(render_text(response) if fmt == "text" else render_markdown(response),
                                       markup=False, highlight=False)

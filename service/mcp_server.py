@@ -59,7 +59,7 @@ class AppState:
 def answer(reply: BaseModel) -> CallToolResult:
     """A tool's reply as structured content plus the same JSON, compact, as its text block (the SDK would
     indent it: ~11 % more bytes, and indentation is whitespace an agent's context pays for)."""
-    structured = reply.model_dump(mode="json", by_alias=True)  # dumped once; orjson writes the same JSON text
+    structured = reply.model_dump(mode="json", by_alias=True, exclude_none=True)  # dumped once; orjson writes the same JSON text
     return CallToolResult(content=[TextContent(type="text", text=orjson.dumps(structured).decode())],
                           structured_content=structured)
 

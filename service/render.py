@@ -5,10 +5,21 @@ from __future__ import annotations
 from service.query.models import ChunkResult, SearchResponse
 
 
+def clause_label(clause: str | None, clause_end: str | None = None) -> str | None:
+    """«п. 5.2.3», «пп. 5.2.3–5.2.4», «Приложение Б», «Таблица 4 – 5.3»."""
+    if not clause:
+        return None
+    numbered = clause[:1].isdigit()
+    if clause_end:
+        return f"{'пп. ' if numbered else ''}{clause}–{clause_end}"
+    return f"п. {clause}" if numbered else clause
+
+
 def place(chunk: ChunkResult) -> str:
-    """Where a chunk is, as an engineer cites it: «п. 5.2.3, с. 12–13» (sheet name for XLSX)."""
-    pages = f"с. {chunk.page_number}" + (f"–{chunk.page_end}" if chunk.page_end else "")
-    parts = [f"п. {chunk.clause}" if chunk.clause and chunk.clause[:1].isdigit() else chunk.clause, pages,
+    """Where a passage is, as an engineer cites it: «п. 5.2.3, с. 12–13» (sheet name for XLSX)."""
+    pages = f"с. {chunk.page_number}" + (f"–{chunk.page_end}" if chunk.page_end else "") \
+        if chunk.page_number is not None else None
+    parts = [clause_label(chunk.clause, chunk.clause_end), pages,
              f"«{chunk.page_label}»" if chunk.page_label else None]
     return ", ".join(p for p in parts if p)
 
@@ -31,7 +42,7 @@ def render_text(response: SearchResponse) -> str:
             where = place(chunk)
             lines.append(f"   — {where}: {chunk.text}")
         if not doc.context_chunks:
-            lines += [f"   … {h}" for h in doc.highlights]
+            lines += [f"   … {h}" for h in doc.highlights or []]
     if meta.facets.document_types:
         lines.append("\nBy type: " + ", ".join(f"{k} {v}" for k, v in meta.facets.document_types.items()))
     if meta.pagination.has_more:

@@ -42,7 +42,7 @@ from service.query.build import (
     plan_search,
 )
 from service.query.contract import MAX_PAGE_DEPTH, SearchRequest
-from service.query.map import map_chunk, map_correction, map_document, map_facets, map_hit
+from service.query.map import map_chunk, map_correction, map_document, map_facets, map_hits
 from service.query.models import (
     DocumentResponse,
     Pagination,
@@ -60,6 +60,8 @@ from service.settings import Settings
 from service.vectors import Coverage, CoverageCache, EmbedderResolver
 
 T = TypeVar("T", bound=BaseModel)
+#: get_document shows a chunk whole (the ingest's chunks are far smaller); the bound keeps an answer sane
+WHOLE_CHUNK_CHARS = 25_000
 _ID_RE = re.compile(r"^(?P<doc>[0-9a-f]{20})(?::(?P<chunk>\d{1,7}))?$")
 
 
@@ -210,7 +212,8 @@ class SearchService:
         response.meta.timings = Timings(embedding_ms=round(embedding_ms, 2), search_ms=round(search_ms, 2),
                                         total_ms=round((time.perf_counter() - began) * 1000, 2))
         returned = len(response.results)
-        response = fit_budget(response, self.settings.search.response_budget_chars)
+        response = fit_budget(response, self.settings.search.response_budget_chars,
+                              self.settings.search.answer_chars)
         response.meta.pagination = paginate(request, offset, len(response.results), response.meta.total_results,
                                             len(response.results) < returned)
         return response
@@ -270,6 +273,20 @@ class SearchService:
             logger.debug("no query vector: {}", problem)
         return vector, (time.perf_counter() - began) * 1000, problem, index
 
+    def _unit_similarity(self, vector: list[float] | None) -> Callable[[list[str]], list[float]] | None:
+        """Cosines of passage units to the query vector, with the index's embedder when it is static (navec:
+        ~20 µs a unit); None for a model embedder (e5: milliseconds a unit) or a query without a vector."""
+        if vector is None:
+            return None
+        try:
+            _, embedder = self.resolver.current()
+        except StroidokError:
+            return None
+        if not getattr(embedder, "static", False):
+            return None
+        query = np.asarray(vector, dtype=np.float32)
+        return lambda texts: [float(v) for v in embedder.embed_documents(texts) @ query]
+
     @staticmethod
     def _embed(embedder: Embedder, texts: list[str]) -> list[float] | None:
         """The mean of the phrasings' query vectors, normalized; None when it is zero."""
@@ -305,7 +322,9 @@ class SearchService:
 
     def _map(self, request: SearchRequest, first: ParsedQuery, plan: SearchPlan, raw: dict[str, Any]) -> SearchResponse:
         hits = raw["hits"]["hits"]
-        results = [map_hit(h, request.include_context, self.settings.search.chunk_chars) for h in hits]
+        lexical_weight = {"bm25": 1.0, "knn": 0.0}.get(plan.route, self.settings.index.bm25_weight)
+        results = map_hits(hits, request.include_context, request.max_chunks, self.settings.search.passage_chars,
+                           lexical_weight, self._unit_similarity(plan.vector))
         aggs = raw.get("aggregations", {})
         total = int(aggs.get("total_docs", {}).get("value", len(results)))
         if len(results) < plan.size and hits:
@@ -352,7 +371,7 @@ class SearchService:
         if centre not in by_index:
             raise NotFound(f"no document or chunk with id {result_id} is visible to you",
                            details={"id": result_id})
-        limit = self.settings.search.chunk_chars * 4
+        limit = WHOLE_CHUNK_CHARS
         chunk_hit = by_index[centre]
         document = map_document(chunk_hit["_source"], 1.0)
         chunk = map_chunk(chunk_hit, 1.0, limit)
@@ -383,42 +402,42 @@ class SearchService:
             earliest=aggs["earliest"].get("value_as_string"), latest=aggs["latest"].get("value_as_string"))
 
 
+def dumped(model: BaseModel) -> str:
+    """A reply as it is sent: compact JSON, absent fields left out (every edge serializes this way)."""
+    return model.model_dump_json(exclude_none=True)
+
+
 def response_size(response: SearchResponse) -> int:
-    return len(response.model_dump_json())
+    return len(dumped(response))
 
 
-def fit_budget(response: SearchResponse, budget_chars: int) -> SearchResponse:
-    """Cut context chunks (from the last result up), then highlights, then results (never the first),
-    until it fits; the caller's cursor continues after the last result kept.
+def fit_budget(response: SearchResponse, budget_chars: int, answer_chars: int | None = None) -> SearchResponse:
+    """Size the answer: every document keeps its best passage; its further ones (up to max_chunks) are added
+    best first across the whole answer while it stays within ``answer_chars``; should the answer still exceed
+    ``budget_chars``, the last results are left to the next page (``truncated``; the cursor continues right
+    after the last result kept, so nothing is lost or repeated). The first result is always kept.
 
-    Each result is serialized once, plus once per cut, and the rest of the response once: a result's JSON is
-    a contiguous piece of the response's (compact, comma-separated), so the response's size is the sum."""
-    sizes = [len(result.model_dump_json()) for result in response.results]
+    Each part is serialized once: a list's JSON is its items' JSON joined by commas, so sizes add up."""
+    results = response.results
+    further = sorted(((-c.relevance_score, i, j, c) for i, r in enumerate(results)
+                      for j, c in enumerate(r.context_chunks) if j > 0), key=lambda t: t[:3])
+    for result in results:
+        result.context_chunks = result.context_chunks[:1]
+    sizes = [len(dumped(result)) for result in results]
     rest = response_size(response.model_copy(update={"results": []}))
     total = rest + sum(sizes) + max(0, len(sizes) - 1)
+    room = min(budget_chars, answer_chars or budget_chars)
+    for _, i, j, chunk in further:
+        cost = len(dumped(chunk)) + 1
+        if len(results[i].context_chunks) == j and total + cost <= room:
+            results[i].context_chunks.append(chunk)
+            sizes[i] += cost
+            total += cost
     if total <= budget_chars:
         return response
     response.meta.truncated = True
-    total += len("true") - len("false")  # meta.truncated is now true
-
-    def resized(i: int) -> bool:
-        nonlocal total
-        new = len(response.results[i].model_dump_json())
-        total, sizes[i] = total + new - sizes[i], new
-        return total <= budget_chars
-
-    for keep in (1, 0):
-        for i in reversed(range(len(response.results))):
-            result = response.results[i]
-            if len(result.context_chunks) > keep:
-                result.context_chunks = result.context_chunks[:keep]
-                if resized(i):
-                    return response
-    for i in reversed(range(len(response.results))):
-        response.results[i].highlights = response.results[i].highlights[:1]
-        if resized(i):
-            return response
-    while len(response.results) > 1 and total > budget_chars:
-        response.results.pop()
+    total += len("true") - len("false")
+    while len(results) > 1 and total > budget_chars:
+        results.pop()
         total -= sizes.pop() + 1  # and its comma
     return response

@@ -276,9 +276,14 @@ class SearchSettings(BaseSettings):
         description="redis://host:port/db: the query cache and the rate limits live there, shared by every "
         "server process; unset, each process keeps its own.")
     rate_limit: str = Field(default="120/minute", description="Per client, `limits` notation.")
-    response_budget_chars: int = Field(default=24000, ge=2000,
-                                       description="A response is cut to this size; the MCP text copy adds ~20%, staying well under 25K tokens.")
-    chunk_chars: int = Field(default=500, ge=50, le=5000)
+    response_budget_chars: int = Field(default=24000, ge=2000, description="A response never exceeds this "
+                                       "size: results past it are left to the next page (truncated, with a cursor).")
+    answer_chars: int = Field(default=11000, ge=1000, description="Further chunks of a document (past its best "
+                              "one, up to max_chunks) are shown, best first across the answer, while the answer "
+                              "stays within this size (docs/tools.md).")
+    passage_chars: int = Field(default=600, ge=100, le=5000, validation_alias=AliasChoices(
+        "STROIDOK_SEARCH_PASSAGE_CHARS", "STROIDOK_SEARCH_CHUNK_CHARS"), description="The longest passage shown "
+        "per chunk: the clause that answers when it fits, cut at clause or sentence boundaries.")
     few_results: int = Field(default=3, ge=0, description="Below this many results, suggest related queries.")
     log_queries: bool = True
 

@@ -13,6 +13,7 @@ from typing import Any, Literal
 from service.errors import InvalidQuery
 from service.query.contract import Operator, SearchRequest
 from service.query.parse import ParsedQuery
+from service.query.passages import POST, PRE
 from service.settings import DEFAULT_TEXT_FIELDS, SearchSettings
 
 Route = Literal["hybrid", "bm25", "knn"]
@@ -23,11 +24,13 @@ PHRASE_FIELDS = ("text", "title", "section_title", "text.codes")
 SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD]}
 # What a search result shows: the document's fields on the collapsed hit, the chunk's on its inner hits
 # (the rest — whole text of the top chunk, hashes, clause lists, groups — would triple the response).
-# A chunk's text comes as the engine's best passage (its highlighter), not as the whole stored text.
-DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "file_type", "file_size",
-                   "created_at", "updated_at", "page_count"]
-CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "section_title", "clause"]
-HIGHLIGHT_TAGS = {"pre_tags": ["**"], "post_tags": ["**"]}
+# A chunk's text comes through the engine's highlighter, whole, with the query's terms marked: the service
+# cuts the answering passage from it (service/query/passages.py), labelled by the chunk's ``spans``.
+DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "file_type"]
+CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "clause", "spans"]
+HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}
+#: further chunks of each document fetched beyond ``max_chunks``, so they can be re-ranked by fused relevance
+EXTRA_CANDIDATES = 5
 
 
 def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...] = TEXT_FIELDS,
@@ -173,19 +176,19 @@ def build_aggregations() -> dict[str, Any]:
     }
 
 
-def build_passage_highlight(passage_chars: int) -> dict[str, Any]:
-    """Each chunk's best passage of about ``passage_chars`` characters, matched words marked; a chunk whose
-    text matches nothing (a dense-only hit) gives its opening instead. The engine picks and cuts the passage,
-    so the chunk's whole text never leaves it (a default search's response: 115 KB → 43 KB)."""
-    return {"fields": {"text": {"type": "unified", "fragment_size": passage_chars, "number_of_fragments": 1,
-                                "no_match_size": passage_chars}}, **HIGHLIGHT_TAGS}
+def build_passage_highlight() -> dict[str, Any]:
+    """Each chunk's whole text with the query's terms marked by the engine's own analysis (stems, synonyms,
+    phrases); a chunk that matches no term (a dense-only hit) comes whole and unmarked."""
+    return {"fields": {"text": {"type": "unified", "number_of_fragments": 0, "no_match_size": 100_000}},
+            **HIGHLIGHT_TAGS}
 
 
-def build_collapse(max_chunks: int, vector: list[float] | None = None, passage_chars: int = 500) -> dict[str, Any]:
-    """One hit per document, with its best ``max_chunks`` chunks, each as its best passage, and similarity."""
+def build_collapse(max_chunks: int, vector: list[float] | None = None) -> dict[str, Any]:
+    """One hit per document, with its best chunks (``max_chunks`` plus a few candidates to re-rank), each
+    whole with its terms marked, and each chunk's similarity."""
     inner: dict[str, Any] = {
-        "name": "chunks", "size": max_chunks, "_source": {"includes": CHUNK_FIELDS},
-        "highlight": build_passage_highlight(passage_chars),
+        "name": "chunks", "size": max_chunks + EXTRA_CANDIDATES, "_source": {"includes": CHUNK_FIELDS},
+        "highlight": build_passage_highlight(),
     }
     if vector is not None:
         inner["script_fields"] = build_similarity_field(vector)
@@ -212,12 +215,11 @@ class SearchSettingsView:
     auto_minimum_should_match: str | None
     knn_k: int
     pagination_depth: int
-    passage_chars: int = 500
 
     @classmethod
     def of(cls, search: SearchSettings) -> SearchSettingsView:
         return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
-                   search.knn_k, search.pagination_depth, search.chunk_chars)
+                   search.knn_k, search.pagination_depth)
 
 
 @dataclass(frozen=True)
@@ -235,7 +237,6 @@ class SearchPlan:
     suggest_text: str | None
     groups: tuple[str, ...]
     fallback_reason: str | None = None
-    passage_chars: int = 500
 
 
 def choose_route(mode: str, vector: list[float] | None) -> Route:
@@ -274,7 +275,7 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       offset=offset, size=request.limit, max_chunks=request.max_chunks,
                       pagination_depth=view.pagination_depth, vector=vector,
                       suggest_text=first.plain if route != "knn" and wordy else None, groups=groups,
-                      fallback_reason=fallback_reason, passage_chars=view.passage_chars)
+                      fallback_reason=fallback_reason)
 
 
 def build_search_body(query: dict[str, Any], size: int) -> dict[str, Any]:
@@ -297,7 +298,7 @@ def build_request(plan: SearchPlan) -> dict[str, Any]:
     body["query"]["hybrid"]["pagination_depth"] = plan.pagination_depth
     body["from"] = plan.offset
     body["_source"] = {"includes": DOCUMENT_FIELDS}
-    body["collapse"] = build_collapse(plan.max_chunks, plan.vector, plan.passage_chars)
+    body["collapse"] = build_collapse(plan.max_chunks, plan.vector)
     body["aggs"] = build_aggregations()
     body["track_total_hits"] = True
     if plan.vector is not None:

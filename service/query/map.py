@@ -2,12 +2,34 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from service.query.models import ChunkResult, DocumentResult, Facets
+from service.query.passages import (
+    Marked,
+    Passage,
+    Span,
+    choose_passage,
+    lexical_scores,
+    parse_spans,
+    split_units,
+    term_weights,
+    unmark,
+)
 
-MARK = "**"  # the highlight tags (build.HIGHLIGHT_TAGS)
-HIGHLIGHT_CHARS = 240
+#: a text → cosine with the query, for many texts at once (None: no semantic signal for units)
+Similarity = Callable[[list[str]], list[float]]
+
+MARK = "**"  # how a highlight shows the query's words
+HIGHLIGHT_CHARS = 120
+#: how much a chunk's best passage counts in ranking a document's chunks (the rest: its fused relevance)
+PASSAGE_SHARE = 0.5
+#: a unit's cosine to the query, in units of the answer's highest term weight (docs/relevance.md)
+SEMANTIC_WEIGHT = 0.5
+#: the most units of one answer embedded for the semantic signal (the best-matching ones)
+SEMANTIC_UNITS = 400
 
 
 def cut_at_word(text: str, limit: int) -> str:
@@ -21,13 +43,6 @@ def _cut(text: str, limit: int) -> str:
         return text
     cut = text.rfind(" ", 0, limit - 1)
     return text[: cut if cut > limit // 2 else limit - 1].rstrip(" ,;:") + "…"
-
-
-def passage_of(hit: dict[str, Any]) -> str | None:
-    """The engine's best passage of a chunk hit (matched words marked, whitespace single spaces), None when
-    it sent none."""
-    passages = hit.get("highlight", {}).get("text") or [None]
-    return None if passages[0] is None else " ".join(str(passages[0]).split())
 
 
 def snippet(passage: str, limit: int) -> str | None:
@@ -52,19 +67,15 @@ def similarity_of(hit: dict[str, Any]) -> float | None:
     return None if values[0] is None else clamp(float(values[0]))
 
 
-def map_chunk(hit: dict[str, Any], score: float, limit: int, passage: str | None = None) -> ChunkResult:
-    """A chunk hit: its best passage when the engine chose one (a search; ``passage``: its ``passage_of``,
-    when the caller has it), else its stored text (a lookup), cut at a word to ``limit`` characters."""
+def map_chunk(hit: dict[str, Any], score: float, limit: int) -> ChunkResult:
+    """A chunk looked up by id: its stored text, cut at a word to ``limit`` characters."""
     src = hit["_source"]
-    passage = passage if passage is not None else passage_of(hit)
-    # marks out first, then whitespace: the engine sometimes sends a stray mark ("». ** На"), two spaces otherwise
-    text = cut_at_word(passage.replace(MARK, "") if passage is not None else src.get("text", ""), limit)
-    return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"], text=text,
+    return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"],
+                       text=cut_at_word(src.get("text", ""), limit),
                        page_number=src.get("page_number"), page_label=src.get("page_label"),
                        page_end=src.get("page_end") if src.get("page_end") != src.get("page_number") else None,
                        section_title=src.get("section_title"), clause=src.get("clause"),
-                       relevance_score=round(score, 4),
-                       similarity=similarity_of(hit))
+                       relevance_score=round(score, 4), similarity=similarity_of(hit))
 
 
 def clamp(score: float | None) -> float:
@@ -72,25 +83,137 @@ def clamp(score: float | None) -> float:
 
 
 def map_document(src: dict[str, Any], score: float) -> DocumentResult:
+    """A document's fields as the source has them (a search asks only for the ones it shows)."""
     return DocumentResult(id=src["doc_id"], title=src.get("title") or src["file_name"],
                           designation=src.get("designation"), file_path=src["file_path"],
-                          file_type=src["file_type"], file_size=src.get("file_size") or 0,
+                          file_type=src["file_type"], file_size=src.get("file_size"),
                           created_at=src.get("created_at"), updated_at=src.get("updated_at"),
                           page_count=src.get("page_count"), relevance_score=clamp(score))
 
 
-def map_hit(hit: dict[str, Any], include_context: bool, chunk_chars: int) -> DocumentResult:
-    """A collapsed hit: the document, its best chunks (scores scaled to the document's) and highlights."""
+@dataclass(frozen=True)
+class Candidate:
+    """A chunk of a document, whole and marked, with what ranks it."""
+
+    hit: dict[str, Any]
+    marked: Marked
+    spans: list[Span]
+    fused: float
+
+
+def inner_hits(hit: dict[str, Any]) -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = hit.get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", [])
+    return hits
+
+
+def marked_of(hit: dict[str, Any]) -> Marked:
+    """The chunk's whole text with the query's terms located (the engine's highlighter sends it whole)."""
+    texts = hit.get("highlight", {}).get("text") or [hit["_source"].get("text", "")]
+    return unmark(str(texts[0]))
+
+
+def spans_of(src: dict[str, Any]) -> list[Span]:
+    """The chunk's page and clause changes; an index written before spans existed gives its start alone."""
+    return parse_spans(src.get("spans")) or [Span(0, src.get("page_number"), src.get("clause"))]
+
+
+def fused_score(score: float, top: float, similarity: float | None, lexical_weight: float) -> float:
+    """A chunk's relevance on the pipeline's terms: its leg score scaled to the answer's best, weighted with
+    its similarity as the hybrid pipeline weights the two legs (inner hits come scored by one leg only)."""
+    return lexical_weight * (score / top if top > 0 else 0.0) + (1 - lexical_weight) * (similarity or 0.0)
+
+
+def overlaps(passage: Passage, shown: list[Passage]) -> bool:
+    """Whether ``passage`` repeats text already shown (neighbouring chunks share an overlap)."""
+    head = passage.text[:60]
+    return any(head in p.text or p.text[:60] in passage.text for p in shown)
+
+
+def with_marks(marked: Marked, start: int, end: int) -> str:
+    """``marked.text[start:end]`` with its query terms marked **like this**."""
+    out, last = [], start
+    for a, b in marked.marks:
+        if start <= a and b <= end:
+            out += [marked.text[last:a], MARK, marked.text[a:b], MARK]
+            last = b
+    out.append(marked.text[last:end])
+    return "".join(out)
+
+
+def map_chunk_passage(candidate: Candidate, passage: Passage, score: float) -> ChunkResult:
+    src = candidate.hit["_source"]
+    return ChunkResult(chunk_id=src["chunk_id"], text=passage.text, page_number=passage.page,
+                       page_end=passage.page_end, page_label=src.get("page_label"), clause=passage.clause,
+                       clause_end=passage.clause_end, relevance_score=round(score, 4),
+                       similarity=similarity_of(candidate.hit))
+
+
+def unit_similarities(candidates: list[Candidate], weights: dict[str, float],
+                      similarity: Similarity) -> list[dict[int, float]]:
+    """Per candidate, unit start → the unit's cosine to the query, for the units that match a term (the
+    best-matching ``SEMANTIC_UNITS`` of the answer), embedded in one batch."""
+    units = []
+    for i, candidate in enumerate(candidates):
+        spans = split_units(candidate.marked.text)
+        units += [(score, i, a, candidate.marked.text[a:b])
+                  for score, (a, b) in zip(lexical_scores(candidate.marked, spans, weights), spans, strict=True)
+                  if score > 0]
+    units = sorted(units, key=lambda u: -u[0])[:SEMANTIC_UNITS]
+    out: list[dict[int, float]] = [{} for _ in candidates]
+    for (_, i, start, _), cosine in zip(units, similarity([u[3] for u in units]) if units else [], strict=True):
+        out[i][start] = cosine
+    return out
+
+
+def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
+             lexical_weight: float, similarity: Similarity | None = None) -> list[DocumentResult]:
+    """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
+    context, a few short highlights; term weights are taken over every candidate chunk of the answer."""
+    top = max((h.get("_score") or 0.0 for hit in hits for h in inner_hits(hit)), default=0.0)
+    groups = [[Candidate(h, marked_of(h), spans_of(h["_source"]),
+                         fused_score(h.get("_score") or 0.0, top, similarity_of(h), lexical_weight))
+               for h in inner_hits(hit)] for hit in hits]
+    flat = [c for group in groups for c in group]
+    weights = term_weights([c.marked for c in flat])
+    cosines = unit_similarities(flat, weights, similarity) if similarity else [{} for _ in flat]
+    semantic = SEMANTIC_WEIGHT * max(weights.values(), default=0.0)
+    results, at = [], 0
+    for hit, group in zip(hits, groups, strict=True):
+        results.append(map_hit(hit, group, weights, include_context, max_chunks, passage_chars,
+                               cosines[at:at + len(group)], semantic))
+        at += len(group)
+    return results
+
+
+def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str, float], include_context: bool,
+            max_chunks: int, passage_chars: int, cosines: list[dict[int, float]] | None = None,
+            semantic_weight: float = 0.0) -> DocumentResult:
+    """A collapsed hit: the document and the passages of its chunks that answer best (scores scaled to the
+    document's). A chunk ranks by its fused relevance and by how well its best passage answers, equally: a
+    long chunk matching many words ranks high by BM25 although the clause that answers sits in another."""
     doc = map_document(hit["_source"], hit.get("_score") or 0.0)
     doc.similarity = similarity_of(hit)
-    inner = hit.get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", [])
-    top = max((h.get("_score") or 0.0 for h in inner), default=0.0) or 1.0
-    passages = [passage_of(h) for h in inner]
-    snippets = (_snippet(p, HIGHLIGHT_CHARS) for p in passages if p is not None)
-    doc.highlights = list(dict.fromkeys(s for s in snippets if s))[:3]
+    cosines = cosines or [{} for _ in candidates]
+    passages = [choose_passage(c.marked, c.spans, weights, passage_chars, similarity=cos, semantic_weight=semantic_weight)
+                for c, cos in zip(candidates, cosines, strict=True)]
+    top_fused = max((c.fused for c in candidates), default=0.0) or 1.0
+    top_passage = max((p.score for p in passages), default=0.0) or 1.0
+    ranked = sorted(zip(candidates, passages, strict=True),
+                    key=lambda cp: -(PASSAGE_SHARE * cp[1].score / top_passage + (1 - PASSAGE_SHARE) * cp[0].fused / top_fused))
+    shown: list[tuple[Candidate, Passage, float]] = []
+    for candidate, passage in ranked:
+        if passage.text and not overlaps(passage, [p for _, p, _ in shown]):
+            rank = PASSAGE_SHARE * passage.score / top_passage + (1 - PASSAGE_SHARE) * candidate.fused / top_fused
+            shown.append((candidate, passage, rank))
+        if len(shown) == max_chunks:
+            break
+    best = shown[0][2] if shown and shown[0][2] > 0 else 1.0
     if include_context:
-        doc.context_chunks = [map_chunk(h, doc.relevance_score * (h.get("_score") or 0.0) / top, chunk_chars, p)
-                              for h, p in zip(inner, passages, strict=True)]
+        doc.context_chunks = [map_chunk_passage(c, p, doc.relevance_score * r / best) for c, p, r in shown]
+    else:
+        lines = (_snippet(" ".join(with_marks(c.marked, p.start, p.end).split()), HIGHLIGHT_CHARS)
+                 for c, p, _ in shown)
+        doc.highlights = list(dict.fromkeys(line for line in lines if line))[:3]
     return doc
 
 

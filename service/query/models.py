@@ -15,17 +15,20 @@ RELEVANCE = "Rank score of this result set, 0-1 (relative: compare within one re
 
 
 class ChunkResult(BaseModel):
-    chunk_id: str
-    chunk_index: int
-    text: str = Field(description="In a search, the chunk's passage that best matches the query (chosen by the "
-                      "engine; its opening when no word matches); at most 500 characters, cut at a word boundary. "
-                      "get_document gives the whole chunk.")
-    page_number: int | None
-    page_end: int | None = Field(default=None, description="The page the chunk ends on, when it runs over pages.")
-    page_label: str | None = None
-    section_title: str | None = None
-    clause: str | None = Field(default=None, description="The clause in effect where the chunk starts: «5.2.3», "
+    chunk_id: str = Field(description="Pass it to get_document for the whole chunk and its neighbours.")
+    chunk_index: int | None = Field(default=None, description="The chunk's position in its document "
+                                    "(get_document; in a search it is the number after the colon of chunk_id).")
+    text: str = Field(description="In a search, the passage of the chunk that answers the query: the whole "
+                      "clause where it fits, cut at clause or sentence boundaries (never inside a word), at most "
+                      "passage_chars (600) characters. get_document gives the whole chunk.")
+    page_number: int | None = Field(default=None, description="The page the text starts on.")
+    page_end: int | None = Field(default=None, description="The page it ends on, when it runs over pages.")
+    page_label: str | None = Field(default=None, description="The sheet (XLSX) or the page's own label.")
+    section_title: str | None = Field(default=None, description="get_document: the heading the chunk is under.")
+    clause: str | None = Field(default=None, description="The clause in effect where the text starts: «5.2.3», "
                                "«Приложение Б», «Таблица 4»; pass it to get_document to open it.")
+    clause_end: str | None = Field(default=None, description="The clause in effect where the text ends, when "
+                                   "the text runs from one clause into another.")
     relevance_score: float = Field(description=RELEVANCE)
     similarity: float | None = Field(default=None, description=SIMILARITY)
 
@@ -37,16 +40,20 @@ class DocumentResult(BaseModel):
                                     "document has one.")
     file_path: str
     file_type: str
-    file_size: int
-    created_at: str | None
-    updated_at: str | None
-    page_count: int | None = None
+    file_size: int | None = Field(default=None, description="get_document: bytes.")
+    created_at: str | None = Field(default=None, description="get_document: the file's creation time.")
+    updated_at: str | None = Field(default=None, description="get_document: the file's modification time "
+                                   "(date_range filters on it).")
+    page_count: int | None = Field(default=None, description="get_document: pages (sheets for XLSX).")
     relevance_score: float = Field(ge=0, le=1, description=RELEVANCE)
     similarity: float | None = Field(default=None, description="The similarity of the document's best chunk. "
                                      + SIMILARITY)
-    highlights: list[str] = Field(default_factory=list, description="Up to 3 snippets of its best chunks with the "
-                                  "query's words marked **like this**.")
-    context_chunks: list[ChunkResult] = Field(default_factory=list)
+    highlights: list[str] | None = Field(default=None, description="With include_context false only: up to 3 "
+                                         "short lines (~120 characters) around the query's words, marked **like "
+                                         "this** (with context, the passages are the text; nothing is repeated).")
+    context_chunks: list[ChunkResult] = Field(default_factory=list, description="The document's chunks that "
+                                              "answer best, best first: its best one, then up to max_chunks while "
+                                              "the answer stays within its size (docs/tools.md).")
 
 
 class Timings(BaseModel):

@@ -8,6 +8,7 @@ from service.errors import InvalidQuery
 from service.query.build import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
+    EXTRA_CANDIDATES,
     SearchSettingsView,
     build_binding,
     build_bm25_leg,
@@ -95,7 +96,8 @@ def _plan(vector=(0.6, 0.8), groups=("public",), offset=0, **arguments):
 def test_request_groups_per_document_with_facets_similarity_and_threshold():
     plan = _plan(offset=20, limit=10, max_chunks=2, threshold=0.4)
     body = build_request(plan)
-    assert body["collapse"]["field"] == "doc_id" and body["collapse"]["inner_hits"]["size"] == 2
+    assert body["collapse"]["field"] == "doc_id"
+    assert body["collapse"]["inner_hits"]["size"] == 2 + EXTRA_CANDIDATES
     assert body["from"] == 20 and body["size"] == 10 and "min_score" not in body
     assert body["query"]["hybrid"]["pagination_depth"] == 1000
     assert set(body["aggs"]) == {"total_docs", "document_types", "date_distribution"}
@@ -114,14 +116,13 @@ def test_request_fetches_document_fields_on_the_hit_and_chunk_fields_on_its_inne
     assert "embedding" not in DOCUMENT_FIELDS + CHUNK_FIELDS
 
 
-def test_a_chunk_comes_as_the_engines_passage_of_the_configured_size_not_its_whole_text():
-    settings = SearchSettings(chunk_chars=300)
+def test_a_chunk_comes_whole_with_the_engines_marks_for_the_service_to_cut_its_passage():
     plan = plan_search(SearchRequest(query="бетон"), [parse_query("бетон")], ("public",), None, 0,
-                       SearchSettingsView.of(settings))
+                       SearchSettingsView.of(SearchSettings()))
     inner = build_request(plan)["collapse"]["inner_hits"]
-    assert "text" not in CHUNK_FIELDS
-    assert inner["highlight"]["fields"]["text"] == {"type": "unified", "fragment_size": 300,
-                                                    "number_of_fragments": 1, "no_match_size": 300}
+    assert "text" not in CHUNK_FIELDS and "spans" in CHUNK_FIELDS
+    assert inner["highlight"]["fields"]["text"] == {"type": "unified", "number_of_fragments": 0,
+                                                    "no_match_size": 100_000}
 
 
 def test_route_follows_mode_and_vector_and_says_why_it_fell_back():

@@ -4,10 +4,19 @@ import pytest
 
 from service.errors import InvalidQuery
 from service.query.build import CHUNK_FIELDS, DOCUMENT_FIELDS
-from service.query.map import cut_at_word, map_chunk, map_correction, map_hit, snippet
+from service.query.map import cut_at_word, map_correction, map_hits, snippet
 from service.query.models import DocumentResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 from service.query.parse import parse_query
-from service.search import encode_cursor, fit_budget, paginate, related_queries, request_offset, validate_request
+from service.query.passages import POST, PRE
+from service.search import (
+    dumped,
+    encode_cursor,
+    fit_budget,
+    paginate,
+    related_queries,
+    request_offset,
+    validate_request,
+)
 
 
 def test_cut_at_word_never_splits_a_word_and_marks_the_cut():
@@ -30,23 +39,72 @@ def test_snippet_of_a_passage_without_marks_is_none_and_a_cut_span_is_closed():
     assert out is not None and out.count("**") == 2 and out.endswith("**…") and len(out) <= 123
 
 
-def test_a_searched_chunk_shows_the_engines_passage_without_marks():
-    hit = {"_source": {"chunk_id": "d1:2", "chunk_index": 2},
-           "highlight": {"text": ["Стык   **монтажный**\nсварной " + "шов " * 200]}}
-    text = map_chunk(hit, 0.5, 500).text
-    assert text.startswith("Стык монтажный сварной") and "**" not in text
-    assert len(text) <= 500 and text.endswith("…")
-    looked_up = {"_source": {"chunk_id": "d1:2", "chunk_index": 2, "text": "Полный   текст чанка"}}
-    assert map_chunk(looked_up, 1.0, 2000).text == "Полный текст чанка"
+def _collapsed(doc: str, inner: list[dict[str, object]], score: float = 0.9) -> dict[str, object]:
+    return {"_score": score, "_source": {"doc_id": doc, "file_name": "a.pdf", "file_path": f"/{doc}.pdf",
+                                         "file_type": "pdf", "title": "СП 54.13330.2016"},
+            "inner_hits": {"chunks": {"hits": {"hits": inner}}}}
 
 
-def test_a_mark_around_nothing_leaves_no_double_space_in_a_chunk():
-    hit = {"_source": {"chunk_id": "d1:3", "chunk_index": 3},
-           "highlight": {"text": ["Нагрузки и воздействия». ** На территории **Российской** Федерации"]}}
-    assert map_chunk(hit, 0.5, 500).text == "Нагрузки и воздействия». На территории Российской Федерации"
-    collapsed = {"_source": {"chunk_id": "d1", "doc_id": "d1", "file_name": "a.pdf", "file_path": "/a.pdf",
-                             "file_type": "pdf"}, "inner_hits": {"chunks": {"hits": {"hits": [hit]}}}}
-    assert map_hit(collapsed, True, 500).context_chunks[0].text == map_chunk(hit, 0.5, 500).text
+def _marked(text: str, *words: str) -> str:
+    for word in words:
+        text = text.replace(word, f"{PRE}{word}{POST}")
+    return text
+
+
+CHUNK = ("5.7 Площадь спальни в мансардном этаже допускается не менее 7 м2.\n"
+         "5.8 Высота жилых комнат в подрайонах IA, IB должна быть не менее 2,7 м.\n"
+         "Высота коридоров должна составлять не менее 2,1 м.\n"
+         "5.9 Вентиляция " + "общие слова " * 80)
+SPANS = [{"o": 0, "p": 13, "c": "5.7"}, {"o": CHUNK.index("5.8"), "p": 14, "c": "5.8"},
+         {"o": CHUNK.index("5.9"), "p": 14, "c": "5.9"}]
+
+
+def test_a_searched_chunk_shows_the_answering_clause_unmarked_with_its_own_clause_and_page():
+    inner = [{"_score": 3.0, "_source": {"chunk_id": "d1:2", "chunk_index": 2, "page_number": 13, "clause": "5.7",
+                                         "spans": SPANS},
+              "highlight": {"text": [_marked(CHUNK, "Высота", "жилых", "комнат")]}}]
+    chunk = map_hits([_collapsed("d1", inner)], True, 3, 600, 0.9)[0].context_chunks[0]
+    assert chunk.text.startswith("5.8 Высота жилых комнат") and "2,1 м." in chunk.text
+    assert PRE not in chunk.text and "**" not in chunk.text and "5.7" not in chunk.text
+    assert (chunk.clause, chunk.page_number, chunk.clause_end, chunk.page_end) == ("5.8", 14, None, None)
+
+
+def test_a_chunk_of_an_older_index_without_spans_is_labelled_by_its_start():
+    inner = [{"_score": 3.0, "_source": {"chunk_id": "d1:2", "chunk_index": 2, "page_number": 13, "clause": "5.7"},
+              "highlight": {"text": [_marked(CHUNK, "Высота")]}}]
+    chunk = map_hits([_collapsed("d1", inner)], True, 3, 600, 0.9)[0].context_chunks[0]
+    assert (chunk.clause, chunk.page_number) == ("5.7", 13) and "Высота" in chunk.text
+
+
+def test_a_documents_chunks_are_ranked_by_fused_relevance_not_by_one_leg():
+    def inner(index: int, score: float, similarity: float) -> dict[str, object]:
+        return {"_score": score, "_source": {"chunk_id": f"d1:{index}", "chunk_index": index, "page_number": index},
+                "highlight": {"text": [f"Пункт {index} {PRE}бетон{POST} класса B{index}"]},
+                "fields": {"similarity": [similarity]}}
+
+    hits = [_collapsed("d1", [inner(0, 10.0, 0.0), inner(1, 9.9, 0.9)])]
+    chunks = map_hits(hits, True, 2, 600, 0.5)[0].context_chunks
+    assert [c.chunk_id for c in chunks] == ["d1:1", "d1:0"]  # BM25 alone would put d1:0 first
+    assert chunks[0].relevance_score == 0.9 and chunks[1].relevance_score < chunks[0].relevance_score
+    assert [c.chunk_id for c in map_hits(hits, True, 2, 600, 1.0)[0].context_chunks] == ["d1:0", "d1:1"]
+
+
+def test_highlights_are_short_lines_only_when_no_passage_is_shown():
+    inner = [{"_score": 3.0, "_source": {"chunk_id": "d1:2", "chunk_index": 2, "spans": SPANS},
+              "highlight": {"text": [_marked(CHUNK, "Высота", "жилых")]}}]
+    with_context = map_hits([_collapsed("d1", inner)], True, 3, 600, 0.9)[0]
+    assert with_context.highlights is None and with_context.context_chunks
+    without = map_hits([_collapsed("d1", inner)], False, 3, 600, 0.9)[0]
+    assert not without.context_chunks and without.highlights
+    assert all(len(h) <= 120 and "**Высота**" in h for h in without.highlights)
+
+
+def test_overlapping_chunks_of_one_document_never_show_the_same_text_twice():
+    shared = "4.2 Ширина эвакуационного выхода должна быть не менее 1,2 м."
+    inner = [{"_score": 2.0 - i, "_source": {"chunk_id": f"d1:{i}", "chunk_index": i},
+              "highlight": {"text": [_marked(shared, "Ширина", "выхода")]}} for i in range(2)]
+    chunks = map_hits([_collapsed("d1", inner)], True, 3, 600, 0.9)[0].context_chunks
+    assert len(chunks) == 1
 
 
 def test_correction_is_dropped_when_it_equals_the_query():
@@ -89,13 +147,13 @@ def test_paginate_continues_after_the_last_result_returned():
     assert not past.has_more and past.page == 5
 
 
-def _response(results: int, chunks: int) -> SearchResponse:
+def _response(results: int, chunks: int, text: int = 500) -> SearchResponse:
     from service.query.models import ChunkResult
 
-    docs = [DocumentResult(id=f"{i:020d}", title="t", file_path="/p", file_type="pdf", file_size=1, created_at=None,
-                           updated_at=None, relevance_score=0.5, highlights=["h" * 200] * 3,
-                           context_chunks=[ChunkResult(chunk_id=f"{i}:{j}", chunk_index=j, text="т" * 500,
-                                                       page_number=1, relevance_score=0.5) for j in range(chunks)])
+    docs = [DocumentResult(id=f"{i:020d}", title="t", file_path="/p", file_type="pdf", relevance_score=0.5,
+                           context_chunks=[ChunkResult(chunk_id=f"{i}:{j}", text="т" * text, page_number=1,
+                                                       relevance_score=round(0.9 - 0.01 * i - 0.1 * j, 4))
+                                           for j in range(chunks)])
             for i in range(results)]
     meta = SearchMeta(query="q", total_results=results, route_used="bm25", timings=Timings(), facets=Facets(),
                       suggestions=Suggestions(), pagination=Pagination(page=1, limit=50, total_pages=1,
@@ -103,26 +161,33 @@ def _response(results: int, chunks: int) -> SearchResponse:
     return SearchResponse(results=docs, meta=meta)
 
 
-@pytest.mark.parametrize("budget", [10_000_000, 20_000, 5_000, 2_000])
-def test_fit_budget_cuts_from_the_tail_until_it_fits(budget):
-    response = fit_budget(_response(50, 10), budget)
-    assert len(response.model_dump_json()) <= budget
-    if budget < 10_000_000:  # and nothing more was cut than needed: the last cut was needed to fit
-        assert len(response.model_dump_json()) > budget - 2_000
-    assert response.meta.truncated == (budget < 10_000_000)
+def test_every_document_keeps_its_best_passage_and_further_ones_go_best_first_across_the_answer():
+    fitted = fit_budget(_response(10, 3), 10_000_000, 8_000)
+    assert not fitted.meta.truncated and len(dumped(fitted)) <= 8_000
+    kept = [len(r.context_chunks) for r in fitted.results]
+    assert min(kept) == 1 and kept[0] >= 2
+    assert kept == sorted(kept, reverse=True)  # further passages went to the best documents first
+    shown = [c.relevance_score for r in fitted.results for c in r.context_chunks[1:]]
+    left = [0.9 - 0.01 * i - 0.1 * j for i, n in enumerate(kept) for j in range(n, 3)]
+    assert min(shown) >= max(left) - 1e-9
+
+
+@pytest.mark.parametrize("budget", [20_000, 5_000, 2_000])
+def test_results_past_the_budget_are_left_to_the_next_page_never_the_first(budget):
+    response = fit_budget(_response(50, 3), budget, 10_000_000)
+    assert len(dumped(response)) <= budget and response.meta.truncated
     assert response.results, "the first result is never dropped"
-    if budget < 10_000_000:
-        assert len(response.results[0].context_chunks) >= len(response.results[-1].context_chunks)
+    assert len(dumped(response)) > budget - 2_000  # nothing more was dropped than needed
 
 
 def test_fit_budget_counts_the_response_to_the_character():
-    size = len(_response(5, 3).model_dump_json())
+    size = len(dumped(_response(5, 1)))
     for budget in (size + 1, size):
-        assert not fit_budget(_response(5, 3), budget).meta.truncated
-    for budget in range(size - 1, size - 3000, -1):
-        fitted = fit_budget(_response(5, 3), budget)
+        assert not fit_budget(_response(5, 1), budget).meta.truncated
+    for budget in range(size - 1, size - 2000, -1):
+        fitted = fit_budget(_response(5, 1), budget)
         assert fitted.meta.truncated
-        assert len(fitted.model_dump_json()) <= budget
+        assert len(dumped(fitted)) <= budget
 
 
 def test_validation_names_every_bad_field():
@@ -149,10 +214,12 @@ def _only(source: dict[str, object], fields: list[str]) -> dict[str, object]:
 def test_a_hit_fetched_with_the_request_fields_maps_like_one_with_everything_stored():
     def hit(narrow: bool) -> dict[str, object]:
         inner = [{"_score": 2.0 - i, "_source": _only(_stored_chunk(i), CHUNK_FIELDS) if narrow else _stored_chunk(i),
-                  "highlight": {"text": [f"**бетон** {i}"]}, "fields": {"similarity": [0.5]}} for i in range(3)]
+                  "highlight": {"text": [f"{PRE}бетон{POST} {i}"]}, "fields": {"similarity": [0.5]}} for i in range(3)]
         top = _stored_chunk(0)
         return {"_score": 0.9, "_source": _only(top, DOCUMENT_FIELDS) if narrow else top,
                 "fields": {"similarity": [0.7]}, "inner_hits": {"chunks": {"hits": {"hits": inner}}}}
 
-    assert map_hit(hit(True), True, 500) == map_hit(hit(False), True, 500)
-    assert len(map_hit(hit(True), True, 500).context_chunks) == 3
+    narrow, wide = map_hits([hit(True)], True, 3, 500, 0.9), map_hits([hit(False)], True, 3, 500, 0.9)
+    assert dumped(narrow[0]) == dumped(wide[0].model_copy(update={
+        "file_size": None, "created_at": None, "updated_at": None, "page_count": None}))
+    assert len(narrow[0].context_chunks) == 3

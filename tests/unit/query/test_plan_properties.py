@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from service.query.build import SearchSettingsView, build_access_filter, build_request, plan_search
+from service.query.build import EXTRA_CANDIDATES, SearchSettingsView, build_access_filter, build_request, plan_search
 from service.query.contract import FILE_TYPES, SearchRequest
 from service.query.parse import parse_query
 from service.settings import SearchSettings
@@ -60,7 +60,7 @@ def test_every_plan_is_access_filtered_bounded_and_free_of_query_syntax(argument
     clauses = body["query"]["hybrid"]["filter"]["bool"]["filter"]
     assert clauses[0] == build_access_filter(list(principal_groups))
     assert body["from"] == (request.page - 1) * request.limit and body["size"] == request.limit
-    assert body["collapse"]["inner_hits"]["size"] == request.max_chunks
+    assert body["collapse"]["inner_hits"]["size"] == request.max_chunks + EXTRA_CANDIDATES
     serialized = json.dumps(body, ensure_ascii=False)
     assert "query_string" not in serialized
     if request.document_types:

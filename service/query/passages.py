@@ -1,0 +1,225 @@
+"""The passage of a chunk that answers the query, cut at clause or sentence boundaries and labelled with
+its own clause and page. Pure functions; the engine supplies the signals.
+
+The engine returns each candidate chunk whole, with the query's terms marked by its own highlighter (so
+stems, synonyms and phrases are the index's analysis, not ours), its BM25 score and its cosine to the query.
+A chunk is split into units — its blocks (paragraphs, clause starts), long blocks into sentences — and each
+unit is scored by the marked terms it holds, weighted by how rare they are among all candidate units of the
+answer (a term in every unit tells nothing), and how many of the query's terms it covers. The passage grows
+from the best unit to the whole clause it belongs to, then to its best neighbours, up to the passage size;
+it always starts and ends at a unit boundary, never inside a word.
+
+``spans`` (written by the chunker) say where in the chunk the page or the clause in effect changes; the
+passage carries the clause and page in effect at its start, and the clause at its end when it differs.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+PRE, POST = "\ue000", "\ue001"  # the highlighter's marks: private-use characters no document contains
+_MARK_RE = re.compile(f"{PRE}(.*?){POST}", re.DOTALL)
+_SENTENCE_RE = re.compile(r"(?<=[.;!?])\s+(?=[«\"(]?[А-ЯЁA-Z0-9])")
+_TOC_LEADER_RE = re.compile(r"…\s*\d{1,3}\b")
+UNIT_CHARS = 320  # a block longer than this is split into sentences
+
+
+@dataclass(frozen=True)
+class Marked:
+    """A chunk's text with the query's matched terms located (offsets into ``text``)."""
+
+    text: str
+    marks: tuple[tuple[int, int], ...]
+
+    def terms(self, start: int, end: int) -> list[str]:
+        return [term_key(self.text[a:b]) for a, b in self.marks if start <= a < end]
+
+
+@dataclass(frozen=True)
+class Span:
+    """From ``offset`` on, the chunk is on ``page`` and in ``clause``."""
+
+    offset: int
+    page: int | None
+    clause: str | None
+
+
+@dataclass(frozen=True)
+class Passage:
+    text: str
+    start: int
+    end: int
+    score: float
+    clause: str | None
+    clause_end: str | None
+    page: int | None
+    page_end: int | None
+
+
+def term_key(word: str) -> str:
+    """One key for a term's inflections as the highlighter marks them («саун», «сауны», «сауне» → «саун»)."""
+    word = word.lower().replace("ё", "е")
+    return word[:4] if word.isalpha() else word
+
+
+def unmark(marked: str) -> Marked:
+    """The highlighter's output → plain text (exactly the stored text) and where the marks were."""
+    parts: list[str] = []
+    marks: list[tuple[int, int]] = []
+    length, last = 0, 0
+    for match in _MARK_RE.finditer(marked):
+        before = marked[last:match.start()]
+        parts.append(before)
+        length += len(before)
+        marks.append((length, length + len(match[1])))
+        parts.append(match[1])
+        length += len(match[1])
+        last = match.end()
+    parts.append(marked[last:])
+    return Marked("".join(parts).replace(PRE, "").replace(POST, ""), tuple(marks))
+
+
+def split_units(text: str, unit_chars: int = UNIT_CHARS) -> list[tuple[int, int]]:
+    """(start, end) of each unit: every non-empty line, a long line split after its sentences' ends."""
+    units: list[tuple[int, int]] = []
+    offset = 0
+    for line in text.split("\n"):
+        start = offset + len(line) - len(line.lstrip())
+        end = offset + len(line.rstrip())
+        offset += len(line) + 1
+        if end <= start:
+            continue
+        if end - start <= unit_chars:
+            units.append((start, end))
+            continue
+        cut = start
+        for match in _SENTENCE_RE.finditer(text, start, end):
+            if match.start() - cut >= 40:
+                units.append((cut, match.start()))
+                cut = match.end()
+        units.append((cut, end))
+    return units
+
+
+def term_weights(chunks: Sequence[Marked], unit_chars: int = UNIT_CHARS) -> dict[str, float]:
+    """Each marked term's weight: log of how rare it is among every candidate unit of the answer."""
+    units = 0
+    frequency: dict[str, int] = {}
+    for chunk in chunks:
+        for start, end in split_units(chunk.text, unit_chars):
+            units += 1
+            for term in set(chunk.terms(start, end)):
+                frequency[term] = frequency.get(term, 0) + 1
+    return {term: math.log(1 + units / count) for term, count in frequency.items()}
+
+
+def unit_score(terms: list[str], weights: dict[str, float]) -> float:
+    """Distinct terms count fully, repeats a little: a clause naming three of the query's terms beats one
+    repeating one of them."""
+    distinct = set(terms)
+    return sum(weights.get(t, 0.0) for t in distinct) + 0.1 * (len(terms) - len(distinct))
+
+
+def is_contents(text: str) -> bool:
+    """A table-of-contents line or block: titles followed by leaders and page numbers («… 12»)."""
+    return len(_TOC_LEADER_RE.findall(text)) >= 2
+
+
+def span_at(spans: Sequence[Span], offset: int) -> Span | None:
+    """The span in effect at ``offset``."""
+    current = None
+    for span in spans:
+        if span.offset > offset:
+            break
+        current = span
+    return current
+
+
+def clause_bounds(spans: Sequence[Span], offset: int, length: int) -> tuple[int, int]:
+    """Where the clause in effect at ``offset`` starts and ends in the chunk."""
+    here = span_at(spans, offset)
+    if here is None:
+        return 0, length
+    start = max((s.offset for s in spans if s.offset <= offset and s.clause != here.clause), default=-1)
+    begin = min((s.offset for s in spans if s.offset > start and s.clause == here.clause), default=0)
+    end = min((s.offset for s in spans if s.offset > offset and s.clause != here.clause), default=length)
+    return begin, end
+
+
+def lexical_scores(chunk: Marked, units: list[tuple[int, int]], weights: dict[str, float]) -> list[float]:
+    """Each unit's lexical score; a contents line scores nothing."""
+    return [0.0 if is_contents(chunk.text[a:b]) else unit_score(chunk.terms(a, b), weights) for a, b in units]
+
+
+def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, float], size: int,
+                   unit_chars: int = UNIT_CHARS, similarity: dict[int, float] | None = None,
+                   semantic_weight: float = 0.0) -> Passage:
+    """The best ≤ ``size``-character passage of ``chunk``: its best unit, widened to the whole clause where
+    that fits; a short clause (under half of ``size``) goes on with the text after it. Labelled by ``spans``.
+    ``similarity`` (unit start → cosine to the query) adds ``semantic_weight`` × cosine to units that match
+    a term: «вместимость» answers «сколько вмещает» though no stem is shared."""
+    units = split_units(chunk.text, unit_chars) or [(0, len(chunk.text))]
+    scores = lexical_scores(chunk, units, weights)
+    if similarity:  # the unit's cosine to the query (units that match a term), in units of the best term weight
+        scores = [s + semantic_weight * similarity.get(a, 0.0) if s > 0 else s for s, (a, _) in zip(scores, units, strict=True)]
+    best = max(range(len(units)), key=lambda i: (scores[i], -i))
+    first, last = grow_to_clause(units, best, clause_bounds(spans, units[best][0], len(chunk.text)), size)
+    first, last = grow_forward(units, first, last, size // 2)
+    start, end = units[first][0], units[last][1]
+    text = chunk.text[start:end]
+    if len(text) > size:
+        start, end = fit_around_marks(chunk, start, end, size)
+        text = chunk.text[start:end]
+    opening, closing = span_at(spans, start), span_at(spans, max(start, end - 1))
+    clause = opening.clause if opening else None
+    return Passage(" ".join(text.split()), start, end, sum(scores[first:last + 1]), clause,
+                   closing.clause if closing and closing.clause != clause else None,
+                   opening.page if opening else None,
+                   closing.page if closing and opening and closing.page != opening.page else None)
+
+
+def grow_to_clause(units: list[tuple[int, int]], best: int, clause: tuple[int, int], size: int) -> tuple[int, int]:
+    """Units around ``best`` out to its clause's bounds, nearest first, while the passage fits ``size``."""
+    first = last = best
+    begin, end = clause
+    while True:
+        grew = False
+        if last + 1 < len(units) and units[last + 1][1] <= end and units[last + 1][1] - units[first][0] <= size:
+            last, grew = last + 1, True
+        if first > 0 and units[first - 1][0] >= begin and units[last][1] - units[first - 1][0] <= size:
+            first, grew = first - 1, True
+        if not grew:
+            return first, last
+
+
+def grow_forward(units: list[tuple[int, int]], first: int, last: int, size: int) -> tuple[int, int]:
+    """Add the units after ``last`` while the passage stays within ``size``."""
+    while last + 1 < len(units) and units[last + 1][1] - units[first][0] <= size:
+        last += 1
+    return first, last
+
+
+def fit_around_marks(chunk: Marked, start: int, end: int, size: int) -> tuple[int, int]:
+    """A unit longer than ``size``: the ``size`` characters from shortly before its first mark, cut at
+    spaces (never inside a word)."""
+    marks = [a for a, _ in chunk.marks if start <= a < end]
+    anchor = marks[0] if marks else start
+    begin = max(start, anchor - size // 5)
+    if begin > start:
+        space = chunk.text.find(" ", begin, anchor + 1)
+        begin = space + 1 if space >= 0 else begin
+    stop = min(end, begin + size)
+    if stop < end:
+        space = chunk.text.rfind(" ", begin + size // 2, stop)
+        stop = space if space > 0 else stop
+    return begin, stop
+
+
+def parse_spans(raw: object) -> list[Span]:
+    """The chunk's stored ``spans`` (``[{"o", "p", "c"}]``); empty when it has none (an older index)."""
+    if not isinstance(raw, list):
+        return []
+    return [Span(int(s.get("o", 0)), s.get("p"), s.get("c")) for s in raw if isinstance(s, dict)]
