@@ -12,6 +12,7 @@ from service.query.passages import (
     Passage,
     Span,
     choose_passage,
+    is_contents,
     lexical_scores,
     parse_spans,
     split_units,
@@ -202,7 +203,7 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
                     key=lambda cp: -(PASSAGE_SHARE * cp[1].score / top_passage + (1 - PASSAGE_SHARE) * cp[0].fused / top_fused))
     shown: list[tuple[Candidate, Passage, float]] = []
     for candidate, passage in ranked:
-        if passage.text and not overlaps(passage, [p for _, p, _ in shown]):
+        if passage.text and not is_contents(passage.text) and not overlaps(passage, [p for _, p, _ in shown]):
             rank = PASSAGE_SHARE * passage.score / top_passage + (1 - PASSAGE_SHARE) * candidate.fused / top_fused
             shown.append((candidate, passage, rank))
         if len(shown) == max_chunks:

@@ -54,13 +54,18 @@ def test_list_sources_counts_only_readable_documents(service: SearchService, pub
 
 def test_get_document_by_chunk_id_returns_the_chunk_and_its_neighbours(service: SearchService, public):
     service.settings.search.response_budget_chars = 500_000  # every result with its chunks, uncut
+    service.settings.search.answer_chars = 500_000
     doc = service.search({"query": "теплоизоляция", "limit": 50, "max_chunks": 10}, public).results
-    longest = max(doc, key=lambda r: max(c.chunk_index for c in r.context_chunks))
+
+    def index_of(chunk_id: str) -> int:
+        return int(chunk_id.rsplit(":", 1)[1])
+
+    longest = max(doc, key=lambda r: max(index_of(c.chunk_id) for c in r.context_chunks))
     middle = longest.context_chunks[0]
     found = service.get_document(middle.chunk_id, public)
-    assert found.chunk.chunk_id == middle.chunk_id
-    assert found.document.id == longest.id
-    assert {n.chunk_index for n in found.neighbours} <= {middle.chunk_index - 1, middle.chunk_index + 1}
+    assert found.chunk.chunk_id == middle.chunk_id and found.chunk.chunk_index == index_of(middle.chunk_id)
+    assert found.document.id == longest.id and found.document.file_size and found.document.updated_at
+    assert {n.chunk_index for n in found.neighbours} <= {index_of(middle.chunk_id) - 1, index_of(middle.chunk_id) + 1}
     by_doc = service.get_document(longest.id, public)
     assert by_doc.chunk.chunk_index == 0
 

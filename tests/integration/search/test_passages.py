@@ -1,0 +1,116 @@
+"""Passages on a real node: a normative document written as a TXT file (pages split by form feeds, a contents
+page with dotted leaders), ingested through ``run_ingest`` and searched through ``SearchService``."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+from opensearchpy import OpenSearch
+
+from ingest.pipeline import IngestOptions, run_ingest
+from service.search import SearchService, dumped
+from service.security import Principal
+from tests.conftest import drop_index_resources, product_settings
+
+FILLER = "Требования настоящего раздела распространяются на здания всех классов функциональной пожарной опасности. "
+PAGES = [
+    "СП 999.1325800.2099 Здания жилые опытные. Правила проектирования\n",
+    "Содержание\n1 Область применения ........................ 1\n5 Требования к квартирам ..................... 3\n"
+    "5.8 Высота жилых комнат ........................ 3\n6 Вентиляция жилых комнат .................... 4\n"
+    "7 Лестницы и эвакуационные выходы ............. 5\n",
+    "1 Область применения\n1.1 Настоящий свод правил распространяется на проектирование жилых зданий. " + FILLER * 6,
+    "5 Требования к квартирам\n5.7 Площадь спальни в мансардном этаже допускается не менее 7 м2 при условии, что "
+    "общая комната имеет площадь не менее 16 м2.\n" + FILLER * 4 + "\n5.8 Высота (от пола до потолка) жилых комнат "
+    "в климатических подрайонах IА, IБ и IГ должна быть не менее 2,7 м, а в других климатических подрайонах — не "
+    "менее 2,5 м.\nВысота внутриквартирных коридоров должна составлять не менее 2,1 м.\n",
+    "5.9 Вентиляция жилых комнат должна обеспечивать воздухообмен не менее 3 м3/ч на 1 м2 площади. " + FILLER * 5,
+    "7 Лестницы и эвакуационные выходы\n7.1 Ширина марша лестницы должна быть не менее 1,05 м. " + FILLER * 5,
+]
+
+
+@pytest.fixture(scope="module")
+def norm(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedder):
+    root = tmp_path_factory.mktemp("passages")
+    (root / "СП 999.txt").write_text("\f".join(PAGES), encoding="utf-8")
+    for i in range(12):  # other documents, so that term weights have something to compare with
+        (root / f"прочее-{i}.txt").write_text(f"Бетонные работы, вариант {i}. " + FILLER * 3, encoding="utf-8")
+    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}")
+    settings.search.cache_ttl_s = 0
+    settings.search.rate_limit = "10000/minute"
+    report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
+    assert not report.failed
+    yield SearchService(settings, client, navec_embedder)
+    drop_index_resources(client, settings.index)
+
+
+def _chunks(response):
+    return [c for r in response.results for c in r.context_chunks]
+
+
+def test_the_answering_clause_is_shown_labelled_with_its_own_clause_and_page(norm: SearchService):
+    response = norm.search({"query": "какая минимальная высота жилых комнат в северных районах"}, Principal.of("t", []))
+    first = response.results[0].context_chunks[0]
+    assert "не менее 2,7 м" in first.text
+    assert first.text.startswith("5.8 Высота")
+    assert (first.clause, first.page_number) == ("5.8", 4)
+
+
+def test_passages_never_start_or_end_inside_a_word(norm: SearchService):
+    principal = Principal.of("t", [])
+    for query in ("высота жилых комнат", "площадь спальни", "ширина марша лестницы", "воздухообмен вентиляция",
+                  "классов функциональной пожарной опасности", "бетонные работы"):
+        for chunk in _chunks(norm.search({"query": query, "max_chunks": 3}, principal)):
+            whole = " ".join(norm.get_document(chunk.chunk_id, principal).chunk.text.split())  # type: ignore[union-attr]
+            at = whole.find(chunk.text)
+            assert at >= 0, (query, chunk.text[:60])
+            end = at + len(chunk.text)
+            assert at == 0 or not whole[at - 1].isalnum(), (query, whole[at - 5:at + 20])
+            assert end == len(whole) or not whole[end].isalnum(), (query, whole[end - 20:end + 5])
+
+
+def test_the_clause_label_is_the_clause_in_effect_where_the_passage_starts(norm: SearchService):
+    principal = Principal.of("t", [])
+    for query, clause, page in (("ширина марша лестницы", "7.1", 6), ("площадь спальни мансардном", "5.7", 4),
+                                ("воздухообмен на 1 м2 площади", "5.9", 5)):
+        chunk = norm.search({"query": query}, principal).results[0].context_chunks[0]
+        assert (chunk.clause, chunk.page_number) == (clause, page), (query, chunk.text[:80])
+
+
+def test_highlights_never_repeat_the_passages(norm: SearchService):
+    principal = Principal.of("t", [])
+    with_context = norm.search({"query": "высота жилых комнат"}, principal)
+    assert all(r.highlights is None for r in with_context.results)
+    assert "highlights" not in dumped(with_context)
+    without = norm.search({"query": "высота жилых комнат", "include_context": False}, principal)
+    assert without.results[0].highlights and not _chunks(without)
+
+
+def test_a_contents_page_is_never_a_passage(norm: SearchService):
+    principal = Principal.of("t", [])
+    for query in ("требования к квартирам высота жилых комнат вентиляция", "лестницы и эвакуационные выходы",
+                  "содержание область применения"):
+        for chunk in _chunks(norm.search({"query": query, "max_chunks": 10}, principal)):
+            assert chunk.text.count("…") < 2, (query, chunk.text[:120])
+
+
+def test_a_truncated_answer_continues_by_its_cursor_with_nothing_lost_or_repeated(norm: SearchService):
+    principal = Principal.of("t", [])
+    args = {"query": "требования бетонные работы здания", "limit": 10, "operator": "OR"}
+    everything = [r.id for r in norm.search(args, principal).results]
+    assert len(everything) > 3
+    norm.settings.search.response_budget_chars = 2000
+    try:
+        seen: list[str] = []
+        response = norm.search(args, principal)
+        assert response.meta.truncated and response.meta.pagination.has_more and response.meta.pagination.next_cursor
+        while True:
+            assert len(dumped(response)) <= 2000
+            seen += [r.id for r in response.results]
+            if not response.meta.pagination.next_cursor or len(seen) >= len(everything):
+                break
+            response = norm.search({**args, "cursor": response.meta.pagination.next_cursor}, principal)
+    finally:
+        norm.settings.search.response_budget_chars = 24000
+    assert seen[: len(everything)] == everything
