@@ -4,7 +4,6 @@ page with dotted leaders), ingested through ``run_ingest`` and searched through 
 from __future__ import annotations
 
 import uuid
-from pathlib import Path
 
 import pytest
 from opensearchpy import OpenSearch
