@@ -199,12 +199,11 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
                 for c, cos in zip(candidates, cosines, strict=True)]
     top_fused = max((c.fused for c in candidates), default=0.0) or 1.0
     top_passage = max((p.score for p in passages), default=0.0) or 1.0
-    ranked = sorted(zip(candidates, passages, strict=True),
-                    key=lambda cp: -(PASSAGE_SHARE * cp[1].score / top_passage + (1 - PASSAGE_SHARE) * cp[0].fused / top_fused))
+    ranks = [PASSAGE_SHARE * p.score / top_passage + (1 - PASSAGE_SHARE) * c.fused / top_fused
+             for c, p in zip(candidates, passages, strict=True)]
     shown: list[tuple[Candidate, Passage, float]] = []
-    for candidate, passage in ranked:
+    for candidate, passage, rank in sorted(zip(candidates, passages, ranks, strict=True), key=lambda t: -t[2]):
         if passage.text and not is_contents(passage.text) and not overlaps(passage, [p for _, p, _ in shown]):
-            rank = PASSAGE_SHARE * passage.score / top_passage + (1 - PASSAGE_SHARE) * candidate.fused / top_fused
             shown.append((candidate, passage, rank))
         if len(shown) == max_chunks:
             break
