@@ -19,6 +19,9 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
+
+import snowballstemmer
 
 PRE, POST = "\ue000", "\ue001"  # the highlighter's marks: private-use characters no document contains
 _MARK_RE = re.compile(f"{PRE}(.*?){POST}", re.DOTALL)
@@ -59,10 +62,15 @@ class Passage:
     page_end: int | None
 
 
+_STEMMER = snowballstemmer.stemmer("russian")
+
+
+@lru_cache(maxsize=65536)
 def term_key(word: str) -> str:
-    """One key for a term's inflections as the highlighter marks them («саун», «сауны», «сауне» → «саун»)."""
+    """One key for a term's inflections as the highlighter marks them («жилой», «жилых», «жилая» → «жил»):
+    the Snowball Russian stem, the stemmer the index's analyzer uses."""
     word = word.lower().replace("ё", "е")
-    return word[:4] if word.isalpha() else word
+    return str(_STEMMER.stemWord(word)) if word.isalpha() else word
 
 
 def unmark(marked: str) -> Marked:
@@ -82,9 +90,10 @@ def unmark(marked: str) -> Marked:
     return Marked("".join(parts).replace(PRE, "").replace(POST, ""), tuple(marks))
 
 
-def split_units(text: str, unit_chars: int = UNIT_CHARS) -> list[tuple[int, int]]:
-    """(start, end) of each unit: every non-empty line, a long line split after its sentences' ends."""
-    units: list[tuple[int, int]] = []
+def paragraphs(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each paragraph: a line, joined to the one before when it continues it (a PDF wraps a
+    sentence: the line before ends without a stop and this one starts in lower case)."""
+    blocks: list[tuple[int, int]] = []
     offset = 0
     for line in text.split("\n"):
         start = offset + len(line) - len(line.lstrip())
@@ -92,6 +101,17 @@ def split_units(text: str, unit_chars: int = UNIT_CHARS) -> list[tuple[int, int]
         offset += len(line) + 1
         if end <= start:
             continue
+        if blocks and text[start].islower() and text[blocks[-1][1] - 1] not in ".;:!?":
+            blocks[-1] = (blocks[-1][0], end)
+        else:
+            blocks.append((start, end))
+    return blocks
+
+
+def split_units(text: str, unit_chars: int = UNIT_CHARS) -> list[tuple[int, int]]:
+    """(start, end) of each unit: every paragraph, a long one split after its sentences' ends."""
+    units: list[tuple[int, int]] = []
+    for start, end in paragraphs(text):
         if end - start <= unit_chars:
             units.append((start, end))
             continue
@@ -157,42 +177,51 @@ def lexical_scores(chunk: Marked, units: list[tuple[int, int]], weights: dict[st
 def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, float], size: int,
                    unit_chars: int = UNIT_CHARS, similarity: dict[int, float] | None = None,
                    semantic_weight: float = 0.0) -> Passage:
-    """The best ≤ ``size``-character passage of ``chunk``: its best unit, widened to the whole clause where
-    that fits; a short clause (under half of ``size``) goes on with the text after it. Labelled by ``spans``.
-    ``similarity`` (unit start → cosine to the query) adds ``semantic_weight`` × cosine to units that match
-    a term: «вместимость» answers «сколько вмещает» though no stem is shared."""
+    """The best ≤ ``size``-character passage of ``chunk``, labelled by ``spans``.
+
+    Each unit that matches a term seeds a passage: the unit widened to its whole clause where that fits, a
+    short clause (under half of ``size``) going on with the text after it. A passage scores by the distinct
+    terms it covers (rare ones count more) plus ``semantic_weight`` × its best unit's cosine to the query
+    (``similarity``: unit start → cosine): «вместимость» answers «сколько вмещает» though no stem is shared."""
     units = split_units(chunk.text, unit_chars) or [(0, len(chunk.text))]
-    scores = lexical_scores(chunk, units, weights)
-    if similarity:  # the unit's cosine to the query (units that match a term), in units of the best term weight
-        scores = [s + semantic_weight * similarity.get(a, 0.0) if s > 0 else s for s, (a, _) in zip(scores, units, strict=True)]
-    best = max(range(len(units)), key=lambda i: (scores[i], -i))
-    first, last = grow_to_clause(units, best, clause_bounds(spans, units[best][0], len(chunk.text)), size)
-    first, last = grow_forward(units, first, last, size // 2)
+    lexical = lexical_scores(chunk, units, weights)
+    seeds = [i for i, score in enumerate(lexical) if score > 0] or [0]
+    windows = dict.fromkeys(grow_forward(units, *grow_to_clause(units, i, clause_bounds(
+        spans, units[i][0], len(chunk.text)), size), size // 2) for i in seeds)
+    scored = [(window_score(chunk, units, window, lexical, weights, similarity or {}, semantic_weight), window)
+              for window in windows]
+    score, (first, last) = max(scored, key=lambda sw: (sw[0], -sw[1][0]))
     start, end = units[first][0], units[last][1]
-    text = chunk.text[start:end]
-    if len(text) > size:
+    if end - start > size:
         start, end = fit_around_marks(chunk, start, end, size)
-        text = chunk.text[start:end]
     opening, closing = span_at(spans, start), span_at(spans, max(start, end - 1))
     clause = opening.clause if opening else None
-    return Passage(" ".join(text.split()), start, end, sum(scores[first:last + 1]), clause,
+    return Passage(" ".join(chunk.text[start:end].split()), start, end, score, clause,
                    closing.clause if closing and closing.clause != clause else None,
                    opening.page if opening else None,
                    closing.page if closing and opening and closing.page != opening.page else None)
 
 
+def window_score(chunk: Marked, units: list[tuple[int, int]], window: tuple[int, int], lexical: list[float],
+                 weights: dict[str, float], similarity: dict[int, float], semantic_weight: float) -> float:
+    """How well units ``window[0]..window[1]`` answer: the distinct terms they cover (a contents line
+    covers nothing) plus the semantic share of their most similar unit."""
+    first, last = window
+    terms = [t for i in range(first, last + 1) if lexical[i] > 0 for t in chunk.terms(*units[i])]
+    cosine = max((similarity.get(units[i][0], 0.0) for i in range(first, last + 1)), default=0.0)
+    return unit_score(terms, weights) + semantic_weight * cosine
+
+
 def grow_to_clause(units: list[tuple[int, int]], best: int, clause: tuple[int, int], size: int) -> tuple[int, int]:
-    """Units around ``best`` out to its clause's bounds, nearest first, while the passage fits ``size``."""
+    """Units around ``best`` out to its clause's bounds while the passage fits ``size``: back to the clause's
+    start first (its opening names the subject and the label), then on towards its end."""
     first = last = best
     begin, end = clause
-    while True:
-        grew = False
-        if last + 1 < len(units) and units[last + 1][1] <= end and units[last + 1][1] - units[first][0] <= size:
-            last, grew = last + 1, True
-        if first > 0 and units[first - 1][0] >= begin and units[last][1] - units[first - 1][0] <= size:
-            first, grew = first - 1, True
-        if not grew:
-            return first, last
+    while first > 0 and units[first - 1][0] >= begin and units[last][1] - units[first - 1][0] <= size:
+        first -= 1
+    while last + 1 < len(units) and units[last + 1][1] <= end and units[last + 1][1] - units[first][0] <= size:
+        last += 1
+    return first, last
 
 
 def grow_forward(units: list[tuple[int, int]], first: int, last: int, size: int) -> tuple[int, int]:

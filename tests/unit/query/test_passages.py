@@ -11,7 +11,9 @@ from service.query.passages import (
     Span,
     choose_passage,
     is_contents,
+    paragraphs,
     split_units,
+    term_key,
     term_weights,
     unmark,
 )
@@ -34,6 +36,38 @@ def test_units_are_lines_and_long_lines_split_after_sentences():
     units = split_units(text, 200)
     assert text[slice(*units[0])] == "5.1 Короткий пункт." and text[slice(*units[-1])] == "5.2 Ещё"
     assert len(units) > 3 and all(text[a:b] == text[a:b].strip() for a, b in units)
+
+
+def test_a_wrapped_line_continues_its_paragraph_and_a_new_clause_or_sentence_does_not():
+    text = "5.6 Габариты жилых комнат следует\nопределять с учетом эргономики.\nВысота коридоров не менее 2,1 м.\n5.7 Площадь"
+    assert [text[a:b] for a, b in paragraphs(text)] == [
+        "5.6 Габариты жилых комнат следует\nопределять с учетом эргономики.", "Высота коридоров не менее 2,1 м.",
+        "5.7 Площадь"]
+
+
+def test_inflections_of_a_term_share_one_key_and_different_terms_do_not():
+    assert term_key("жилой") == term_key("жилых") == term_key("Жилая")
+    assert term_key("ограждений") == term_key("ограждение") != term_key("огнезащита")
+    assert term_key("500") == "500"
+
+
+def test_the_passage_is_the_window_that_covers_most_of_the_query_not_the_best_single_line():
+    # the best line (5.7: three common terms) loses to clause 5.8, whose two lines together hold four
+    text = ("5.7 Высота жилых комнат кухонь.\n5.8 Высота помещений в северных подрайонах\n"
+            "Жилых комнат не менее 2,7 м.\nВысота коридоров 2,1 м.")
+    marked = unmark(_mark(text, "Высота", "жилых", "Жилых", "комнат", "подрайонах"))
+    spans = [Span(0, 13, "5.7"), Span(text.index("5.8"), 14, "5.8")]
+    passage = choose_passage(marked, spans, term_weights([marked]), 80)
+    assert passage.text == "5.8 Высота помещений в северных подрайонах Жилых комнат не менее 2,7 м."
+    assert (passage.clause, passage.page) == ("5.8", 14)
+
+
+def test_a_passage_grows_back_to_its_clause_start_before_it_grows_on():
+    text = ("4.2 Ограждения лестниц.\nПримечание к ограждениям общее.\nВысота ограждений не менее 0,9 м.\n"
+            "Далее другой текст про окна и двери зданий и сооружений.")
+    marked = unmark(_mark(text, "Высота"))
+    passage = choose_passage(marked, [Span(0, 7, "4.2")], term_weights([marked]), 95)
+    assert passage.text.startswith("4.2 Ограждения") and "0,9 м" in passage.text
 
 
 def test_a_contents_line_is_recognised_and_never_chosen():
