@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ingest.parse.model import Block
+from ingest.parse.model import Block, PageRole
 
 _CLAUSE_RE = re.compile(
     r"^(?:(?P<num>\d{1,2}(?:\.\d{1,3}){1,5})\.?(?=\s|$)"
@@ -36,6 +36,8 @@ class ChunkText:
     clauses: tuple[str, ...] = ()
     #: (offset in ``text``, page, clause in effect) wherever the page or the clause changes; the first at 0
     spans: tuple[tuple[int, int, str | None], ...] = ()
+    #: «contents» or «imprint» for a chunk of such pages (a role change always starts a chunk)
+    role: PageRole | None = None
 
 
 def clause_of(block: Block) -> str | None:
@@ -70,6 +72,7 @@ class _Chunker:
         self.parts: list[str] = []
         self.where: list[tuple[int, str | None]] = []  # each part's page and clause in effect
         self.label: str | None = None
+        self.role: PageRole | None = None
         self.section: str | None = None
         self.clause: str | None = None
         self.carry = ""
@@ -89,7 +92,7 @@ class _Chunker:
             clauses = tuple(dict.fromkeys([*([clause] if clause else []), *self.inside]))
             self.chunks.append(ChunkText(len(self.chunks), body, page, self.label, section, self.page_end,
                                          clause or (self.inside[0] if self.inside else None), clauses,
-                                         spans_of(self.parts, self.where)))
+                                         spans_of(self.parts, self.where), self.role))
         self.carry = tail_at_word(body, self.overlap) if keep_tail else ""
         self.parts = [self.carry] if self.carry else []
         self.where = [(self.page_end, carry_clause)] if self.carry else []
@@ -98,9 +101,9 @@ class _Chunker:
         self.start = (self.page_end, self.section, carry_clause) if self.carry else None
 
     def add(self, block: Block, previous: Block | None) -> None:
-        if block.page_label != self.label:
+        if block.page_label != self.label or block.role != self.role:
             self.flush(keep_tail=False)
-            self.label = block.page_label
+            self.label, self.role = block.page_label, block.role
         clause, before = clause_of(block), self.clause
         if (block.kind == "title" or clause) and self.has_body and self.length >= self.size // 2:
             self.flush(keep_tail=False)

@@ -92,6 +92,8 @@ def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[flo
         "content_hash": _hash_text(chunk.text), "doc_hash": doc.content_hash,
         "created_at": src.created.isoformat(), "updated_at": src.modified.isoformat(), "indexed_at": now,
     }
+    if chunk.role:
+        source["role"] = chunk.role
     if vector is not None:
         source["embedding"] = vector
     elif doc.vectors_pending:

@@ -17,7 +17,7 @@ from service.query.contract import FILE_TYPES
 
 SUPPORTED_TYPES = set(FILE_TYPES)
 #: bumped whenever parsing or repair changes what a file becomes (part of every file's fingerprint)
-PARSER_VERSION = 3
+PARSER_VERSION = 4
 PLAIN_TYPES = {"txt"}
 UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"} - PLAIN_TYPES
 

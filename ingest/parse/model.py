@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 BlockKind = Literal["title", "text", "table"]
+#: a page that is not the document's content: its contents listing, or a cover or imprint page
+PageRole = Literal["contents", "imprint"]
 #: how much raw text of the first pages a parser keeps for the title (``ParsedDocument.head``)
 HEAD_CHARS = 12_000
 
@@ -18,6 +20,8 @@ class Block:
     page: int
     kind: BlockKind = "text"
     page_label: str | None = None
+    #: set on every block of a contents, cover or imprint page (kept, never shown as a search passage)
+    role: PageRole | None = None
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from ingest.parse.model import Block, BlockKind
+from ingest.parse.model import Block, BlockKind, PageRole
 from ingest.parse.repair import join_broken_words, repair_text
 
 _HEADING_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3})*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",
@@ -69,18 +69,46 @@ def strip_running_lines(pages: list[str], edge: int = 4, min_share: float = 0.3)
 _CLAUSE_START_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3}){1,5}\.?\s+\S|(?:Таблица|Приложение|ТАБЛИЦА|ПРИЛОЖЕНИЕ)\s+[А-ЯЁA-Z0-9])")
 
 
+#: a contents line: a title, leaders (``clean_text`` makes them «…») and a page number, or leaders ending it
+_CONTENTS_LINE_RE = re.compile(r"\S.*…\s*(?:[IVXLC]+|\d{1,3}|[А-ЯA-Z]\.?\d{0,2})?$")
+_CONTENTS_HEAD_RE = re.compile(r"^(?:Содержание|СОДЕРЖАНИЕ|Оглавление|ОГЛАВЛЕНИЕ)$")
+#: what only a cover or an imprint page carries (a publisher's print data, the «official edition» banner)
+_IMPRINT_RE = re.compile(r"Издание официальное|Подписано в печать|Формат\s*60\s*[xх×]\s*(?:84|90|108)"
+                         r"|Усл\.\s*печ\.\s*л|Тираж\s+\d|\bISBN\b", re.IGNORECASE)
+IMPRINT_CHARS = 1200  # a page with more text than this is content, whatever banner it carries
+#: what opens content: a numbered clause with words («1 Область применения», «1.Настоящий стандарт»)
+_CONTENT_START_RE = re.compile(r"^\d{1,2}(?:\.\d{1,3})*\.?\s*[А-ЯЁ][а-яё]{2,}|Дата введения", re.MULTILINE)
+
+
+def page_role(text: str) -> PageRole | None:
+    """Whether a cleaned page is a contents listing (most of its lines end in leaders and a page number,
+    or it is headed «Содержание» and three of its lines do) or a short cover or imprint page (a print
+    banner and no clause or date of entry: the first page of a standard carries the banner too)."""
+    lines = [line for line in text.split("\n") if line.strip()]
+    listed = sum(1 for line in lines if _CONTENTS_LINE_RE.match(line))
+    headed = any(_CONTENTS_HEAD_RE.match(line.strip()) for line in lines[:4])
+    if listed >= 3 and (headed or listed >= 0.5 * len(lines)):
+        return "contents"
+    if len(text) <= IMPRINT_CHARS and _IMPRINT_RE.search(text) and not _CONTENT_START_RE.search(text):
+        return "imprint"
+    return None
+
+
 def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Block]:
     """Blocks of one page: heading lines become ``title`` blocks, the rest paragraphs; a line that opens
-    a numbered clause («4.2.5 Количество …») or a table or appendix starts a paragraph of its own."""
+    a numbered clause («4.2.5 Количество …») or a table or appendix starts a paragraph of its own. Every
+    block of a contents, cover or imprint page carries its ``role``."""
     blocks: list[Block] = []
     buffer: list[str] = []
+    cleaned = clean_text(text)
+    role = page_role(cleaned)
 
     def flush(kind: BlockKind = "text") -> None:
         if buffer:
-            blocks.append(Block(" ".join(buffer), page, kind, page_label))
+            blocks.append(Block(" ".join(buffer), page, kind, page_label, role))
             buffer.clear()
 
-    for line in clean_text(text).split("\n"):
+    for line in cleaned.split("\n"):
         if not line:
             flush()
         elif looks_like_heading(line):
@@ -107,7 +135,7 @@ def merge_broken_blocks(blocks: list[Block]) -> list[Block]:
         if previous is not None and previous.kind == block.kind == "text" and previous.page == block.page \
                 and _ENDS_BROKEN_RE.search(previous.text) and block.text[:1].islower():
             joined = join_broken_words(previous.text.replace("\u00ad", "-") + "\n" + block.text)
-            merged[-1] = Block(joined.replace("\n", " "), block.page, "text", block.page_label)
+            merged[-1] = Block(joined.replace("\n", " "), block.page, "text", block.page_label, block.role)
         else:
             merged.append(block)
     return merged

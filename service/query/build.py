@@ -144,8 +144,13 @@ def build_similarity_field(vector: list[float], field: str = VECTOR_FIELD) -> di
     return {"similarity": {"script": {"source": source, "params": {"query_vector": vector}}}}
 
 
+#: chunks of contents, cover and imprint pages (``role``, set at ingest) are never searched; get_document reads them
+NOT_CONTENT = {"exists": {"field": "role"}}
+
+
 def build_filters(request: SearchRequest, groups: list[str]) -> dict[str, Any]:
-    """Every filter (AND between kinds, OR within a list), the caller's access groups always among them."""
+    """Every filter (AND between kinds, OR within a list), the caller's access groups always among them;
+    contents, cover and imprint pages left out."""
     clauses = [build_access_filter(groups)]
     if request.document_types:
         clauses.append({"terms": {"file_type": request.document_types}})
@@ -162,7 +167,7 @@ def build_filters(request: SearchRequest, groups: list[str]) -> dict[str, Any]:
         clauses.append(build_folder_filter(request.folder))
     if request.source_filter:
         clauses.append(build_source_filter(request.source_filter))
-    return {"bool": {"filter": clauses}}
+    return {"bool": {"filter": clauses, "must_not": [NOT_CONTENT]}}
 
 
 def build_aggregations() -> dict[str, Any]:

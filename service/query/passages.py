@@ -190,7 +190,8 @@ def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, floa
         spans, units[i][0], len(chunk.text)), size), size // 2) for i in seeds)
     scored = [(window_score(chunk, units, window, lexical, weights, similarity or {}, semantic_weight), window)
               for window in windows]
-    score, (first, last) = max(scored, key=lambda sw: (sw[0], -sw[1][0]))
+    # equal coverage: the window within fewer clauses (its label is the answer's own), then the earlier one
+    score, (first, last) = max(scored, key=lambda sw: (sw[0], -crossings(spans, units, sw[1]), -sw[1][0]))
     start, end = units[first][0], units[last][1]
     if end - start > size:
         start, end = fit_around_marks(chunk, start, end, size)
@@ -202,14 +203,22 @@ def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, floa
                    closing.page if closing and opening and closing.page != opening.page else None)
 
 
+def crossings(spans: Sequence[Span], units: list[tuple[int, int]], window: tuple[int, int]) -> int:
+    """How many clause changes fall inside units ``window[0]..window[1]``."""
+    start, end = units[window[0]][0], units[window[1]][1]
+    return sum(1 for span in spans if start < span.offset < end)
+
+
 def window_score(chunk: Marked, units: list[tuple[int, int]], window: tuple[int, int], lexical: list[float],
                  weights: dict[str, float], similarity: dict[int, float], semantic_weight: float) -> float:
     """How well units ``window[0]..window[1]`` answer: the distinct terms they cover (a contents line
-    covers nothing) plus the semantic share of their most similar unit."""
+    covers nothing) plus the semantic share of the cosine of their best-matching unit (a short heading,
+    all topic words, would otherwise outshine the clause under it)."""
     first, last = window
     terms = [t for i in range(first, last + 1) if lexical[i] > 0 for t in chunk.terms(*units[i])]
-    cosine = max((similarity.get(units[i][0], 0.0) for i in range(first, last + 1)), default=0.0)
-    return unit_score(terms, weights) + semantic_weight * cosine
+    densest = max(range(first, last + 1), key=lambda i: lexical[i])
+    covered = sum(weights.get(t, 0.0) for t in set(terms))  # repeats of a term spread over lines add nothing
+    return covered + semantic_weight * similarity.get(units[densest][0], 0.0)
 
 
 def grow_to_clause(units: list[tuple[int, int]], best: int, clause: tuple[int, int], size: int) -> tuple[int, int]:

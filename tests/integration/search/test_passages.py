@@ -94,6 +94,18 @@ def test_a_contents_page_is_never_a_passage(norm: SearchService):
             assert chunk.text.count("…") < 2, (query, chunk.text[:120])
 
 
+def test_the_contents_page_is_kept_as_such_and_readable_by_id_but_never_searched(norm: SearchService,
+                                                                                  client: OpenSearch):
+    doc_id = norm.search({"query": "высота жилых комнат"}, Principal.of("t", [])).results[0].id
+    hits = client.search(index=norm.settings.index.alias, body={"query": {"bool": {"filter": [
+        {"term": {"doc_id": doc_id}}, {"term": {"role": "contents"}}]}}, "_source": ["chunk_id", "text"]})["hits"]["hits"]
+    assert len(hits) == 1 and hits[0]["_source"]["text"].startswith("Содержание")
+    looked_up = norm.get_document(hits[0]["_source"]["chunk_id"], Principal.of("t", []))
+    assert looked_up.chunk is not None and "Вентиляция жилых комнат" in looked_up.chunk.text
+    found = norm.search({"query": "содержание", "search_mode": "fulltext", "operator": "OR"}, Principal.of("t", []))
+    assert all(c.chunk_id != hits[0]["_source"]["chunk_id"] for c in _chunks(found))
+
+
 def test_a_truncated_answer_continues_by_its_cursor_with_nothing_lost_or_repeated(norm: SearchService):
     principal = Principal.of("t", [])
     args = {"query": "требования бетонные работы здания", "limit": 10, "operator": "OR"}
