@@ -104,11 +104,13 @@ def request_offset(request: SearchRequest) -> int:
     return offset
 
 
-def paginate(request: SearchRequest, offset: int, returned: int, total: int, cut: bool) -> Pagination:
+def paginate(request: SearchRequest, offset: int, returned: int, total: int, cut: bool,
+             exhausted: bool = False) -> Pagination:
     """Page numbers and the cursor of the next page; ``cut`` says results were dropped for the budget, so
-    the cursor continues right after the last one returned."""
+    the cursor continues right after the last one returned; ``exhausted`` that the ranking ran out (each leg
+    ranks at most ``pagination_depth`` chunks) before the count did: nothing comes after what was found."""
     pages = max(1, -(-total // request.limit))
-    has_more = offset + returned < min(total, MAX_PAGE_DEPTH) and (returned > 0 or cut)
+    has_more = offset + returned < min(total, MAX_PAGE_DEPTH) and (cut or (returned > 0 and not exhausted))
     return Pagination(page=offset // request.limit + 1, limit=request.limit, total_pages=pages, has_more=has_more,
                       next_cursor=encode_cursor(request, offset + returned) if has_more else None)
 
@@ -215,7 +217,7 @@ class SearchService:
         response = fit_budget(response, self.settings.search.response_budget_chars,
                               self.settings.search.answer_chars)
         response.meta.pagination = paginate(request, offset, len(response.results), response.meta.total_results,
-                                            len(response.results) < returned)
+                                            len(response.results) < returned, exhausted=returned < plan.size)
         return response
 
     def _plan_and_execute(self, request: SearchRequest, principal: Principal, coverage: Coverage,
@@ -326,11 +328,9 @@ class SearchService:
         results = map_hits(hits, request.include_context, request.max_chunks, self.settings.search.passage_chars,
                            lexical_weight, self._unit_similarity(plan.vector))
         aggs = raw.get("aggregations", {})
+        # the engine's count of matching documents: the same on every page of a walk (the pages show the best
+        # of them, and may end before it: ``paginate``'s ``exhausted``)
         total = int(aggs.get("total_docs", {}).get("value", len(results)))
-        if len(results) < plan.size and hits:
-            # the engine ran out before the count did (each leg ranks at most pagination_depth chunks):
-            # this page is the last one, and its end is the exact total
-            total = plan.offset + len(results)
         correction = map_correction(raw.get("suggest"), first.plain)
         suggestions = Suggestions(corrected_query=correction)
         if total < self.settings.search.few_results:

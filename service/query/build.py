@@ -31,6 +31,8 @@ CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_en
 HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}
 #: further chunks of each document fetched beyond ``max_chunks``, so they can be re-ranked by fused relevance
 EXTRA_CANDIDATES = 5
+#: the most copies (paths of one content) a result lists
+MAX_COPIES = 20
 
 
 def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...] = TEXT_FIELDS,
@@ -171,8 +173,8 @@ def build_filters(request: SearchRequest, groups: list[str]) -> dict[str, Any]:
 
 
 def build_aggregations() -> dict[str, Any]:
-    """Facets counted in documents, not chunks."""
-    docs = {"docs": {"cardinality": {"field": "doc_id", "precision_threshold": 40000}}}
+    """Facets counted in documents (one per content), not chunks."""
+    docs = {"docs": {"cardinality": {"field": "doc_hash", "precision_threshold": 40000}}}
     return {
         "total_docs": docs["docs"],
         "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": docs},
@@ -189,15 +191,18 @@ def build_passage_highlight() -> dict[str, Any]:
 
 
 def build_collapse(max_chunks: int, vector: list[float] | None = None) -> dict[str, Any]:
-    """One hit per document, with its best chunks (``max_chunks`` plus a few candidates to re-rank), each
-    whole with its terms marked, and each chunk's similarity."""
-    inner: dict[str, Any] = {
+    """One hit per content (``doc_hash``: the same file kept in several folders is one result), with its best
+    chunks (``max_chunks`` plus a few candidates to re-rank; a chunk its copies repeat comes once), each whole
+    with its terms marked, and each chunk's similarity; and the copies the caller may read (one per path)."""
+    chunks: dict[str, Any] = {
         "name": "chunks", "size": max_chunks + EXTRA_CANDIDATES, "_source": {"includes": CHUNK_FIELDS},
-        "highlight": build_passage_highlight(),
+        "highlight": build_passage_highlight(), "collapse": {"field": "content_hash"},
     }
     if vector is not None:
-        inner["script_fields"] = build_similarity_field(vector)
-    return {"field": "doc_id", "inner_hits": inner}
+        chunks["script_fields"] = build_similarity_field(vector)
+    copies = {"name": "copies", "size": MAX_COPIES, "_source": {"includes": ["doc_id", "file_path"]},
+              "collapse": {"field": "doc_id"}, "sort": [{"file_path": "asc"}]}
+    return {"field": "doc_hash", "inner_hits": [chunks, copies]}
 
 
 def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
@@ -331,7 +336,9 @@ def build_clause_lookup(doc_id: str, clause: str, groups: list[str]) -> dict[str
 
 
 def build_sources_body(groups: list[str]) -> dict[str, Any]:
-    docs = {"docs": {"cardinality": {"field": "doc_id", "precision_threshold": 40000}}}
+    """What the caller may read: documents (one per content, copies in several folders counted once; in
+    each folder they are in), chunks, types, folders, dates."""
+    docs = {"docs": {"cardinality": {"field": "doc_hash", "precision_threshold": 40000}}}
     return {"size": 0, "query": {"bool": {"filter": [build_access_filter(groups)]}}, "track_total_hits": True,
             "aggs": {"total_docs": docs["docs"],
                      "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": docs},

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from service.query.models import ChunkResult, DocumentResult, Facets
+from service.query.models import ChunkResult, Copy, DocumentResult, Facets
 from service.query.passages import (
     Marked,
     Passage,
@@ -102,9 +102,15 @@ class Candidate:
     fused: float
 
 
-def inner_hits(hit: dict[str, Any]) -> list[dict[str, Any]]:
-    hits: list[dict[str, Any]] = hit.get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", [])
+def inner_hits(hit: dict[str, Any], name: str = "chunks") -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = hit.get("inner_hits", {}).get(name, {}).get("hits", {}).get("hits", [])
     return hits
+
+
+def copies_of(hit: dict[str, Any]) -> list[Copy] | None:
+    """Every path of the hit's content the caller may read, when there is more than one."""
+    copies = [Copy(id=h["_source"]["doc_id"], file_path=h["_source"]["file_path"]) for h in inner_hits(hit, "copies")]
+    return copies if len(copies) > 1 else None
 
 
 def marked_of(hit: dict[str, Any]) -> Marked:
@@ -193,7 +199,10 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
     document's). A chunk ranks by its fused relevance and by how well its best passage answers, equally: a
     long chunk matching many words ranks high by BM25 although the clause that answers sits in another."""
     doc = map_document(hit["_source"], hit.get("_score") or 0.0)
-    doc.similarity = similarity_of(hit)
+    # the document's similarity is its most similar chunk's (what ``threshold`` admits it by), not its top one's
+    doc.similarity = max((s for s in [similarity_of(hit), *(similarity_of(c.hit) for c in candidates)]
+                          if s is not None), default=None)
+    doc.copies = copies_of(hit)
     cosines = cosines or [{} for _ in candidates]
     passages = [choose_passage(c.marked, c.spans, weights, passage_chars, similarity=cos, semantic_weight=semantic_weight)
                 for c, cos in zip(candidates, cosines, strict=True)]

@@ -33,6 +33,11 @@ class ChunkResult(BaseModel):
     similarity: float | None = Field(default=None, description=SIMILARITY)
 
 
+class Copy(BaseModel):
+    id: str = Field(description="The copy's document id (get_document).")
+    file_path: str
+
+
 class DocumentResult(BaseModel):
     id: str = Field(description="Stable document id; pass it (or a chunk_id) to get_document.")
     title: str = Field(description="Designation and name («ГОСТ 10180-2012 Бетоны. Методы …»), as cited.")
@@ -40,6 +45,9 @@ class DocumentResult(BaseModel):
                                     "document has one.")
     file_path: str
     file_type: str
+    copies: list[Copy] | None = Field(default=None, description="The same file (identical content) kept at other "
+                                      "paths too: every path you may read, this one among them; absent when "
+                                      "there is one.")
     file_size: int | None = Field(default=None, description="get_document: bytes.")
     created_at: str | None = Field(default=None, description="get_document: the file's creation time.")
     updated_at: str | None = Field(default=None, description="get_document: the file's modification time "
@@ -88,7 +96,9 @@ class VectorCoverage(BaseModel):
 
 class SearchMeta(BaseModel):
     query: str
-    total_results: int
+    total_results: int = Field(description="Documents that match the query (one per content), the engine's count: "
+                               "the same on every page of a walk. The pages show the best of them and can end "
+                               "(has_more false) before the count on a broad OR query of a large archive.")
     route_used: Route
     operator_used: Operator = Field(default="AUTO", description="The operator applied to the text (see docs/tools.md).")
     fallback_reason: str | None = None

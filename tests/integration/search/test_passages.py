@@ -125,3 +125,21 @@ def test_a_truncated_answer_continues_by_its_cursor_with_nothing_lost_or_repeate
     finally:
         norm.settings.search.response_budget_chars = 24000
     assert seen[: len(everything)] == everything
+
+
+def test_totals_agree_on_every_page_of_a_walk_even_when_the_ranking_runs_out_first(norm: SearchService):
+    principal = Principal.of("t", [])
+    args = {"query": "требования здания бетонные работы", "limit": 2, "operator": "OR", "search_mode": "fulltext"}
+    depth = norm.settings.search.pagination_depth
+    norm.settings.search.pagination_depth = 4  # each leg ranks 4 chunks a shard: fewer than the matching documents
+    try:
+        response = norm.search(args, principal)
+        totals, seen = [response.meta.total_results], [r.id for r in response.results]
+        while response.meta.pagination.next_cursor:
+            response = norm.search({**args, "cursor": response.meta.pagination.next_cursor}, principal)
+            totals.append(response.meta.total_results)
+            seen += [r.id for r in response.results]
+    finally:
+        norm.settings.search.pagination_depth = depth
+    assert len(set(totals)) == 1 and totals[0] == 13  # every document matches OR «требования … работы»
+    assert len(seen) == len(set(seen)) and 0 < len(seen) < 13 and not response.meta.pagination.has_more

@@ -96,8 +96,9 @@ def _plan(vector=(0.6, 0.8), groups=("public",), offset=0, **arguments):
 def test_request_groups_per_document_with_facets_similarity_and_threshold():
     plan = _plan(offset=20, limit=10, max_chunks=2, threshold=0.4)
     body = build_request(plan)
-    assert body["collapse"]["field"] == "doc_id"
-    assert body["collapse"]["inner_hits"]["size"] == 2 + EXTRA_CANDIDATES
+    assert body["collapse"]["field"] == "doc_hash"  # one result per content: copies in other folders are one
+    assert body["collapse"]["inner_hits"][1]["name"] == "copies"
+    assert body["collapse"]["inner_hits"][0]["size"] == 2 + EXTRA_CANDIDATES
     assert body["from"] == 20 and body["size"] == 10 and "min_score" not in body
     assert body["query"]["hybrid"]["pagination_depth"] == 1000
     assert set(body["aggs"]) == {"total_docs", "document_types", "date_distribution"}
@@ -105,21 +106,21 @@ def test_request_groups_per_document_with_facets_similarity_and_threshold():
     assert collate["bool"]["filter"] == {"terms": {"access_groups": ["public"]}}
     radial = {"knn": {"embedding": {"vector": [0.6, 0.8], "min_score": 0.7}}}
     assert radial in body["query"]["hybrid"]["filter"]["bool"]["filter"]
-    for hit_fields in (body["script_fields"], body["collapse"]["inner_hits"]["script_fields"]):
+    for hit_fields in (body["script_fields"], body["collapse"]["inner_hits"][0]["script_fields"]):
         assert hit_fields["similarity"]["script"]["params"] == {"query_vector": [0.6, 0.8]}
 
 
 def test_request_fetches_document_fields_on_the_hit_and_chunk_fields_on_its_inner_hits():
     body = build_request(_plan())
     assert body["_source"] == {"includes": DOCUMENT_FIELDS} and "text" not in DOCUMENT_FIELDS
-    assert body["collapse"]["inner_hits"]["_source"] == {"includes": CHUNK_FIELDS}
+    assert body["collapse"]["inner_hits"][0]["_source"] == {"includes": CHUNK_FIELDS}
     assert "embedding" not in DOCUMENT_FIELDS + CHUNK_FIELDS
 
 
 def test_a_chunk_comes_whole_with_the_engines_marks_for_the_service_to_cut_its_passage():
     plan = plan_search(SearchRequest(query="бетон"), [parse_query("бетон")], ("public",), None, 0,
                        SearchSettingsView.of(SearchSettings()))
-    inner = build_request(plan)["collapse"]["inner_hits"]
+    inner = build_request(plan)["collapse"]["inner_hits"][0]
     assert "text" not in CHUNK_FIELDS and "spans" in CHUNK_FIELDS
     assert inner["highlight"]["fields"]["text"] == {"type": "unified", "number_of_fragments": 0,
                                                     "no_match_size": 100_000}

@@ -60,7 +60,7 @@ def test_every_plan_is_access_filtered_bounded_and_free_of_query_syntax(argument
     clauses = body["query"]["hybrid"]["filter"]["bool"]["filter"]
     assert clauses[0] == build_access_filter(list(principal_groups))
     assert body["from"] == (request.page - 1) * request.limit and body["size"] == request.limit
-    assert body["collapse"]["inner_hits"]["size"] == request.max_chunks + EXTRA_CANDIDATES
+    assert body["collapse"]["inner_hits"][0]["size"] == request.max_chunks + EXTRA_CANDIDATES
     serialized = json.dumps(body, ensure_ascii=False)
     assert "query_string" not in serialized
     if request.document_types:
