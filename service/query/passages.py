@@ -110,6 +110,11 @@ def paragraphs(text: str) -> list[tuple[int, int]]:
 
 def split_units(text: str, unit_chars: int = UNIT_CHARS) -> list[tuple[int, int]]:
     """(start, end) of each unit: every paragraph, a long one split after its sentences' ends."""
+    return list(_split_units(text, unit_chars))
+
+
+@lru_cache(maxsize=2048)  # one answer splits each candidate chunk three times (weights, similarity, passage)
+def _split_units(text: str, unit_chars: int) -> tuple[tuple[int, int], ...]:
     units: list[tuple[int, int]] = []
     for start, end in paragraphs(text):
         if end - start <= unit_chars:
@@ -121,7 +126,7 @@ def split_units(text: str, unit_chars: int = UNIT_CHARS) -> list[tuple[int, int]
                 units.append((cut, match.start()))
                 cut = match.end()
         units.append((cut, end))
-    return units
+    return tuple(units)
 
 
 def term_weights(chunks: Sequence[Marked], unit_chars: int = UNIT_CHARS) -> dict[str, float]:
