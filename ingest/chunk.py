@@ -104,10 +104,12 @@ class _Chunker:
         if block.page_label != self.label or block.role != self.role:
             self.flush(keep_tail=False)
             self.label, self.role = block.page_label, block.role
-        clause, before = clause_of(block), self.clause
+        # a contents or imprint page names clauses and headings it does not hold: it never sets them
+        body = block.role is None
+        clause, before = clause_of(block) if body else None, self.clause
         if (block.kind == "title" or clause) and self.has_body and self.length >= self.size // 2:
             self.flush(keep_tail=False)
-        if block.kind == "title":
+        if block.kind == "title" and body:
             joined = previous is not None and previous.kind == "title" and previous.page == block.page
             self.section = f"{self.section} {block.text}" if joined and self.section else block.text
         self.clause = clause or self.clause

@@ -16,8 +16,8 @@ from service.errors import ParseError
 from service.query.contract import FILE_TYPES
 
 SUPPORTED_TYPES = set(FILE_TYPES)
-#: bumped whenever parsing or repair changes what a file becomes (part of every file's fingerprint)
-PARSER_VERSION = 4
+#: bumped whenever parsing, repair or chunking changes what a file becomes (part of every file's fingerprint)
+PARSER_VERSION = 5
 PLAIN_TYPES = {"txt"}
 UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"} - PLAIN_TYPES
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from ingest.chunk import chunk_blocks
+from ingest.parse.model import Block
 from ingest.parse.text import clean_text, page_blocks, page_role
 
 CONTENTS = """ГОСТ 111—2014
@@ -51,3 +52,16 @@ def test_every_block_of_a_contents_page_carries_its_role_and_starts_its_own_chun
     chunks = chunk_blocks(blocks, size=2000, overlap=100)
     assert [c.role for c in chunks] == ["contents", None]
     assert "Настоящий стандарт" in chunks[1].text and "Настоящий стандарт" not in chunks[0].text
+
+
+def test_a_contents_page_never_sets_the_clause_or_heading_of_the_body_after_it():
+    blocks = [
+        Block("Содержание", 3, "title", role="contents"),
+        Block("Приложение Г (обязательное) Схема условных обозначений", 3, "title", role="contents"),
+        Block("Поправка к ГОСТ 27772—2021: таблица согласования дополнена.", 4),
+        Block("1 Область применения", 5, "title"),
+        Block("Настоящий стандарт распространяется на прокат.", 5),
+    ]
+    _, body = chunk_blocks(blocks)
+    assert body.section_title is None
+    assert [(page, clause) for _, page, clause in body.spans] == [(4, None), (5, "1")]
