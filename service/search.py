@@ -35,6 +35,7 @@ from service.opensearch import engine_errors
 from service.query.build import (
     SearchPlan,
     SearchSettingsView,
+    binding_phrases,
     build_chunks_by_index,
     build_clause_lookup,
     build_request,
@@ -326,7 +327,8 @@ class SearchService:
         hits = raw["hits"]["hits"]
         lexical_weight = {"bm25": 1.0, "knn": 0.0}.get(plan.route, self.settings.index.bm25_weight)
         results = map_hits(hits, request.include_context, request.max_chunks, self.settings.search.passage_chars,
-                           lexical_weight, self._unit_similarity(plan.vector))
+                           lexical_weight, self._unit_similarity(plan.vector),
+                           binding_phrases(first, request.operator))
         aggs = raw.get("aggregations", {})
         # the engine's count of matching documents: the same on every page of a walk (the pages show the best
         # of them, and may end before it: ``paginate``'s ``exhausted``)

@@ -27,7 +27,8 @@ SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD]}
 # A chunk's text comes through the engine's highlighter, whole, with the query's terms marked: the service
 # cuts the answering passage from it (service/query/passages.py), labelled by the chunk's ``spans``.
 DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "file_type"]
-CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "clause", "spans"]
+CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "clause", "spans",
+                "section_title"]
 HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}
 #: further chunks of each document fetched beyond ``max_chunks``, so they can be re-ranked by fused relevance
 EXTRA_CANDIDATES = 5
@@ -85,6 +86,13 @@ def build_binding(parsed: ParsedQuery, operator: Operator, fields: tuple[str, ..
         phrases = [build_phrase(p) for p in parsed.exact]
         return phrases[0] if len(phrases) == 1 else {"bool": {"filter": phrases}}
     return None
+
+
+def binding_phrases(parsed: ParsedQuery, operator: Operator) -> tuple[str, ...]:
+    """The phrases every result must hold word for word (what ``build_binding`` binds as phrases)."""
+    if operator == "PHRASE":
+        return (parsed.plain,) if parsed.plain else ()
+    return parsed.phrases if operator == "AND" else parsed.exact if operator == "AUTO" else ()
 
 
 def build_multi_binding(queries: list[ParsedQuery], operator: Operator, fields: tuple[str, ...] = TEXT_FIELDS,

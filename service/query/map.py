@@ -152,7 +152,9 @@ def map_chunk_passage(candidate: Candidate, passage: Passage, score: float) -> C
     return ChunkResult(chunk_id=src["chunk_id"], text=passage.text, page_number=passage.page,
                        page_end=passage.page_end, page_label=src.get("page_label"), clause=passage.clause,
                        clause_end=passage.clause_end, relevance_score=round(score, 4),
-                       similarity=similarity_of(candidate.hit))
+                       similarity=similarity_of(candidate.hit),
+                       # the query's phrase is in the chunk's heading, not its text: the heading is shown
+                       section_title=None if passage.has_phrases else src.get("section_title"))
 
 
 def unit_similarities(candidates: list[Candidate], weights: dict[str, float],
@@ -173,9 +175,11 @@ def unit_similarities(candidates: list[Candidate], weights: dict[str, float],
 
 
 def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
-             lexical_weight: float, similarity: Similarity | None = None) -> list[DocumentResult]:
+             lexical_weight: float, similarity: Similarity | None = None,
+             phrases: tuple[str, ...] = ()) -> list[DocumentResult]:
     """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
-    context, a few short highlights; term weights are taken over every candidate chunk of the answer."""
+    context, a few short highlights; term weights are taken over every candidate chunk of the answer.
+    ``phrases``: what the query binds word for word; a passage holding them is shown first."""
     top = max((h.get("_score") or 0.0 for hit in hits for h in inner_hits(hit)), default=0.0)
     groups = [[Candidate(h, marked_of(h), spans_of(h["_source"]),
                          fused_score(h.get("_score") or 0.0, top, similarity_of(h), lexical_weight))
@@ -187,14 +191,14 @@ def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int,
     results, at = [], 0
     for hit, group in zip(hits, groups, strict=True):
         results.append(map_hit(hit, group, weights, include_context, max_chunks, passage_chars,
-                               cosines[at:at + len(group)], semantic))
+                               cosines[at:at + len(group)], semantic, phrases))
         at += len(group)
     return results
 
 
 def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str, float], include_context: bool,
             max_chunks: int, passage_chars: int, cosines: list[dict[int, float]] | None = None,
-            semantic_weight: float = 0.0) -> DocumentResult:
+            semantic_weight: float = 0.0, phrases: tuple[str, ...] = ()) -> DocumentResult:
     """A collapsed hit: the document and the passages of its chunks that answer best (scores scaled to the
     document's). A chunk ranks by its fused relevance and by how well its best passage answers, equally: a
     long chunk matching many words ranks high by BM25 although the clause that answers sits in another."""
@@ -204,14 +208,17 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
                           if s is not None), default=None)
     doc.copies = copies_of(hit)
     cosines = cosines or [{} for _ in candidates]
-    passages = [choose_passage(c.marked, c.spans, weights, passage_chars, similarity=cos, semantic_weight=semantic_weight)
+    passages = [choose_passage(c.marked, c.spans, weights, passage_chars, similarity=cos,
+                               semantic_weight=semantic_weight, phrases=phrases)
                 for c, cos in zip(candidates, cosines, strict=True)]
     top_fused = max((c.fused for c in candidates), default=0.0) or 1.0
     top_passage = max((p.score for p in passages), default=0.0) or 1.0
     ranks = [PASSAGE_SHARE * p.score / top_passage + (1 - PASSAGE_SHARE) * c.fused / top_fused
              for c, p in zip(candidates, passages, strict=True)]
     shown: list[tuple[Candidate, Passage, float]] = []
-    for candidate, passage, rank in sorted(zip(candidates, passages, ranks, strict=True), key=lambda t: -t[2]):
+    # a passage holding the bound phrase first (a chunk can match it in its title or heading alone)
+    for candidate, passage, rank in sorted(zip(candidates, passages, ranks, strict=True),
+                                           key=lambda t: (not t[1].has_phrases, -t[2])):
         if passage.text and not is_contents(passage.text) and not overlaps(passage, [p for _, p, _ in shown]):
             shown.append((candidate, passage, rank))
         if len(shown) == max_chunks:

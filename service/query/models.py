@@ -24,7 +24,9 @@ class ChunkResult(BaseModel):
     page_number: int | None = Field(default=None, description="The page the text starts on.")
     page_end: int | None = Field(default=None, description="The page it ends on, when it runs over pages.")
     page_label: str | None = Field(default=None, description="The sheet (XLSX) or the page's own label.")
-    section_title: str | None = Field(default=None, description="get_document: the heading the chunk is under.")
+    section_title: str | None = Field(default=None, description="get_document: the heading the chunk is under; "
+                                      "in a search, only when the query's quoted phrase is in that heading and "
+                                      "not in the text shown.")
     clause: str | None = Field(default=None, description="The clause in effect where the text starts: «5.2.3», "
                                "«Приложение Б», «Таблица 4»; pass it to get_document to open it.")
     clause_end: str | None = Field(default=None, description="The clause in effect where the text ends, when "

@@ -27,6 +27,7 @@ PRE, POST = "\ue000", "\ue001"  # the highlighter's marks: private-use character
 _MARK_RE = re.compile(f"{PRE}(.*?){POST}", re.DOTALL)
 _SENTENCE_RE = re.compile(r"(?<=[.;!?])\s+(?=[«\"(]?[А-ЯЁA-Z0-9])")
 _TOC_LEADER_RE = re.compile(r"…\s*\d{1,3}\b")
+_WORD_RE = re.compile(r"\w+")
 UNIT_CHARS = 320  # a block longer than this is split into sentences
 
 
@@ -60,6 +61,8 @@ class Passage:
     clause_end: str | None
     page: int | None
     page_end: int | None
+    #: the passage holds every phrase the query binds (a quoted phrase, PHRASE) — or none was asked
+    has_phrases: bool = True
 
 
 _STEMMER = snowballstemmer.stemmer("russian")
@@ -71,6 +74,17 @@ def term_key(word: str) -> str:
     the Snowball Russian stem, the stemmer the index's analyzer uses."""
     word = word.lower().replace("ё", "е")
     return str(_STEMMER.stemWord(word)) if word.isalpha() else word
+
+
+def phrase_spans(text: str, phrase: str) -> list[tuple[int, int]]:
+    """Where ``phrase`` occurs in ``text`` word for word, each word in any inflection (the index's phrase
+    match: stems in order, punctuation between them ignored): (start of its first word, end of its last)."""
+    keys = [term_key(w) for w in _WORD_RE.findall(phrase)]
+    if not keys:
+        return []
+    words = [(m.start(), m.end(), term_key(m[0])) for m in _WORD_RE.finditer(text)]
+    return [(words[i][0], words[i + len(keys) - 1][1]) for i in range(len(words) - len(keys) + 1)
+            if all(words[i + j][2] == key for j, key in enumerate(keys))]
 
 
 def unmark(marked: str) -> Marked:
@@ -181,31 +195,52 @@ def lexical_scores(chunk: Marked, units: list[tuple[int, int]], weights: dict[st
 
 def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, float], size: int,
                    unit_chars: int = UNIT_CHARS, similarity: dict[int, float] | None = None,
-                   semantic_weight: float = 0.0) -> Passage:
+                   semantic_weight: float = 0.0, phrases: Sequence[str] = ()) -> Passage:
     """The best ≤ ``size``-character passage of ``chunk``, labelled by ``spans``.
 
     Each unit that matches a term seeds a passage: the unit widened to its whole clause where that fits, a
     short clause (under half of ``size``) going on with the text after it. A passage scores by the distinct
     terms it covers (rare ones count more) plus ``semantic_weight`` × its best unit's cosine to the query
-    (``similarity``: unit start → cosine): «вместимость» answers «сколько вмещает» though no stem is shared."""
+    (``similarity``: unit start → cosine): «вместимость» answers «сколько вмещает» though no stem is shared.
+    When the query binds ``phrases``, only windows holding one of their occurrences compete (when the chunk
+    holds any: a document can match a phrase in its title alone)."""
     units = split_units(chunk.text, unit_chars) or [(0, len(chunk.text))]
     lexical = lexical_scores(chunk, units, weights)
-    seeds = [i for i, score in enumerate(lexical) if score > 0] or [0]
-    windows = dict.fromkeys(grow_forward(units, *grow_to_clause(units, i, clause_bounds(
-        spans, units[i][0], len(chunk.text)), size), size // 2) for i in seeds)
+    occurrences = [o for phrase in phrases for o in phrase_spans(chunk.text, phrase)]
+    seeds = ([unit_at(units, a) for a, _ in occurrences] if occurrences
+             else [i for i, score in enumerate(lexical) if score > 0] or [0])
+    windows = dict.fromkeys(cover(units, grow_forward(units, *grow_to_clause(units, i, clause_bounds(
+        spans, units[i][0], len(chunk.text)), size), size // 2), occurrences) for i in seeds)
     scored = [(window_score(chunk, units, window, lexical, weights, similarity or {}, semantic_weight), window)
               for window in windows]
     # equal coverage: the window within fewer clauses (its label is the answer's own), then the earlier one
     score, (first, last) = max(scored, key=lambda sw: (sw[0], -crossings(spans, units, sw[1]), -sw[1][0]))
     start, end = units[first][0], units[last][1]
+    inside = [o for o in occurrences if start <= o[0] and o[1] <= end]
     if end - start > size:
-        start, end = fit_around_marks(chunk, start, end, size)
+        start, end = fit_around_marks(chunk, start, end, size, inside[0] if inside else None)
     opening, closing = span_at(spans, start), span_at(spans, max(start, end - 1))
     clause = opening.clause if opening else None
     return Passage(" ".join(chunk.text[start:end].split()), start, end, score, clause,
                    closing.clause if closing and closing.clause != clause else None,
                    opening.page if opening else None,
-                   closing.page if closing and opening and closing.page != opening.page else None)
+                   closing.page if closing and opening and closing.page != opening.page else None,
+                   not phrases or any(start <= a and b <= end for a, b in occurrences))
+
+
+def unit_at(units: list[tuple[int, int]], offset: int) -> int:
+    """The index of the unit holding ``offset`` (the last one starting at or before it)."""
+    return max((i for i, (a, _) in enumerate(units) if a <= offset), default=0)
+
+
+def cover(units: list[tuple[int, int]], window: tuple[int, int], occurrences: list[tuple[int, int]]) -> tuple[int, int]:
+    """``window`` widened forward to the end of a phrase occurrence that starts in it (a phrase can run over
+    a line break into the next unit)."""
+    first, last = window
+    ends = [b for a, b in occurrences if units[first][0] <= a < units[last][1] and b > units[last][1]]
+    while ends and last + 1 < len(units) and units[last][1] < min(ends):
+        last += 1
+    return first, last
 
 
 def crossings(spans: Sequence[Span], units: list[tuple[int, int]], window: tuple[int, int]) -> int:
@@ -245,11 +280,12 @@ def grow_forward(units: list[tuple[int, int]], first: int, last: int, size: int)
     return first, last
 
 
-def fit_around_marks(chunk: Marked, start: int, end: int, size: int) -> tuple[int, int]:
-    """A unit longer than ``size``: the ``size`` characters from shortly before its first mark, cut at
-    spaces (never inside a word)."""
+def fit_around_marks(chunk: Marked, start: int, end: int, size: int,
+                     phrase: tuple[int, int] | None = None) -> tuple[int, int]:
+    """A unit longer than ``size``: the ``size`` characters from shortly before its first mark (or the
+    ``phrase`` occurrence it must show), cut at spaces (never inside a word)."""
     marks = [a for a, _ in chunk.marks if start <= a < end]
-    anchor = marks[0] if marks else start
+    anchor = phrase[0] if phrase else marks[0] if marks else start
     begin = max(start, anchor - size // 5)
     if begin > start:
         space = chunk.text.find(" ", begin, anchor + 1)

@@ -143,3 +143,28 @@ def test_totals_agree_on_every_page_of_a_walk_even_when_the_ranking_runs_out_fir
         norm.settings.search.pagination_depth = depth
     assert len(set(totals)) == 1 and totals[0] == 13  # every document matches OR «требования … работы»
     assert len(seen) == len(set(seen)) and 0 < len(seen) < 13 and not response.meta.pagination.has_more
+
+
+@pytest.mark.parametrize(("request_", "phrase"), [
+    ({"query": '"требования к квартирам" высота жилых комнат'}, "Требования к квартирам"),
+    ({"query": "требования к квартирам", "operator": "PHRASE"}, "Требования к квартирам"),
+])
+def test_a_phrase_result_shows_the_phrase(norm: SearchService, request_: dict, phrase: str):
+    """The chunk also holds clause 5.8, which answers «высота жилых комнат» better than the heading does:
+    the passage shown is still the one holding the phrase the query binds."""
+    response = norm.search(request_, Principal.of("t", []))
+    assert response.results, request_
+    first = response.results[0].context_chunks[0]
+    assert phrase in first.text, (request_, first.text[:120])
+    assert first.clause == "5", first.clause
+
+
+def test_a_phrase_matched_in_the_heading_alone_shows_the_heading(norm: SearchService):
+    """Under AND the chunk must hold «высота» too: that is the one after the heading, matching the phrase by
+    its section heading only. The heading comes with the passage."""
+    response = norm.search({"query": "«требования к квартирам» высота", "operator": "AND"}, Principal.of("t", []))
+    first = response.results[0].context_chunks[0]
+    assert "Требования к квартирам" not in first.text
+    assert first.section_title == "5 Требования к квартирам"
+    plain = norm.search({"query": "требования к квартирам высота"}, Principal.of("t", []))
+    assert plain.results[0].context_chunks[0].section_title is None

@@ -12,6 +12,7 @@ from service.query.passages import (
     choose_passage,
     is_contents,
     paragraphs,
+    phrase_spans,
     split_units,
     term_key,
     term_weights,
@@ -104,3 +105,23 @@ def test_a_passage_never_starts_or_ends_inside_a_word_and_fits_its_size(lines, s
     assert passage.start == 0 or not marked.text[passage.start - 1].isalpha()
     assert passage.end == len(marked.text) or not marked.text[passage.end].isalpha()
     assert passage.text and passage.text in " ".join(marked.text.split())
+
+
+def test_a_phrase_is_found_in_any_inflection_in_order_across_punctuation_and_lines():
+    text = "5 Требования к квартирам,\nих элементам. Требованиями квартир нет; требования к квартирам."
+    found = [text[a:b] for a, b in phrase_spans(text, "требования к квартирам")]
+    assert found == ["Требования к квартирам", "требования к квартирам"]
+    assert phrase_spans(text, "квартирам требования") == [] and phrase_spans(text, "…") == []
+
+
+def test_a_bound_phrase_is_in_the_passage_even_when_another_window_answers_the_other_words_better():
+    text = ("5 Требования к квартирам и их элементам.\n" + "Общие положения раздела о площадях. " * 6
+            + "\n5.8 Высота жилых комнат и кухонь в северных районах не менее 2,7 м.")
+    marked = unmark(_mark(text, "Требования", "квартирам", "Высота", "жилых", "комнат", "северных", "районах"))
+    spans = [Span(0, 13, "5"), Span(text.index("5.8"), 14, "5.8")]
+    free = choose_passage(marked, spans, term_weights([marked]), 120)
+    bound = choose_passage(marked, spans, term_weights([marked]), 120, phrases=["требования к квартирам"])
+    assert free.clause == "5.8" and free.has_phrases
+    assert "Требования к квартирам" in bound.text and bound.clause == "5" and bound.has_phrases
+    absent = choose_passage(marked, spans, term_weights([marked]), 120, phrases=["вентиляция кухонь"])
+    assert not absent.has_phrases and absent.clause == "5.8"
