@@ -38,7 +38,9 @@ STOP_WORDS = frozenset(["и", "в", "во", "не", "что", "он", "на", "�
 
 def tokenize(text: str) -> list[str]:
     """Lowercased Russian/Latin words with ё folded to е and stress marks removed."""
-    return _WORD_RE.findall(text.translate(_STRESS).lower().replace("ё", "е"))
+    if "\u0301" in text or "\u0300" in text:
+        text = text.translate(_STRESS)
+    return _WORD_RE.findall(text.lower().replace("ё", "е"))
 
 
 def fit_stats(token_lists: list[list[str]], min_count: int = 2) -> dict[str, Any]:
@@ -65,6 +67,8 @@ class NavecEmbedder:
         self._pc: np.ndarray | None = None
         self._stop: frozenset[str] = frozenset()
         self._vector = lru_cache(maxsize=200_000)(self._lookup)
+        #: a word's SIF-weighted vector and weight (cleared when the statistics change)
+        self._weighted = lru_cache(maxsize=200_000)(self._weighted_lookup)
         self._morph: Any = None
 
     def _lemma(self, word: str) -> str:
@@ -87,16 +91,19 @@ class NavecEmbedder:
         p = self._counts.get(word, 1) / self._total
         return self.settings.sif_a / (self.settings.sif_a + p)
 
+    def _weighted_lookup(self, word: str) -> tuple[np.ndarray, float] | None:
+        vector = self._vector(word)
+        if vector is None:
+            return None
+        weight = self._weight(word)
+        return (weight * vector).astype(np.float32), weight
+
     def _raw(self, text: str) -> np.ndarray:
-        total = np.zeros(self.identity.dimension, dtype=np.float32)
-        weight_sum = 0.0
-        for word in self._words(text):
-            vector = self._vector(word)
-            if vector is not None:
-                weight = self._weight(word)
-                total += weight * vector
-                weight_sum += weight
-        return total / weight_sum if weight_sum else total
+        found = [e for e in map(self._weighted, self._words(text)) if e is not None]
+        if not found:
+            return np.zeros(self.identity.dimension, dtype=np.float32)
+        total = np.asarray(np.sum([v for v, _ in found], axis=0, dtype=np.float32))
+        return total / sum(w for _, w in found)
 
     def _words(self, text: str) -> list[str]:
         return [w for w in tokenize(text) if w not in self._stop]
@@ -131,6 +138,7 @@ class NavecEmbedder:
     def load_stats(self, stats: dict[str, Any]) -> None:
         self._counts = dict(stats.get("counts") or {})
         self._total = int(stats.get("total") or 0)
+        self._weighted.cache_clear()
         pc = stats.get("pc")
         self._pc = None if pc is None else np.asarray(pc, dtype=np.float32)
         # an index fitted before stop words existed keeps embedding queries as its chunks were embedded

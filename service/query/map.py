@@ -157,16 +157,15 @@ def map_chunk_passage(candidate: Candidate, passage: Passage, score: float) -> C
                        section_title=None if passage.has_phrases else src.get("section_title"))
 
 
-def unit_similarities(candidates: list[Candidate], weights: dict[str, float],
+def unit_similarities(candidates: list[Candidate], lexical: list[list[float]],
                       similarity: Similarity) -> list[dict[int, float]]:
     """Per candidate, unit start → the unit's cosine to the query, for the units that match a term (the
-    best-matching ``SEMANTIC_UNITS`` of the answer), embedded in one batch."""
+    best-matching ``SEMANTIC_UNITS`` of the answer by their ``lexical`` scores), embedded in one batch."""
     units = []
-    for i, candidate in enumerate(candidates):
+    for i, (candidate, scores) in enumerate(zip(candidates, lexical, strict=True)):
         spans = split_units(candidate.marked.text)
         units += [(score, i, a, candidate.marked.text[a:b])
-                  for score, (a, b) in zip(lexical_scores(candidate.marked, spans, weights), spans, strict=True)
-                  if score > 0]
+                  for score, (a, b) in zip(scores, spans, strict=True) if score > 0]
     units = sorted(units, key=lambda u: -u[0])[:SEMANTIC_UNITS]
     out: list[dict[int, float]] = [{} for _ in candidates]
     for (_, i, start, _), cosine in zip(units, similarity([u[3] for u in units]) if units else [], strict=True):
@@ -186,19 +185,21 @@ def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int,
                for h in inner_hits(hit)] for hit in hits]
     flat = [c for group in groups for c in group]
     weights = term_weights([c.marked for c in flat])
-    cosines = unit_similarities(flat, weights, similarity) if similarity else [{} for _ in flat]
+    lexical = [lexical_scores(c.marked, split_units(c.marked.text), weights) for c in flat]
+    cosines = unit_similarities(flat, lexical, similarity) if similarity else [{} for _ in flat]
     semantic = SEMANTIC_WEIGHT * max(weights.values(), default=0.0)
     results, at = [], 0
     for hit, group in zip(hits, groups, strict=True):
         results.append(map_hit(hit, group, weights, include_context, max_chunks, passage_chars,
-                               cosines[at:at + len(group)], semantic, phrases))
+                               cosines[at:at + len(group)], semantic, phrases, lexical[at:at + len(group)]))
         at += len(group)
     return results
 
 
 def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str, float], include_context: bool,
             max_chunks: int, passage_chars: int, cosines: list[dict[int, float]] | None = None,
-            semantic_weight: float = 0.0, phrases: tuple[str, ...] = ()) -> DocumentResult:
+            semantic_weight: float = 0.0, phrases: tuple[str, ...] = (),
+            lexical: list[list[float]] | None = None) -> DocumentResult:
     """A collapsed hit: the document and the passages of its chunks that answer best (scores scaled to the
     document's). A chunk ranks by its fused relevance and by how well its best passage answers, equally: a
     long chunk matching many words ranks high by BM25 although the clause that answers sits in another."""
@@ -208,9 +209,10 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
                           if s is not None), default=None)
     doc.copies = copies_of(hit)
     cosines = cosines or [{} for _ in candidates]
+    given: list[list[float] | None] = list(lexical) if lexical else [None] * len(candidates)
     passages = [choose_passage(c.marked, c.spans, weights, passage_chars, similarity=cos,
-                               semantic_weight=semantic_weight, phrases=phrases)
-                for c, cos in zip(candidates, cosines, strict=True)]
+                               semantic_weight=semantic_weight, phrases=phrases, lexical=scores)
+                for c, cos, scores in zip(candidates, cosines, given, strict=True)]
     top_fused = max((c.fused for c in candidates), default=0.0) or 1.0
     top_passage = max((p.score for p in passages), default=0.0) or 1.0
     ranks = [PASSAGE_SHARE * p.score / top_passage + (1 - PASSAGE_SHARE) * c.fused / top_fused

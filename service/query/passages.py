@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import math
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 
 import snowballstemmer
@@ -33,13 +34,21 @@ UNIT_CHARS = 320  # a block longer than this is split into sentences
 
 @dataclass(frozen=True)
 class Marked:
-    """A chunk's text with the query's matched terms located (offsets into ``text``)."""
+    """A chunk's text with the query's matched terms located (offsets into ``text``, in order)."""
 
     text: str
     marks: tuple[tuple[int, int], ...]
+    #: each mark's term key, computed once (a chunk's units ask for them many times)
+    keys: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "keys", tuple(term_key(self.text[a:b]) for a, b in self.marks))
+        object.__setattr__(self, "starts", tuple(a for a, _ in self.marks))
 
     def terms(self, start: int, end: int) -> list[str]:
-        return [term_key(self.text[a:b]) for a, b in self.marks if start <= a < end]
+        """The keys of the marks that start in ``[start, end)``."""
+        return list(self.keys[bisect_left(self.starts, start):bisect_left(self.starts, end)])
 
 
 @dataclass(frozen=True)
@@ -69,6 +78,7 @@ _STEMMER = snowballstemmer.stemmer("russian")
 
 
 @lru_cache(maxsize=65536)
+@lru_cache(maxsize=65_536)
 def term_key(word: str) -> str:
     """One key for a term's inflections as the highlighter marks them («жилой», «жилых», «жилая» → «жил»):
     the Snowball Russian stem, the stemmer the index's analyzer uses."""
@@ -195,7 +205,8 @@ def lexical_scores(chunk: Marked, units: list[tuple[int, int]], weights: dict[st
 
 def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, float], size: int,
                    unit_chars: int = UNIT_CHARS, similarity: dict[int, float] | None = None,
-                   semantic_weight: float = 0.0, phrases: Sequence[str] = ()) -> Passage:
+                   semantic_weight: float = 0.0, phrases: Sequence[str] = (),
+                   lexical: Sequence[float] | None = None) -> Passage:
     """The best ≤ ``size``-character passage of ``chunk``, labelled by ``spans``.
 
     Each unit that matches a term seeds a passage: the unit widened to its whole clause where that fits, a
@@ -203,9 +214,11 @@ def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, floa
     terms it covers (rare ones count more) plus ``semantic_weight`` × its best unit's cosine to the query
     (``similarity``: unit start → cosine): «вместимость» answers «сколько вмещает» though no stem is shared.
     When the query binds ``phrases``, only windows holding one of their occurrences compete (when the chunk
-    holds any: a document can match a phrase in its title alone)."""
+    holds any: a document can match a phrase in its title alone). ``lexical``: the units' scores, when the
+    caller has them already."""
     units = split_units(chunk.text, unit_chars) or [(0, len(chunk.text))]
-    lexical = lexical_scores(chunk, units, weights)
+    if lexical is None or len(lexical) != len(units):
+        lexical = lexical_scores(chunk, units, weights)
     occurrences = [o for phrase in phrases for o in phrase_spans(chunk.text, phrase)]
     seeds = ([unit_at(units, a) for a, _ in occurrences] if occurrences
              else [i for i, score in enumerate(lexical) if score > 0] or [0])
@@ -249,7 +262,7 @@ def crossings(spans: Sequence[Span], units: list[tuple[int, int]], window: tuple
     return sum(1 for span in spans if start < span.offset < end)
 
 
-def window_score(chunk: Marked, units: list[tuple[int, int]], window: tuple[int, int], lexical: list[float],
+def window_score(chunk: Marked, units: list[tuple[int, int]], window: tuple[int, int], lexical: Sequence[float],
                  weights: dict[str, float], similarity: dict[int, float], semantic_weight: float) -> float:
     """How well units ``window[0]..window[1]`` answer: the distinct terms they cover (a contents line
     covers nothing) plus the semantic share of the cosine of their best-matching unit (a short heading,

@@ -111,3 +111,16 @@ def test_an_index_fitted_without_stop_words_keeps_embedding_them():
     embedder.load_stats({"total": 0, "counts": {}, "pc": None})
     plain, asked = embedder.embed_documents(["прочность бетона", "в каком году прочность бетона"])
     assert not np.allclose(plain, asked, atol=1e-3)
+
+
+def test_navec_statistics_loaded_later_replace_the_word_weights_already_used(navec):
+    """A word's weighted vector is cached; loading an index's statistics must drop those weights."""
+    text = "бетон арматура"
+    navec.load_stats({"total": 0, "counts": {}, "pc": None})
+    before = navec.embed_documents([text])[0]
+    stats = {"total": 1000, "counts": {"бетон": 999}, "pc": None}
+    navec.load_stats(stats)
+    fresh = NavecEmbedder(EmbedderSettings())
+    fresh.load_stats(stats)
+    after = navec.embed_documents([text])[0]
+    assert np.allclose(after, fresh.embed_documents([text])[0]) and not np.allclose(after, before)
