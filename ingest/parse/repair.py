@@ -6,7 +6,11 @@ words collapsed. Each repair is conservative: when in doubt, the text stays as i
   and ``А500С-\\n1`` keep their hyphen (the joined form is not a word, or a part is not Cyrillic);
 - ``П р и м е ч а н и е`` → ``Примечание``, ``Т а б л и ц а  2`` → ``Таблица 2``: runs of four or more
   letters separated by single spaces collapse when the result is a dictionary word, so runs of real
-  one-letter words (``в и с``) and formula symbols (``Р п и К З``) stay.
+  one-letter words (``в и с``) and formula symbols (``Р п и К З``) stay;
+- ``Авто м о бильны е`` → ``Автомобильные``, ``Зд ания`` → ``Здания``: fragments of words a PDF's
+  letter-spacing left (a stray letter, or a piece the dictionary does not know) join their neighbours when
+  the join is a dictionary word of four letters or more; two longer words the dictionary knows never join
+  (``феде рации`` stays), nor do numbers, codes or Latin symbols.
 """
 
 from __future__ import annotations
@@ -61,9 +65,65 @@ def join_broken_words(text: str) -> str:
 
 def collapse_letter_spacing(text: str) -> str:
     """``П р и м е ч а н и е`` → ``Примечание`` (GOST typesetting spaces out headings); a word set
-    vertically, one letter per line, is joined too."""
+    vertically, one letter per line, is joined too; then split words (``Зд ания``) on each line."""
     text = _VERTICAL_RE.sub(lambda m: m[1].replace("\n", ""), text)
-    return _LETTER_SPACED_RE.sub(_collapse, text)
+    text = _LETTER_SPACED_RE.sub(_collapse, text)
+    return "\n".join(join_word_fragments(line) for line in text.split("\n"))
+
+
+_CYRILLIC_TOKEN_RE = re.compile(r"[А-Яа-яЁё]+")
+_TOKEN_RE = re.compile(r"\S+")
+#: short words common enough that a line made of them needs no look-up (the pre-filter of fragments)
+_SHORT_WORDS = frozenset([
+    "в", "к", "с", "я", "о", "у", "и", "а", "на", "по", "от", "до", "за", "из", "для", "при", "или", "без",
+    "под", "над", "об", "со", "во", "ко", "то", "же", "ли", "бы", "их", "его", "ее", "её", "не", "ни", "но",
+    "да", "как", "так", "все", "там", "тут", "мм", "см", "км", "кг", "м", "т", "г", "л", "ч", "шт", "др", "пр"
+])
+MAX_JOINED = 20  # tokens one joined word may be made of («А к ту а л и зи р о в а н н а я»: 15)
+
+
+def is_fragment(token: str) -> bool:
+    """A piece of a word: a lone letter that is not a one-letter word, or letters the dictionary lacks."""
+    return token not in _ONE_LETTER_WORDS if len(token) == 1 else not is_word(token)
+
+
+def reads_as_one_word(word: str) -> bool:
+    """Letter case a word can have: «здания», «Здания», «ЗДАНИЯ» (never «наРу», «ВКУс»)."""
+    return word.islower() or word.isupper() or (word[0].isupper() and word[1:].islower())
+
+
+def _has_candidates(tokens: list[str]) -> bool:
+    return any(_CYRILLIC_TOKEN_RE.fullmatch(t) and len(t) <= 3 and t.lower() not in _SHORT_WORDS for t in tokens)
+
+
+def join_word_fragments(line: str) -> str:
+    """The fewest words a line's split words make: consecutive Cyrillic tokens join when one of them is a
+    fragment and the join is a dictionary word of ≥ 4 letters (a dynamic programme over the line)."""
+    tokens = _TOKEN_RE.findall(line)
+    if len(tokens) < 2 or not _has_candidates(tokens) or "  " in line.strip():
+        return line  # nothing short and unusual, or spacing the line's layout uses (a table): left as is
+    letters = [bool(_CYRILLIC_TOKEN_RE.fullmatch(t)) for t in tokens]
+    fragment = [ok and is_fragment(t) for t, ok in zip(tokens, letters, strict=True)]
+    n = len(tokens)
+    best: list[tuple[int, int]] = [(0, 0)] + [(n + 1, 0)] * n  # (groups so far, where the last group starts)
+    for end in range(1, n + 1):
+        best[end] = (best[end - 1][0] + 1, end - 1)
+        for start in range(end - 2, max(-1, end - 1 - MAX_JOINED), -1):
+            if not letters[start]:
+                break
+            if best[start][0] + 1 < best[end][0] and any(fragment[start:end]) and all(letters[start:end]):
+                joined = "".join(tokens[start:end])
+                if len(joined) >= 4 and reads_as_one_word(joined) and is_word(joined):
+                    best[end] = (best[start][0] + 1, start)
+    if best[n][0] == n:
+        return line
+    groups, end = [], n
+    while end > 0:
+        start = best[end][1]
+        groups.append("".join(tokens[start:end]))
+        end = start
+    leading = line[:len(line) - len(line.lstrip())]
+    return leading + " ".join(reversed(groups))
 
 
 _SPACE_LIKE_RE = re.compile(r"[\u00a0\u2000-\u200a\u202f\u205f]")

@@ -115,6 +115,16 @@ def test_txt_chunks_are_of_the_configured_size(parsed):
     ("в и с к", "в и с к"),
     ("коэффициенты Р п и К З", "коэффициенты Р п и К З"),
     ("ГОСТ\nМ\nЕ\nЖ\nД\nУ\nН\nА\nР\nО\nД\nН\nЫ\nЙ\n", "ГОСТ\nМЕЖДУНАРОДНЫЙ\n"),
+    # mixed letter-spacing: fragments of one to three letters and broken word ends, joined into dictionary words
+    ("СП 34.13330.2012 Авто м о бильны е дороги", "СП 34.13330.2012 Автомобильные дороги"),
+    ("Мосты и трубы. А к ту а л и зи р о в а н н а я редакция", "Мосты и трубы. Актуализированная редакция"),
+    ("Зд ания и ко м п л е кс ы в ы с о тн ы е", "Здания и комплексы высотные"),
+    ("Блоки дверны е стальны е", "Блоки дверные стальные"),
+    ("О сно вания ги д ро техн ически х со о руж ений", "Основания гидротехнических сооружений"),
+    # two words the dictionary knows stay two; case that no word has never joins; numbers and codes untouched
+    ("на вид и при мер", "на вид и при мер"),
+    ("марки АН и А по таблице", "марки АН и А по таблице"),
+    ("ГОСТ Р 53195 т. е. 20 мм и в т. ч. СП и РФ", "ГОСТ Р 53195 т. е. 20 мм и в т. ч. СП и РФ"),
 ])
 def test_each_repair_on_a_real_pattern(text, repaired):
     from ingest.parse.repair import repair_text
