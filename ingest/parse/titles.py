@@ -10,16 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ingest.parse.repair import collapse_letter_spacing, join_broken_words
+from service.designations import DESIGNATION_RE, find_designation, normalize_designation
 
-_KINDS = {"гостр": "ГОСТ Р", "гост": "ГОСТ", "сп": "СП", "сводправил": "СП", "снип": "СНиП", "санпин": "СанПиН",
-          "сн": "СН", "всн": "ВСН", "всп": "ВСП", "рд": "РД", "мдс": "МДС", "нпб": "НПБ", "пб": "ПБ", "тртс": "ТР ТС",
-          "ту": "ТУ", "одм": "ОДМ", "сто": "СТО", "гэсн": "ГЭСН", "фер": "ФЕР"}
-#: kinds as printed, OCR splits included («ГО СТР», «ГОСТР»)
-_KIND_RE = (r"ГО\s?СТ\s?Р|ГО\s?СТ|Свод\s+правил|СП|СНиП|Сан[Пп]и[НнH]|СН|ВСН|ВСП|РД|МДС|НПБ|ПБ|ТР\s+ТС|ТУ|ОДМ|СТО|"
-            r"ГЭСН|ФЕР")
-_DESIGNATION_RE = re.compile(
-    rf"(?<![\w])(?P<kind>{_KIND_RE})\s+(?P<number>\d{{1,8}}(?:\s*[.\-–—]\s*\d{{1,8}}){{0,5}})(?!\w)(?!\.\d)",
-    re.IGNORECASE)
 _STOP_LINE_RE = re.compile(
     r"^(?:\(?EN\b|\(?ISO\b|\(?IEC\b|\([A-Z]{2,}|Издание\s+официальное|ОКС\b|Дата\s+введения|Москва|Предисловие|ПРЕДИСЛОВИЕ|"
     r"Official|Сведения|Межгосударственн\w+\s+научно|Федеральн\w+\s+закон|В\s+соответствии|Цели\s+и\s+принципы|Список\s+изменяющих|Свод\s+правил\s+разработан|«|\"|\d+\s+(?:РАЗРАБОТАН|ВНЕСЕН|ПРИНЯТ|УТВЕРЖДЕН|ВВЕДЕН|ПОДГОТОВЛЕН|ИСПОЛНИТЕЛ)|Введ[её]н|Стандартинформ|Российский\s+институт|Ключевые\s+слова|Страница\s+\d)", re.IGNORECASE)
@@ -44,19 +36,6 @@ class Identity:
         return " ".join(parts) if parts else None
 
 
-def normalize_designation(kind: str, number: str) -> str:
-    """«Свод правил 63.13330.2018» → «СП 63.13330.2018»; «ГОСТ 10180— 2012» → «ГОСТ 10180-2012»."""
-    canonical = _KINDS.get("".join(kind.lower().split()).replace("h", "н"), kind.upper())
-    number = re.sub(r"\s*[\-–—]\s*", "-", re.sub(r"\s*\.\s*", ".", number.strip()))
-    return f"{canonical} {number}"
-
-
-def find_designation(text: str) -> str | None:
-    """The first designation in ``text`` (whitespace and dashes normalized), if any."""
-    match = _DESIGNATION_RE.search(" ".join(text.split()))
-    return normalize_designation(match["kind"], match["number"]) if match else None
-
-
 def choose_designation(printed: str | None, named: str | None, head: str) -> str | None:
     """The printed designation, unless the file name's is also printed there (digits compared: OCR often
     spaces out «5 3 1 9 5 .3») and differs: then the file name read it better."""
@@ -78,7 +57,7 @@ def printed_designation(lines: list[str]) -> str | None:
     for i in range(len(joined)):
         for width in (1, 2, 3):
             window = " ".join(joined[i:i + width])
-            match = _DESIGNATION_RE.search(window)
+            match = DESIGNATION_RE.search(window)
             if match and (match.start() == 0 or len(window.split()) <= 8):
                 return normalize_designation(match["kind"], match["number"])
     return None
@@ -111,7 +90,7 @@ def name_after(lines: list[str], designation: str) -> str | None:
         found = find_designation(line)
         if found == designation:
             rest = " ".join(line.split())
-            match = _DESIGNATION_RE.search(rest)
+            match = DESIGNATION_RE.search(rest)
             tail = rest[match.end():] if match else ""
             if len(tail.split()) >= 2 and (name := _clean_name(tail)):
                 return name
@@ -205,7 +184,7 @@ def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
     if name is None:
         cut = stem
         if designation:
-            match = _DESIGNATION_RE.search(stem)
+            match = DESIGNATION_RE.search(stem)
             cut = (stem[:match.start()] + stem[match.end():]) if match else ""
         name = _clean_name(cut) if designation else _clean_name(stem) or stem
     return Identity(designation, name)

@@ -15,8 +15,9 @@ from ingest.chunk import ChunkText, chunk_blocks
 from ingest.parse import parse_file
 from ingest.parse.model import ParsedDocument
 from ingest.parse.repair import is_word
-from ingest.parse.titles import find_designation, is_boilerplate
+from ingest.parse.titles import is_boilerplate
 from ingest.sample import list_standards, write_txt_corpus
+from service.designations import find_designation
 from tests.documents import CONSTRUCTION, SHARED
 
 CHUNK_CHARS, OVERLAP = 2000, 250

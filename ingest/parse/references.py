@@ -1,0 +1,130 @@
+"""What a normative document says of other documents: the designations it cites, the names its «Нормативные
+ссылки» section gives them, and the editions it replaces («Взамен ГОСТ 10180-90», «Актуализированная редакция
+СНиП II-26-76»). Pure functions over the parsed blocks; the index links them across the archive
+(``ingest/links.py``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from ingest.parse.model import Block
+from service.designations import DESIGNATION_RE, normalize_designation, parse_designation
+
+_REFERENCES_HEADING_RE = re.compile(r"^\s*(?:\d{1,2}\.?\s+)?Нормативные\s+ссылки\s*$", re.IGNORECASE)
+_SECTION_HEADING_RE = re.compile(r"^\s*\d{1,2}\.?\s+[А-ЯЁ]")
+#: where a standard's own text begins (its preface and imprint cite the standardization system's rules)
+_SCOPE_RE = re.compile(r"^\s*1\.?\s+(?:Область\s+применения|Общие\s+положения)", re.IGNORECASE)
+_REPLACES_RE = re.compile(r"(?<![\w])взамен\b\s*:?\s*", re.IGNORECASE)
+_REVISES_RE = re.compile(r"(?<![\w])актуализированная\s+редакция\b\s*:?\s*", re.IGNORECASE)
+TITLE_GAP = 300  # characters between a СП's designation and «Актуализированная редакция» on its title page
+FRONT_BLOCKS = 60  # a document without a «1 Область применения» heading: its first blocks are its front
+_SEPARATOR_RE = re.compile(r"[\s,;*]*(?:и\s+)?")
+#: what follows a name in a reference list and is not part of it
+_NAME_TAIL_RE = re.compile(r"\s*(?:\((?:с\s+изменени|в\s+редакции|ред\.|Изменени)[^)]*\)?|\*+|\.\s*$).*$", re.IGNORECASE)
+_NAME_NOISE_RE = re.compile(r"\((?:ИСО|ISO|ЕН|EN|МЭК|IEC|ASTM|DIN)[^)]*\)", re.IGNORECASE)
+_LEADIN_RE = re.compile(r"^.*?(?:на\s+следующие\s+(?:документы|стандарты|нормативные\s+документы)|документы)\s*:\s*",
+                        re.IGNORECASE | re.DOTALL)
+MAX_NAME = 250
+
+
+@dataclass
+class References:
+    """A document's links: the designations it cites (its own family left out), the names its references
+    section gives them, and the designations it replaces."""
+
+    cites: list[str] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    replaces: list[str] = field(default_factory=list)
+
+
+def references_section(blocks: Sequence[Block]) -> str:
+    """The text of the «Нормативные ссылки» section (a contents line naming it is not the section)."""
+    parts: list[str] = []
+    inside = False
+    for block in blocks:
+        if block.role:
+            continue
+        if not inside:
+            inside = bool(_REFERENCES_HEADING_RE.match(block.text))
+            continue
+        if block.kind == "title" and _SECTION_HEADING_RE.match(block.text):
+            break
+        parts.append(block.text)
+    return "\n".join(parts)
+
+
+def clean_reference_name(text: str) -> str | None:
+    """A cited document's name as a list gives it, without editions, amendments or the standard it adopts."""
+    name = _NAME_NOISE_RE.sub(" ", " ".join(text.split()))
+    name = _NAME_TAIL_RE.sub("", name).strip(" .,;:—-–")
+    if len(name) < 6 or len(name) > MAX_NAME or not name[:1].isupper() or sum(c.isalpha() for c in name) < 5:
+        return None
+    return name
+
+
+def reference_names(section: str) -> dict[str, str]:
+    """Designation → the name the references section gives it: each designation starts an entry, the text up
+    to the next designation is its name («ГОСТ 27751—2014 Надежность строительных конструкций …»)."""
+    flat = _LEADIN_RE.sub("", " ".join(section.split()), count=1)
+    matches = list(DESIGNATION_RE.finditer(flat))
+    names: dict[str, str] = {}
+    for match, following in zip(matches, [*matches[1:], None], strict=False):
+        tail = flat[match.end(): following.start() if following else len(flat)]
+        name = clean_reference_name(tail)
+        designation = normalize_designation(match["kind"], match["number"])
+        if name and designation not in names:
+            names[designation] = name
+    return names
+
+
+def plausible(designation: str) -> bool:
+    """A designation, not an OCR crumb of one («ГОСТ 2 4 05-80» read as «ГОСТ 2»): its number has a separator
+    or three digits."""
+    number = designation.rpartition(" ")[2]
+    return any(c in number for c in ".-") or len(number) >= 3
+
+
+def designations_after(flat: str, opening: re.Match[str]) -> list[str]:
+    """The designations listed right after ``opening`` («ВЗАМЕН ГОСТ 14782-76, ГОСТ 22368-77»); «взамен
+    электродов …» lists none."""
+    found: list[str] = []
+    at = opening.end()
+    while (match := DESIGNATION_RE.match(flat, at)) is not None:
+        found.append(normalize_designation(match["kind"], match["number"]))
+        separator = _SEPARATOR_RE.match(flat, match.end())
+        at = separator.end() if separator else match.end()
+    return [d for d in found if plausible(d)]
+
+
+def replaced_designations(front: str, own: str | None) -> list[str]:
+    """What a document replaces, from its front matter: «Взамен …» (an imprint page), and the one document a
+    СП is the «Актуализированная редакция» of — on its title page, right after its own designation (further
+    on, a reference list says the same of every СП it cites)."""
+    flat = " ".join(front.split())
+    found = [d for opening in _REPLACES_RE.finditer(flat) for d in designations_after(flat, opening)]
+    if own:
+        family = parse_designation(own).family
+        titles = [m.end() for m in DESIGNATION_RE.finditer(flat)
+                  if parse_designation(normalize_designation(m["kind"], m["number"])).family == family]
+        revises = next((designations_after(flat, opening)[:1] for opening in _REVISES_RE.finditer(flat)
+                        if any(0 <= opening.start() - end <= TITLE_GAP for end in titles)), [])
+        found = revises + found
+    return [d for d in dict.fromkeys(found) if d != own]
+
+
+def document_references(blocks: Sequence[Block], head: str, own: str | None) -> References:
+    """A document's links from its parsed blocks (contents and imprint pages too, for «Взамен»)."""
+    own_family = parse_designation(own).family if own else None
+    start = next((i for i, b in enumerate(blocks) if not b.role and _SCOPE_RE.match(b.text)), 0)
+    # the front matter: title page, preface, imprint (a reference list comes after the scope)
+    front = "\n".join([head, *(b.text for b in blocks[:start or FRONT_BLOCKS])])
+    replaces = replaced_designations(front, own)
+    body = " ".join(b.text for b in blocks[start:] if not b.role)
+    cites = [m for m in dict.fromkeys(normalize_designation(x["kind"], x["number"])
+                                      for x in DESIGNATION_RE.finditer(" ".join(body.split())))
+             if plausible(m) and parse_designation(m).family != own_family and m not in replaces]
+    names = {d: n for d, n in reference_names(references_section(blocks)).items() if d != own}
+    return References(cites, names, replaces)
