@@ -28,6 +28,7 @@ from opensearchpy import OpenSearch, helpers
 from ingest.chunk import ChunkText
 from ingest.discover import SourceFile, display_path
 from ingest.parse.model import ParsedDocument
+from service.designations import parse_designation
 from service.opensearch import engine_errors
 from service.settings import IndexSettings
 
@@ -92,6 +93,7 @@ def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[flo
         "content_hash": _hash_text(chunk.text), "doc_hash": doc.content_hash,
         "created_at": src.created.isoformat(), "updated_at": src.modified.isoformat(), "indexed_at": now,
     }
+    source.update(link_fields(doc.parsed))
     if chunk.role:
         source["role"] = chunk.role
     if vector is not None:
@@ -99,6 +101,21 @@ def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[flo
     elif doc.vectors_pending:
         source["vector_pending"] = True
     return source
+
+
+def link_fields(parsed: ParsedDocument) -> dict[str, Any]:
+    """What every chunk of a document carries of its links: its family and edition, what it cites (as cited,
+    and by family) and what it replaces. ``superseded_by`` is set across the archive (``ingest/links.py``)."""
+    fields: dict[str, Any] = {}
+    if parsed.designation:
+        own = parse_designation(parsed.designation)
+        fields.update(family=own.family, edition=own.edition)
+    if parsed.cites:
+        fields.update(cites=parsed.cites,
+                      cites_family=list(dict.fromkeys(parse_designation(d).family for d in parsed.cites)))
+    if parsed.replaces:
+        fields["replaces"] = parsed.replaces
+    return fields
 
 
 def _hash_text(text: str) -> str:
@@ -112,6 +129,9 @@ def build_registry_source(doc: PreparedDocument, now: str) -> dict[str, Any]:
         "file_size": src.size, "content_hash": doc.content_hash, "chunk_count": len(doc.chunks),
         "page_count": doc.parsed.page_count, "parser": doc.parsed.parser, "ocr_pages": doc.parsed.ocr_pages,
         "access_groups": doc.groups, "indexed_at": now,
+        # what ingest/links.py needs of it: a title to improve from the names other documents give it
+        "designation": doc.parsed.designation, "parsed_title": document_title(doc),
+        "replaces": doc.parsed.replaces, "cited_names": doc.parsed.cited_names,
     }
 
 

@@ -36,6 +36,7 @@ from ingest.index import (
     write_documents,
     written_before,
 )
+from ingest.links import settle_links
 from ingest.parse import PARSER_VERSION, UNSTRUCTURED_TYPES, ParseOptions
 from ingest.parse.pdf import OcrMode, PdfOptions, PdfParser
 from ingest.report import FileOutcome, Reporter, RunReport
@@ -311,6 +312,10 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
                                options.batch_size or ingest.batch_size, stats_ready, watchdog, options.vectors_later)
             _parse_all(plan, options, settings, rules, registry, batcher, report, reporter, watchdog)
             batcher.flush()
+    if any(o.status in ("indexed", "deleted") for o in report.outcomes):
+        began_links = time.perf_counter()
+        settle_links(client, settings.index)
+        report.timings["links"] = time.perf_counter() - began_links
     settle_index(client, settings, report, split=options.shard is None)
     report.wall_s = time.perf_counter() - began
     return report

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 KINDS = {"гостр": "ГОСТ Р", "гост": "ГОСТ", "сп": "СП", "сводправил": "СП", "снип": "СНиП", "санпин": "СанПиН",
          "сн": "СН", "всн": "ВСН", "всп": "ВСП", "рд": "РД", "мдс": "МДС", "нпб": "НПБ", "пб": "ПБ", "тртс": "ТР ТС",
@@ -14,10 +15,11 @@ KINDS = {"гостр": "ГОСТ Р", "гост": "ГОСТ", "сп": "СП", "�
 #: kinds as printed, OCR splits included («ГО СТР», «ГОСТР»)
 KIND_RE = (r"ГО\s?СТ\s?Р|ГО\s?СТ|Свод\s+правил|СП|СНиП|Сан[Пп]и[НнH]|СН|ВСН|ВСП|РД|МДС|НПБ|ПБ|ТР\s+ТС|ТУ|ОДМ|СТО|"
            r"ГЭСН|ФЕР")
-#: a designation's number: digits in dotted or dashed groups, a СНиП's roman part first («СНиП II-94-80»)
+#: a designation's number: digits in dotted or dashed groups, a СНиП's roman part first («СНиП II-94-80»); a dot
+#: followed by a space ends it («по ГОСТ 27751-2014. 2 Нормативные ссылки»)
 DESIGNATION_RE = re.compile(
     rf"(?<![\w])(?P<kind>{KIND_RE})\s+(?P<number>(?:[IVX]{{1,4}}\s*[\-–—]\s*)?\d{{1,8}}"
-    rf"(?:\s*[.\-–—]\s*\d{{1,8}}){{0,5}})(?!\w)(?!\.\d)",
+    rf"(?:\.\d{{1,8}}|\s*[\-–—]\s*\d{{1,8}}){{0,5}})(?!\w)(?!\.\d)",
     re.IGNORECASE)
 _DASHED_YEAR_RE = re.compile(r"^(?P<family>.+?)-(?P<year>\d{2}|\d{4})$")
 _DOTTED_YEAR_RE = re.compile(r"^(?P<family>\d+\.\d+)\.(?P<year>(?:19|20)\d{2})$")
@@ -59,6 +61,7 @@ def full_year(year: str) -> int:
     return 2000 + value if value <= 40 else 1900 + value
 
 
+@lru_cache(maxsize=65_536)
 def parse_designation(designation: str) -> Designation:
     """A normalized designation's family and edition: a dashed year ends ГОСТ, СНиП, СанПиН and old СП numbers
     («ГОСТ 10180-2012», «СНиП 2.02.01-83», «СП 52-105-2009»); a dotted year ends a СП of the 13330/1325800

@@ -10,14 +10,15 @@ from ingest.parse.archive import ZIP_TYPES, check_archive
 from ingest.parse.model import ParsedDocument
 from ingest.parse.pdf import PdfOptions, parse_pdf
 from ingest.parse.plain import parse_plain
+from ingest.parse.references import document_references
 from ingest.parse.text import merge_broken_blocks, strip_controls
-from ingest.parse.titles import identify
+from ingest.parse.titles import Identity, identify, title_problems
 from service.errors import ParseError
 from service.query.contract import FILE_TYPES
 
 SUPPORTED_TYPES = set(FILE_TYPES)
 #: bumped whenever parsing, repair or chunking changes what a file becomes (part of every file's fingerprint)
-PARSER_VERSION = 5
+PARSER_VERSION = 6
 PLAIN_TYPES = {"txt"}
 UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"} - PLAIN_TYPES
 
@@ -48,12 +49,30 @@ def parse_file(path: Path, options: ParseOptions = ParseOptions()) -> ParsedDocu
 
         parsed = parse_with_unstructured(path, options.encoding)
     parsed.blocks = merge_broken_blocks(parsed.blocks)
-    identity = identify(parsed.head, parsed.title, path)
+    identity = better_identity(identify(parsed.head, parsed.title, path), parsed, path)
     parsed.title, parsed.designation = identity.title, identity.designation
     sanitise(parsed)
+    links = document_references(parsed.blocks, parsed.head, parsed.designation)
+    parsed.cites, parsed.cited_names, parsed.replaces = links.cites, links.names, links.replaces
     if not parsed.blocks:
         raise ParseError(f"no text found ({parsed.page_count} pages)", details={"warnings": parsed.warnings})
     return parsed
+
+
+TITLE_PAGES = 8  # pages searched for a title page when the first ones give no clean title
+
+
+def better_identity(first: Identity, parsed: ParsedDocument, path: Path) -> Identity:
+    """``first`` when its title is clean, else the first clean one a later page gives the same designation
+    (a cover, an order or a publisher's page before the title page)."""
+    if not first.designation or not title_problems(first.title, first.designation):
+        return first
+    for page in range(1, TITLE_PAGES + 1):
+        text = "\n".join(b.text for b in parsed.blocks if b.page == page)
+        found = identify(text, None, path) if text else None
+        if found and found.designation == first.designation and not title_problems(found.title, found.designation):
+            return found
+    return first
 
 
 def sanitise(parsed: ParsedDocument) -> None:

@@ -10,6 +10,8 @@ BlockKind = Literal["title", "text", "table"]
 PageRole = Literal["contents", "imprint"]
 #: how much raw text of the first pages a parser keeps for the title (``ParsedDocument.head``)
 HEAD_CHARS = 12_000
+#: pages the head holds: a cover and a publisher's page can come before the title page
+HEAD_PAGES = 2
 
 
 @dataclass(frozen=True)
@@ -36,3 +38,9 @@ class ParsedDocument:
     head: str = ""
     #: «ГОСТ 10180-2012», «СП 63.13330.2018» when the document has one
     designation: str | None = None
+    #: the designations it cites, as cited («СП 63.13330», «ГОСТ 10180-2012»), its own family left out
+    cites: list[str] = field(default_factory=list)
+    #: the names its «Нормативные ссылки» section gives the documents it cites (designation → name)
+    cited_names: dict[str, str] = field(default_factory=dict)
+    #: the editions it replaces («Взамен …», the СНиП a СП is the актуализированная редакция of)
+    replaces: list[str] = field(default_factory=list)

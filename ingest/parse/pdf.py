@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from ingest.parse.model import HEAD_CHARS, Block, ParsedDocument
+from ingest.parse.model import HEAD_CHARS, HEAD_PAGES, Block, ParsedDocument
 from ingest.parse.text import page_blocks, strip_running_lines
 from service.errors import ParseError
 
@@ -119,7 +119,7 @@ def parse_pdf(path: Path, options: PdfOptions) -> ParsedDocument:
                 texts[index] = text
         elif scanned:
             warnings.append(f"{len(scanned)} page(s) without a text layer were not OCRed (--ocr never)")
-        head = "\n".join(texts[:2])[:HEAD_CHARS]
+        head = "\n".join(texts[:HEAD_PAGES])[:HEAD_CHARS]
         texts = strip_running_lines(texts)
         blocks: list[Block] = [b for i, t in enumerate(texts) for b in page_blocks(t, i + 1)]
         return ParsedDocument(blocks, count, f"pdf:{options.parser}", pdf_title(pdf), len(to_ocr), warnings,

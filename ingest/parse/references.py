@@ -24,6 +24,8 @@ FRONT_BLOCKS = 60  # a document without a «1 Область применени�
 _SEPARATOR_RE = re.compile(r"[\s,;*]*(?:и\s+)?")
 #: what follows a name in a reference list and is not part of it
 _NAME_TAIL_RE = re.compile(r"\s*(?:\((?:с\s+изменени|в\s+редакции|ред\.|Изменени)[^)]*\)?|\*+|\.\s*$).*$", re.IGNORECASE)
+#: «(актуализированная редакция СНиП …)», «. Актуализированная редакция …» after a cited СП's name
+_REVISION_NOTE_RE = re.compile(r"[\s.(]*актуализированн\w+\s+редакци\w*.*$", re.IGNORECASE)
 _NAME_NOISE_RE = re.compile(r"\((?:ИСО|ISO|ЕН|EN|МЭК|IEC|ASTM|DIN)[^)]*\)", re.IGNORECASE)
 _LEADIN_RE = re.compile(r"^.*?(?:на\s+следующие\s+(?:документы|стандарты|нормативные\s+документы)|документы)\s*:\s*",
                         re.IGNORECASE | re.DOTALL)
@@ -59,7 +61,7 @@ def references_section(blocks: Sequence[Block]) -> str:
 def clean_reference_name(text: str) -> str | None:
     """A cited document's name as a list gives it, without editions, amendments or the standard it adopts."""
     name = _NAME_NOISE_RE.sub(" ", " ".join(text.split()))
-    name = _NAME_TAIL_RE.sub("", name).strip(" .,;:—-–")
+    name = _NAME_TAIL_RE.sub("", _REVISION_NOTE_RE.sub("", name)).strip(" .,;:—-–«»\"")
     if len(name) < 6 or len(name) > MAX_NAME or not name[:1].isupper() or sum(c.isalpha() for c in name) < 5:
         return None
     return name

@@ -96,12 +96,19 @@ def _has_candidates(tokens: list[str]) -> bool:
     return any(_CYRILLIC_TOKEN_RE.fullmatch(t) and len(t) <= 3 and t.lower() not in _SHORT_WORDS for t in tokens)
 
 
+_WIDE_SPACE_RE = re.compile(r"( {2,}|\t)")
+
+
 def join_word_fragments(line: str) -> str:
     """The fewest words a line's split words make: consecutive Cyrillic tokens join when one of them is a
-    fragment and the join is a dictionary word of ≥ 4 letters (a dynamic programme over the line)."""
+    fragment and the join is a dictionary word of ≥ 4 letters (a dynamic programme over the line). Two or more
+    spaces (between letter-spaced words, between table cells) are a boundary no join crosses."""
+    if "  " in line.strip() or "\t" in line:
+        return "".join(part if _WIDE_SPACE_RE.fullmatch(part) else join_word_fragments(part)
+                       for part in _WIDE_SPACE_RE.split(line))
     tokens = _TOKEN_RE.findall(line)
-    if len(tokens) < 2 or not _has_candidates(tokens) or "  " in line.strip():
-        return line  # nothing short and unusual, or spacing the line's layout uses (a table): left as is
+    if len(tokens) < 2 or not _has_candidates(tokens):
+        return line  # nothing short and unusual: left as is
     letters = [bool(_CYRILLIC_TOKEN_RE.fullmatch(t)) for t in tokens]
     fragment = [ok and is_fragment(t) for t, ok in zip(tokens, letters, strict=True)]
     n = len(tokens)

@@ -9,7 +9,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ingest.parse.repair import collapse_letter_spacing, join_broken_words
+from ingest.parse.repair import collapse_letter_spacing, join_broken_words, join_word_fragments
 from service.designations import DESIGNATION_RE, find_designation, normalize_designation
 
 _STOP_LINE_RE = re.compile(
@@ -19,9 +19,11 @@ _BOILERPLATE_RE = re.compile(
     r"СОВЕТ\s+ПО\s+СТАНДАРТИЗАЦИИ|^\(?(?:МГС|ISC)\)?$|^СВОД\s+ПРАВИЛ$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ)\s+СТАНДАРТ|"
     r"^СТАНДАРТ$|ГОСУДАРСТВЕННЫЙ\s+СТАНДАРТ|^РОССИЙСКАЯ\s+ФЕДЕРАЦИЯ$|^(?:ВЕДОМСТВЕННЫЙ\s+)?СВОД\s+ПРАВИЛ(?:\s+ПО\s+ПРОЕКТИРОВАНИЮ)?$|ГОССТАНДАРТ|ЖИЛИЩНО-КОММУНАЛЬНОГО|^СТРОИТЕЛЬСТВА\s+И\b|^\(?МИНСТРОЙ|^[IVXLC]+$|^(?:МЕЖГОСУДАРСТВЕННЫЙ|НАЦИОНАЛЬНЫЙ|РОССИЙСКОЙ|ФЕДЕРАЦИИ)$|ФЕДЕРАЛЬН\w+\s+(?:СЛУЖБ|АГЕНТСТВ)|ПРАВИТЕЛЬСТВО|МИНИСТЕРСТВО|^МО\s+РФ$|^РОССИЙСКОЙ\s+ФЕДЕРАЦИИ$|КонсультантПлюс|правовая\s+поддержка|www\.|https?:|Документ\s+предоставлен|^Дата\s+сохранения|^Принят\s+Государственной|"
     r"^СТРОИТЕЛЬНЫЕ\s+НОРМЫ(?:\s+И\s+ПРАВИЛА)?$|^ТЕХНИЧЕСКИЙ\s+РЕГЛАМЕНТ$|^ЗАРЕГИСТРИРОВАН|^УТВЕРЖД|^Документ\s+сохран|"
-    r"docs\.cntd\.ru|^Microsoft|^Untitled|^Без\s+названия", re.IGNORECASE)
+    r"docs\.cntd\.ru|^Microsoft|^Untitled|^Без\s+названия|^(?:ПО\s+ПРОЕКТИРОВАНИЮ\s+)?И\s+СТРОИТЕЛЬСТВУ$|"
+    r"^Система\s+нормативных\s+документов", re.IGNORECASE)
 #: «Об утверждении свода правил «Конструкции из ячеистых бетонов. Правила проектирования»» (an order ahead)
-_APPROVED_RE = re.compile(r"(?:свод[ау]?\s+правил|стандарт[аов]*|СП|ГОСТ)\s*«([^»]{6,200})»", re.IGNORECASE)
+_APPROVED_RE = re.compile(r"(?:свод[ау]?\s+правил|стандарт[аов]*|СП|ГОСТ)\s*(?:«([^»]{6,300})»|\"([^\"]{6,300})\")",
+                          re.IGNORECASE)
 _REVISION_RE = re.compile(r"\s*(?:\.\s*)?(?:\(СНиП|\(с\s+Изменени|\(ред\.|СНиП\s+\d|с\s+Изменени|\(Переиздание).*$")
 
 
@@ -78,8 +80,15 @@ def sentence_case(line: str) -> str:
     return line[:1].upper() + line[1:].lower()
 
 
+_ADOPTED_RE = re.compile(r"^\((?:ИСО|ISO|МЭК|IEC|EN|ЕН|ASTM)\b[^)]{0,60}\)[\s.]*", re.IGNORECASE)
+
+
 def _clean_name(name: str) -> str | None:
+    """A name without editions or the standard it adopts («(ИСО 7411:1984) болты …» → «Болты …»)."""
     name = _REVISION_RE.sub("", " ".join(name.split())).strip(" .,;:—-")
+    if adopted := _ADOPTED_RE.match(name):
+        name = name[adopted.end():]
+        name = name[:1].upper() + name[1:]
     return name if len(name) >= 4 and any(c.isalpha() for c in name) else None
 
 
@@ -113,6 +122,21 @@ def name_after(lines: list[str], designation: str) -> str | None:
         parts.append(line)
         if len(" ".join(parts)) > 200:
             break
+    return _clean_name(join_title_lines(parts)) if parts else None
+
+
+def name_before(lines: list[str], designation: str) -> str | None:
+    """The name an older title page prints above the designation, in capitals («АРХИТЕКТУРНО-ПЛАНИРОВОЧНЫЕ /
+    РЕШЕНИЯ … / СП 31-107-2004»): the upper-case lines right above its first line."""
+    joined = [" ".join(line.split()) for line in lines]
+    at = next((i for i, line in enumerate(joined) if find_designation(line) == designation), None)
+    parts: list[str] = []
+    for line in reversed(joined[:at] if at else []):
+        if not line:
+            continue
+        if sentence_case(line) == line or is_boilerplate(line) or find_designation(line) or len(parts) >= 6:
+            break
+        parts.insert(0, line)
     return _clean_name(join_title_lines(parts)) if parts else None
 
 
@@ -171,8 +195,10 @@ def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
     stem = path.stem.replace("_", " ")
     designation = choose_designation(printed_designation(lines[:60]), find_designation(stem), head)
     name = name_after(lines[:80], designation) if designation else None
+    if designation and (name is None or title_problems(f"{designation} {name}", designation)):
+        name = name_before(lines[:80], designation) or name
     if name is None and designation and (quoted := _APPROVED_RE.search(" ".join(lines[:80]))):
-        name = _clean_name(quoted[1])
+        name = _clean_name(quoted[1] or quoted[2])
     if name is None and metadata_title and not is_boilerplate(metadata_title) \
             and find_designation(metadata_title) in (None, designation):
         name = _clean_name(metadata_title.replace(designation or "\0", ""))
@@ -187,4 +213,42 @@ def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
             match = DESIGNATION_RE.search(stem)
             cut = (stem[:match.start()] + stem[match.end():]) if match else ""
         name = _clean_name(cut) if designation else _clean_name(stem) or stem
-    return Identity(designation, name)
+    return Identity(designation, sentence_case(name) if name and designation else name)
+
+
+_SPACED_LETTERS_RE = re.compile(r"(?<!\w)(?:[А-Яа-яЁё] ){2,}[А-Яа-яЁё](?!\w)")
+#: what a document's name never holds: an order or a publisher's imprint, a database's notes, a vote
+_NOISE_RE = re.compile(
+    r"\bприказ\w*\b|\bпостановлени\w*\b|\bутвержд\w*\b|Общество\s+с\s+ограниченной|ответственностью|РААСН|"
+    r"\bНИИ\w*\b|метрологии\s+и\s+сертификации|по\s+делам\s+гражданской\s+обороны|санитарный\s+врач|"
+    r"см\.\s+по\s+ссылке|Предисловие|Примечание\s+изготовителя|Источник:|проголосовали|Код\s+страны|"
+    r"\(в\s+ред\.|№\s*\d|\bN\s+\d|^изменени|Дата\s+введения|СВОД\s+ПРАВИЛ|\(Издание|В\s+каком\s+месте|^С\.\s*\d",
+    re.IGNORECASE)
+MAX_NAME_CHARS = 200
+_ACT_NAME_RE = re.compile(r"^(?:Постановление|Приказ|Распоряжение|Указ|Решение|Федеральный\s+закон)\s+от\s")
+TITLE_PROBLEMS = ("bare", "letter_split", "boilerplate", "length")
+
+
+def title_name(title: str | None, designation: str | None) -> str:
+    """The name part of a «designation name» title."""
+    title = " ".join((title or "").split())
+    return title[len(designation):].strip() if designation and title.startswith(designation) else title
+
+
+def title_problems(title: str | None, designation: str | None) -> list[str]:
+    """What is wrong with a title an agent would show and cite: ``bare`` (a designation and no name),
+    ``letter_split`` (spaced or split letters left: «Авто м о бильны е»), ``boilerplate`` (an order, an
+    imprint, a database note, a name starting in lower case: «вязаный жакет»), ``length`` (under 4 or over
+    200 characters)."""
+    name = title_name(title, designation)
+    if not name or find_designation(name) == name:
+        return ["bare"]
+    problems = []
+    if _SPACED_LETTERS_RE.search(name) or join_word_fragments(name) != name:
+        problems.append("letter_split")
+    act = designation is None and bool(_ACT_NAME_RE.match(name))  # «Постановление от … N 87 О …» is a name
+    if is_boilerplate(name) or (not act and _NOISE_RE.search(name)) or not name[:1].isupper():
+        problems.append("boilerplate")
+    if len(name) < 4 or len(name) > MAX_NAME_CHARS:
+        problems.append("length")
+    return problems

@@ -1,0 +1,156 @@
+"""Links across the archive, settled after every ingest run: which edition replaces which, and titles the archive
+agrees on.
+
+Each document's registry entry keeps what its own text says (its designation, parsed title, what it replaces,
+the names its references section gives the documents it cites). From all of them, ``plan_links`` decides — a
+pure function — each document's ``superseded_by`` (the newest document of its family, or one that says it
+replaces it) and, when its own title is imperfect (``title_problems``), the name most documents citing it give
+it. ``settle_links`` writes the differences into every chunk of the documents concerned, so a newer edition or
+a citing document ingested later marks or names an earlier document without re-parsing it.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from loguru import logger
+from opensearchpy import OpenSearch, helpers
+
+from ingest.index import load_registry
+from ingest.parse.titles import title_problems
+from service.designations import Designation, parse_designation
+from service.opensearch import engine_errors
+from service.settings import IndexSettings
+
+_UPDATE_SCRIPT = """
+ctx._source.title = params.title;
+if (params.superseded_by == null) {
+  ctx._source.remove('superseded_by'); ctx._source.remove('superseded_by_designation');
+} else {
+  ctx._source.superseded_by = params.superseded_by;
+  ctx._source.superseded_by_designation = params.superseded_by_designation;
+}
+"""
+
+
+@dataclass(frozen=True)
+class Entry:
+    """What a document's own text says, as its registry entry keeps it."""
+
+    doc_id: str
+    designation: str | None
+    title: str
+    replaces: tuple[str, ...] = ()
+    cited_names: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def of(cls, doc_id: str, source: dict[str, Any]) -> Entry:
+        return cls(doc_id, source.get("designation"), source.get("parsed_title") or "",
+                   tuple(source.get("replaces") or ()), tuple((source.get("cited_names") or {}).items()))
+
+
+@dataclass(frozen=True)
+class Links:
+    """What a document's chunks should carry of the archive's links."""
+
+    title: str
+    superseded_by: str | None = None
+    superseded_by_designation: str | None = None
+
+
+@dataclass(frozen=True)
+class Archive:
+    """The entries, with the names cited for each designation and family counted once."""
+
+    entries: list[Entry]
+    by_designation: dict[str, Counter[str]]
+    by_family: dict[str, Counter[str]]
+
+    @classmethod
+    def of(cls, entries: list[Entry]) -> Archive:
+        by_designation: dict[str, Counter[str]] = {}
+        by_family: dict[str, Counter[str]] = {}
+        for entry in entries:
+            for cited, name in entry.cited_names:
+                if name and not title_problems(name, None):
+                    by_designation.setdefault(cited, Counter())[name] += 1
+                    by_family.setdefault(parse_designation(cited).family, Counter())[name] += 1
+        return cls(entries, by_designation, by_family)
+
+    def name_for(self, entry: Entry) -> str | None:
+        """The name the archive's references give ``entry``'s designation (that edition first, then any
+        edition of its family), the most frequent; its own references never count (they cite others)."""
+        if not entry.designation:
+            return None
+        ranked = (self.by_designation.get(entry.designation)
+                  or self.by_family.get(parse_designation(entry.designation).family))
+        return max(ranked, key=lambda n: (ranked[n], len(n))) if ranked else None
+
+    def successor(self, entry: Entry) -> Entry | None:
+        """The newest document that replaces ``entry``: one that says so («Взамен», «Актуализированная
+        редакция»), or a later edition of its family."""
+        if not entry.designation:
+            return None
+        own = parse_designation(entry.designation)
+        found = [other for other in self.entries if other.designation and other.designation != entry.designation
+                 and (replaces(other, own) or newer_edition(parse_designation(other.designation), own))]
+        return max(found, key=lambda o: (parse_designation(o.designation or "").edition or 0,
+                                         o.designation or "")) if found else None
+
+
+def replaces(other: Entry, own: Designation) -> bool:
+    """Whether ``other`` says it replaces ``own`` (the same designation, or its family and edition)."""
+    return any(said == own.text or (parse_designation(said).family == own.family
+                                    and own.edition is not None and parse_designation(said).edition == own.edition)
+               for said in other.replaces)
+
+
+def newer_edition(theirs: Designation, own: Designation) -> bool:
+    return theirs.family == own.family and own.edition is not None and (theirs.edition or 0) > own.edition
+
+
+def plan_links(entries: list[Entry]) -> dict[str, Links]:
+    """Every document's title and ``superseded_by``, from the whole archive's entries."""
+    archive = Archive.of(entries)
+    plan = {}
+    for entry in entries:
+        title = entry.title
+        if title_problems(entry.title, entry.designation) and (name := archive.name_for(entry)):
+            title = f"{entry.designation} {name}"
+        newer = archive.successor(entry)
+        plan[entry.doc_id] = Links(title, newer.doc_id if newer else None, newer.designation if newer else None)
+    return plan
+
+
+def current_links(client: OpenSearch, settings: IndexSettings) -> dict[str, Links]:
+    """What each document's chunks carry now (read from its first chunk)."""
+    fields = ["doc_id", "title", "superseded_by", "superseded_by_designation"]
+    with engine_errors():
+        hits = helpers.scan(client, index=settings.alias, _source=fields,
+                            query={"query": {"term": {"chunk_index": 0}}})
+        return {h["_source"]["doc_id"]: Links(h["_source"].get("title") or "", h["_source"].get("superseded_by"),
+                                              h["_source"].get("superseded_by_designation")) for h in hits}
+
+
+def settle_links(client: OpenSearch, settings: IndexSettings) -> int:
+    """Write the archive's links into the chunks of every document whose links changed; returns how many."""
+    # an entry written before links existed has no parsed title: its document keeps what it has until re-ingested
+    entries = [Entry.of(doc_id, source) for doc_id, source in load_registry(client, settings).items()
+               if not source.get("pending") and source.get("parsed_title")]
+    plan = plan_links(entries)
+    now = current_links(client, settings)
+    changed = {doc_id: links for doc_id, links in plan.items() if doc_id in now and now[doc_id] != links}
+    with engine_errors():
+        for doc_id, links in changed.items():
+            client.update_by_query(index=settings.alias, conflicts="proceed", refresh=False, body={
+                "query": {"term": {"doc_id": doc_id}},
+                "script": {"lang": "painless", "source": _UPDATE_SCRIPT, "params": {
+                    "title": links.title, "superseded_by": links.superseded_by,
+                    "superseded_by_designation": links.superseded_by_designation}}})
+        if changed:
+            client.indices.refresh(index=settings.alias)
+    if changed:
+        logger.info("links settled: {} documents re-titled or marked as replaced", len(changed))
+    return len(changed)

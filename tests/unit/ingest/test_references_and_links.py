@@ -1,0 +1,105 @@
+"""Pure parts of references, editions and archive titles: what a document cites, replaces and is named."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.links import Entry, plan_links
+from ingest.parse.model import Block
+from ingest.parse.references import document_references, reference_names, replaced_designations
+from ingest.parse.titles import title_problems
+from service.designations import find_designations, parse_designation
+
+
+@pytest.mark.parametrize(("designation", "family", "edition"), [
+    ("СП 63.13330.2018", "СП 63.13330", 2018),
+    ("СП 63.13330", "СП 63.13330", None),
+    ("СНиП 52-01-2003", "СНиП 52-01", 2003),
+    ("СНиП 2.02.01-83", "СНиП 2.02.01", 1983),
+    ("СНиП II-26-76", "СНиП II-26", 1976),
+    ("ГОСТ 464-79", "ГОСТ 464", 1979),
+    ("ГОСТ Р 53195.4-2010", "ГОСТ Р 53195.4", 2010),
+    ("СП 52-105-2009", "СП 52-105", 2009),
+])
+def test_a_designation_resolves_to_one_family_and_edition(designation, family, edition):
+    parsed = parse_designation(designation)
+    assert (parsed.family, parsed.edition) == (family, edition)
+
+
+def test_designations_are_found_as_printed_and_normalized():
+    text = "по СНиП II-26-76, Свод правил 63.13330.2018 и ГОСТ Р 53195.4—2010; ГОСТ 10180— 2012"
+    assert find_designations(text) == ["СНиП II-26-76", "СП 63.13330.2018", "ГОСТ Р 53195.4-2010", "ГОСТ 10180-2012"]
+
+
+def test_a_references_section_names_each_designation_it_lists():
+    section = ("В настоящем своде правил использованы нормативные ссылки на следующие документы: ГОСТ 27751—2014 "
+               "Надежность строительных конструкций и оснований. Основные положения ГОСТ Р 53780—2010 (ЕН 81-1:1998) "
+               "Лифты. Общие требования безопасности СП 1.13130.2009 Системы противопожарной защиты. Эвакуационные "
+               "пути и выходы (с изменением № 1) СП 20.13330.2016 Нагрузки и воздействия. Актуализированная редакция "
+               "СНиП 2.01.07-85*")
+    names = reference_names(section)
+    assert names["ГОСТ 27751-2014"] == "Надежность строительных конструкций и оснований. Основные положения"
+    assert names["ГОСТ Р 53780-2010"] == "Лифты. Общие требования безопасности"
+    assert names["СП 1.13130.2009"] == "Системы противопожарной защиты. Эвакуационные пути и выходы"
+    assert names["СП 20.13330.2016"] == "Нагрузки и воздействия"
+
+
+def test_what_a_document_replaces_comes_from_its_front_matter_not_its_reference_list():
+    front = ("СВОД ПРАВИЛ СП 22.13330.2016 ОСНОВАНИЯ ЗДАНИЙ И СООРУЖЕНИЙ Актуализированная редакция СНиП 2.02.01-83* "
+             "Издание официальное 4 ВЗАМЕН ГОСТ 14782-76, ГОСТ 22368-77 в части ...")
+    assert replaced_designations(front, "СП 22.13330.2016") == ["СНиП 2.02.01-83", "ГОСТ 14782-76", "ГОСТ 22368-77"]
+    listing = "СП 20.13330.2016 Нагрузки и воздействия. Актуализированная редакция СНиП 2.01.07-85*"
+    assert replaced_designations(listing, "СП 22.13330.2016") == []
+    assert replaced_designations("ВЗАМЕН ГОСТ 2 4 05-80 и взамен электродов типа Э42", "ГОСТ 2405-88") == []
+
+
+def test_a_document_cites_what_its_body_names_but_not_its_own_family_or_its_preface():
+    blocks = [Block("Предисловие. Цели установлены в ГОСТ 1.0-2015", 2),
+              Block("1 Область применения", 3, "title"),
+              Block("Настоящий свод правил (СП 54.13330) применяют с СП 1.13130.2009 и ГОСТ 27751-2014.", 3),
+              Block("2 Нормативные ссылки", 3, "title"),
+              Block("ГОСТ 27751-2014 Надежность строительных конструкций и оснований", 3),
+              Block("3 Термины", 4, "title")]
+    links = document_references(blocks, "СП 54.13330.2016 Актуализированная редакция СНиП 31-01-2003", "СП 54.13330.2016")
+    assert links.cites == ["СП 1.13130.2009", "ГОСТ 27751-2014"]
+    assert links.replaces == ["СНиП 31-01-2003"]
+    assert links.names == {"ГОСТ 27751-2014": "Надежность строительных конструкций и оснований"}
+
+
+@pytest.mark.parametrize(("title", "designation", "problems"), [
+    ("СП 42.13330.2016", "СП 42.13330.2016", ["bare"]),
+    ("СП 34.13330.2012 Авто м о бильны е дороги", "СП 34.13330.2012", ["letter_split"]),
+    ("СП 31-107-2004 вязаный жакет", "СП 31-107-2004", ["boilerplate"]),
+    ("СНиП 2.02.01-83 приказом по НИИОСП им Герсеванова", "СНиП 2.02.01-83", ["boilerplate"]),
+    ("СП 121.13330.2019 Аэродромы", "СП 121.13330.2019", []),
+    ("Постановление от 16 февраля 2008 г. N 87 О составе разделов", None, []),
+    ("ГОСТ 948-2016 Перемычки железобетонные для здании с кирпичными стенами", "ГОСТ 948-2016", []),
+])
+def test_the_title_checker(title, designation, problems):
+    assert title_problems(title, designation) == problems
+
+
+def _entry(doc_id: str, designation: str, title: str = "", replaces: tuple[str, ...] = (),
+           names: tuple[tuple[str, str], ...] = ()) -> Entry:
+    return Entry(doc_id, designation, title or f"{designation} Название документа", replaces, names)
+
+
+def test_the_newest_edition_of_a_family_or_one_that_says_so_supersedes():
+    entries = [_entry("old", "СП 134.13330.2012"), _entry("new", "СП 134.13330.2022"),
+               _entry("snip", "СНиП 2.02.01-83"), _entry("sp22", "СП 22.13330.2016", replaces=("СНиП 2.02.01-83",)),
+               _entry("copy", "СП 134.13330.2022")]
+    plan = plan_links(entries)
+    assert plan["old"].superseded_by in ("new", "copy") and plan["old"].superseded_by_designation == "СП 134.13330.2022"
+    assert plan["snip"].superseded_by == "sp22"
+    assert plan["new"].superseded_by is None and plan["sp22"].superseded_by is None
+
+
+def test_an_imperfect_title_takes_the_name_the_archive_cites_it_by_and_a_clean_one_stays():
+    entries = [_entry("bare", "СП 42.13330.2016", title="СП 42.13330.2016"),
+               _entry("a", "СП 1.1", names=(("СП 42.13330.2016", "Градостроительство. Планировка и застройка"),)),
+               _entry("b", "СП 1.2", names=(("СП 42.13330.2011", "Градостроительство. Планировка и застройка"),
+                                            ("СП 1.1", "Другое имя"))),
+               _entry("c", "СП 1.3", names=(("СП 42.13330", "вязаный жакет"),))]
+    plan = plan_links(entries)
+    assert plan["bare"].title == "СП 42.13330.2016 Градостроительство. Планировка и застройка"
+    assert plan["a"].title == "СП 1.1 Название документа"  # clean: kept, whatever others call it
