@@ -21,6 +21,7 @@ from opensearchpy import OpenSearch
 from pydantic import BaseModel, ValidationError
 
 from service.cache import build_cache, cache_key
+from service.designations import parse_designation
 from service.embedders.base import Embedder
 from service.errors import (
     IndexUnavailable,
@@ -37,15 +38,20 @@ from service.query.build import (
     SearchSettingsView,
     binding_phrases,
     build_chunks_by_index,
+    build_cited_lookup,
+    build_citing_lookup,
     build_clause_lookup,
     build_request,
     build_sources_body,
+    build_visible_ids,
     plan_search,
 )
 from service.query.contract import MAX_PAGE_DEPTH, SearchRequest
 from service.query.map import map_chunk, map_correction, map_document, map_facets, map_hits
 from service.query.models import (
+    CitingDocument,
     DocumentResponse,
+    Edition,
     Pagination,
     SearchMeta,
     SearchResponse,
@@ -63,6 +69,8 @@ from service.vectors import Coverage, CoverageCache, EmbedderResolver
 T = TypeVar("T", bound=BaseModel)
 #: get_document shows a chunk whole (the ingest's chunks are far smaller); the bound keeps an answer sane
 WHOLE_CHUNK_CHARS = 25_000
+MAX_CITES = 200  # designations get_document lists of what a document cites
+MAX_CITED_BY = 100
 _ID_RE = re.compile(r"^(?P<doc>[0-9a-f]{20})(?::(?P<chunk>\d{1,7}))?$")
 
 
@@ -341,7 +349,19 @@ class SearchService:
                           operator_used=request.operator, fallback_reason=plan.fallback_reason, timings=Timings(),
                           facets=map_facets(aggs), suggestions=suggestions,
                           pagination=Pagination(page=1, limit=request.limit, total_pages=1, has_more=False))
+        self._hide_unreadable_editions([r.superseded_by for r in results if r.superseded_by], plan.groups)
         return SearchResponse(results=results, meta=meta)
+
+    def _hide_unreadable_editions(self, editions: list[Edition], groups: tuple[str, ...]) -> None:
+        """A newer edition the caller may not read is named by its designation only, never by its id."""
+        ids = {e.id for e in editions if e.id}
+        if not ids:
+            return
+        visible = {h["_source"]["doc_id"] for h in self._send(build_visible_ids(sorted(ids), list(groups)))
+                   ["hits"]["hits"]}
+        for edition in editions:
+            if edition.id not in visible:
+                edition.id = None
 
     # -- retrieval by id --------------------------------------------------------------------------
 
@@ -378,8 +398,40 @@ class SearchService:
         document = map_document(chunk_hit["_source"], 1.0)
         chunk = map_chunk(chunk_hit, 1.0, limit)
         neighbours = [map_chunk(by_index[i], 0.0, limit) for i in indexes if i != centre and i in by_index]
-        return DocumentResponse(id=result_id, document=document, chunk=chunk,
-                                neighbours=neighbours)
+        source = chunk_hit["_source"]
+        if document.superseded_by:
+            self._hide_unreadable_editions([document.superseded_by], principal.groups)
+        return DocumentResponse(id=result_id, document=document, chunk=chunk, neighbours=neighbours,
+                                cites=self._resolve_cites(source.get("cites") or [], principal) or None,
+                                cited_by=self._cited_by(source, principal) or None,
+                                replaces=source.get("replaces") or None)
+
+    def _resolve_cites(self, cites: list[str], principal: Principal) -> list[Edition]:
+        """Each designation the document cites with the id of the archive's document it names (an edition
+        as cited; without an edition, the newest one) when the caller may read it."""
+        cites = cites[:MAX_CITES]
+        if not cites:
+            return []
+        hits = self._send(build_cited_lookup(cites, list(principal.groups)))["hits"]["hits"]
+        exact: dict[str, str] = {}
+        newest: dict[str, tuple[int, str]] = {}
+        for hit in hits:
+            src = hit["_source"]
+            exact.setdefault(str(src.get("designation")), src["doc_id"])
+            if src.get("family") and (src.get("edition") or 0) >= newest.get(src["family"], (-1, ""))[0]:
+                newest[src["family"]] = (src.get("edition") or 0, src["doc_id"])
+        return [Edition(designation=d, id=exact.get(d) or (newest.get(d, (0, None))[1]
+                                                           if parse_designation(d).edition is None else None))
+                for d in cites]
+
+    def _cited_by(self, source: dict[str, Any], principal: Principal) -> list[CitingDocument]:
+        """The documents citing this edition, or its designation without an edition."""
+        if not source.get("designation"):
+            return []
+        body = build_citing_lookup(source["designation"], source.get("family"), list(principal.groups), MAX_CITED_BY)
+        return [CitingDocument(id=h["_source"]["doc_id"], designation=h["_source"].get("designation"),
+                               title=h["_source"].get("title") or h["_source"].get("file_name") or "")
+                for h in self._send(body)["hits"]["hits"] if h["_source"]["doc_id"] != source["doc_id"]]
 
     def _clause_start(self, doc_id: str, clause: str, principal: Principal, result_id: str) -> int:
         """The index of the first chunk of ``doc_id`` in which ``clause`` starts or runs."""
@@ -401,7 +453,8 @@ class SearchService:
             total_documents=int(aggs["total_docs"]["value"]), total_chunks=int(raw["hits"]["total"]["value"]),
             document_types={b["key"]: b["docs"]["value"] for b in aggs["document_types"]["buckets"]},
             folders={b["key"]: b["docs"]["value"] for b in aggs["folders"]["buckets"]},
-            earliest=aggs["earliest"].get("value_as_string"), latest=aggs["latest"].get("value_as_string"))
+            earliest=aggs["earliest"].get("value_as_string"), latest=aggs["latest"].get("value_as_string"),
+            most_cited={b["key"]: b["doc_count"] for b in aggs["cited"]["top"]["buckets"]})
 
 
 def dumped(model: BaseModel) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from service.designations import find_designation, parse_designation
 from service.errors import InvalidQuery
 from service.query.contract import Operator, SearchRequest
 from service.query.parse import ParsedQuery
@@ -26,7 +27,12 @@ SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD]}
 # (the rest — whole text of the top chunk, hashes, clause lists, groups — would triple the response).
 # A chunk's text comes through the engine's highlighter, whole, with the query's terms marked: the service
 # cuts the answering passage from it (service/query/passages.py), labelled by the chunk's ``spans``.
-DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "file_type"]
+DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "file_type", "superseded_by",
+                   "superseded_by_designation"]
+#: a chunk of an edition the archive holds a newer one of (set by the ingest, ingest/links.py)
+REPLACED = {"exists": {"field": "superseded_by"}}
+REPLACED_BOOST = 0.5
+MOST_CITED = 20
 CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "clause", "spans",
                 "section_title"]
 HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}
@@ -177,7 +183,25 @@ def build_filters(request: SearchRequest, groups: list[str]) -> dict[str, Any]:
         clauses.append(build_folder_filter(request.folder))
     if request.source_filter:
         clauses.append(build_source_filter(request.source_filter))
-    return {"bool": {"filter": clauses, "must_not": [NOT_CONTENT]}}
+    if request.cites:
+        clauses.append(build_cites_filter(request.cites))
+    must_not = [NOT_CONTENT, *([REPLACED] if request.current_only else [])]
+    return {"bool": {"filter": clauses, "must_not": must_not}}
+
+
+def build_cites_filter(designation: str) -> dict[str, Any]:
+    """Documents citing ``designation``: that edition as cited, or, without an edition, any edition of it."""
+    cited = parse_designation(designation)
+    if cited.edition is None:
+        return {"term": {"cites_family": cited.family}}
+    return {"term": {"cites": cited.text}}
+
+
+def demote_replaced(query: dict[str, Any]) -> dict[str, Any]:
+    """The text leg with editions the archive holds a newer one of scored lower, so the current edition ranks
+    first when both match (the search does not demote when the query names a designation: then it is the
+    one wanted)."""
+    return {"boosting": {"positive": query, "negative": REPLACED, "negative_boost": REPLACED_BOOST}}
 
 
 def build_aggregations() -> dict[str, Any]:
@@ -279,6 +303,8 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
         fallback_reason = None
     text = build_multi_text_query(parsed, request.operator, view.text_fields, view.match_type,
                                   view.auto_minimum_should_match)
+    if not any(find_designation(p.plain) for p in parsed):
+        text = demote_replaced(text)
     knn = build_knn_leg(vector, view.knn_k) if vector is not None else None
     legs = {"bm25": (text,), "knn": (knn,), "hybrid": (text, knn)}[route]
     filters = build_filters(request, list(groups))
@@ -343,6 +369,32 @@ def build_clause_lookup(doc_id: str, clause: str, groups: list[str]) -> dict[str
     return {"query": query, "size": 1, "_source": ["chunk_index"], "sort": [{"chunk_index": "asc"}]}
 
 
+def build_visible_ids(doc_ids: list[str], groups: list[str]) -> dict[str, Any]:
+    """Which of ``doc_ids`` the caller may read (one chunk each)."""
+    query = {"bool": {"filter": [{"terms": {"doc_id": doc_ids}}, {"term": {"chunk_index": 0}},
+                                 build_access_filter(groups)]}}
+    return {"query": query, "size": len(doc_ids), "_source": ["doc_id"]}
+
+
+def build_cited_lookup(cites: list[str], groups: list[str]) -> dict[str, Any]:
+    """The archive's documents a list of cited designations names: by designation, or by family for one
+    cited without an edition (access filter included; one chunk per document)."""
+    undated = [d for d in cites if parse_designation(d).edition is None]
+    query = {"bool": {"filter": [{"term": {"chunk_index": 0}}, build_access_filter(groups)],
+                      "should": [{"terms": {"designation": cites}}, {"terms": {"family": undated or ["\0"]}}],
+                      "minimum_should_match": 1}}
+    return {"query": query, "size": 2 * len(cites), "_source": ["doc_id", "designation", "family", "edition"]}
+
+
+def build_citing_lookup(designation: str, family: str | None, groups: list[str], size: int) -> dict[str, Any]:
+    """Documents citing ``designation`` as such, or its family without an edition (one chunk per document)."""
+    cited = [{"term": {"cites": designation}}, *([{"term": {"cites": family}}] if family else [])]
+    query = {"bool": {"filter": [{"term": {"chunk_index": 0}}, build_access_filter(groups)],
+                      "should": cited, "minimum_should_match": 1}}
+    return {"query": query, "size": size, "_source": ["doc_id", "designation", "title", "file_name"],
+            "sort": [{"designation": "asc"}, {"doc_id": "asc"}]}
+
+
 def build_sources_body(groups: list[str]) -> dict[str, Any]:
     """What the caller may read: documents (one per content, copies in several folders counted once; in
     each folder they are in), chunks, types, folders, dates."""
@@ -351,4 +403,7 @@ def build_sources_body(groups: list[str]) -> dict[str, Any]:
             "aggs": {"total_docs": docs["docs"],
                      "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": docs},
                      "folders": {"terms": {"field": "folder", "size": 50}, "aggs": docs},
-                     "earliest": {"min": {"field": "updated_at"}}, "latest": {"max": {"field": "updated_at"}}}}
+                     "earliest": {"min": {"field": "updated_at"}}, "latest": {"max": {"field": "updated_at"}},
+                     # one chunk per document: a document citing a designation counts once
+                     "cited": {"filter": {"term": {"chunk_index": 0}},
+                               "aggs": {"top": {"terms": {"field": "cites", "size": MOST_CITED}}}}}}

@@ -22,6 +22,8 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from service.designations import find_designation
+
 SearchMode = Literal["hybrid", "semantic", "fulltext"]
 Operator = Literal["AUTO", "AND", "OR", "PHRASE"]
 #: every file type the ingest reads (ingest/parse takes its list from here); a filter on another is a mistake
@@ -74,6 +76,11 @@ class SearchRequest(BaseModel):
         "{\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\"} on the file's modification date; either end optional."))
     source_filter: str | None = Field(default=None, min_length=1, max_length=200, description=(
         "A fragment of the file path or name (case-sensitive); prefer path or folder."))
+    cites: str | None = Field(default=None, min_length=3, max_length=100, description=(
+        "Only documents that cite this designation: \"СП 63.13330.2018\" (that edition, as cited) or \"СП "
+        "63.13330\" (any edition of it)."))
+    current_only: bool = Field(default=False, description=(
+        "Leave out editions the archive holds a newer one of (results marked superseded_by)."))
     include_context: bool = Field(default=True, description="Return the matching chunks' text.")
     max_chunks: int = Field(default=3, ge=1, le=10, description="Chunks per document, 1-10.")
     search_mode: SearchMode = Field(default="hybrid", description=(
@@ -91,6 +98,17 @@ class SearchRequest(BaseModel):
     @classmethod
     def _trim(cls, value: Any) -> Any:
         return value.strip() if isinstance(value, str) else value
+
+    @field_validator("cites", mode="after")
+    @classmethod
+    def _designation(cls, value: str | None) -> str | None:
+        """The designation as the index stores it («сп 63.13330» → «СП 63.13330»)."""
+        if value is None:
+            return None
+        designation = find_designation(value)
+        if designation is None:
+            raise ValueError("cites must be a designation such as \"СП 63.13330.2018\" or \"ГОСТ 10180\"")
+        return designation
 
     @field_validator("query", mode="after")
     @classmethod
@@ -149,6 +167,8 @@ CLAUSES: dict[str, str] = {
     "folder": "filter: prefix file_path \"<folder>/\" (absolute) or wildcard \"*/<folder>/*\" (relative)",
     "date_range": "filter: range updated_at (gte from, lte to||/d)",
     "source_filter": "filter: prefix file_path (absolute) or wildcard *fragment*",
+    "cites": "filter: term cites (an edition) or cites_family (no edition)",
+    "current_only": "filter: must_not exists superseded_by",
     "include_context": "collapse.inner_hits kept in the response or dropped",
     "max_chunks": "collapse.inner_hits.size",
     "search_mode": "which hybrid.queries legs run and with which search pipeline",

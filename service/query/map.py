@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from service.query.models import ChunkResult, Copy, DocumentResult, Facets
+from service.query.models import ChunkResult, Copy, DocumentResult, Edition, Facets
 from service.query.passages import (
     Marked,
     Passage,
@@ -89,7 +89,9 @@ def map_document(src: dict[str, Any], score: float) -> DocumentResult:
                           designation=src.get("designation"), file_path=src["file_path"],
                           file_type=src["file_type"], file_size=src.get("file_size"),
                           created_at=src.get("created_at"), updated_at=src.get("updated_at"),
-                          page_count=src.get("page_count"), relevance_score=clamp(score))
+                          page_count=src.get("page_count"), relevance_score=clamp(score),
+                          superseded_by=Edition(id=src["superseded_by"], designation=src.get(
+                              "superseded_by_designation") or "") if src.get("superseded_by") else None)
 
 
 @dataclass(frozen=True)

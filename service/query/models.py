@@ -40,6 +40,18 @@ class Copy(BaseModel):
     file_path: str
 
 
+class Edition(BaseModel):
+    id: str | None = Field(default=None, description="Its document id (get_document), when the archive holds it "
+                           "and you may read it.")
+    designation: str
+
+
+class CitingDocument(BaseModel):
+    id: str
+    designation: str | None = None
+    title: str
+
+
 class DocumentResult(BaseModel):
     id: str = Field(description="Stable document id; pass it (or a chunk_id) to get_document.")
     title: str = Field(description="Designation and name («ГОСТ 10180-2012 Бетоны. Методы …»), as cited.")
@@ -50,6 +62,9 @@ class DocumentResult(BaseModel):
     copies: list[Copy] | None = Field(default=None, description="The same file (identical content) kept at other "
                                       "paths too: every path you may read, this one among them; absent when "
                                       "there is one.")
+    superseded_by: Edition | None = Field(default=None, description="A newer edition of this document the "
+                                          "archive holds (a later edition of its family, or one that says it "
+                                          "replaces it): cite that one unless you mean this edition.")
     file_size: int | None = Field(default=None, description="get_document: bytes.")
     created_at: str | None = Field(default=None, description="get_document: the file's creation time.")
     updated_at: str | None = Field(default=None, description="get_document: the file's modification time "
@@ -125,6 +140,13 @@ class DocumentResponse(BaseModel):
     document: DocumentResult
     chunk: ChunkResult | None = Field(default=None, description="The requested chunk when a chunk id was given.")
     neighbours: list[ChunkResult] = Field(default_factory=list, description="Chunks just before and after it.")
+    cites: list[Edition] | None = Field(default=None, description=(
+        "The designations the document cites, as cited («СП 63.13330» without an edition means the current one), "
+        "each with the id of the archive's document it resolves to; at most 200."))
+    cited_by: list[CitingDocument] | None = Field(default=None, description=(
+        "Documents of the archive citing this edition (or its designation without an edition); at most 100."))
+    replaces: list[str] | None = Field(default=None, description="The editions it says it replaces («Взамен …», "
+                                       "«Актуализированная редакция СНиП …»).")
 
 
 class SourcesResponse(BaseModel):
@@ -135,3 +157,5 @@ class SourcesResponse(BaseModel):
     folders: dict[str, int]
     earliest: str | None
     latest: str | None
+    most_cited: dict[str, int] = Field(default_factory=dict, description=(
+        "The designations most documents cite (documents citing each, as cited), top 20."))

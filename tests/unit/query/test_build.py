@@ -179,3 +179,30 @@ def test_several_phrasings_bind_when_any_of_them_matches_and_not_at_all_if_one_i
     both = build_multi_binding([one, two], "AND")
     assert both["bool"]["minimum_should_match"] == 1 and len(both["bool"]["should"]) == 2
     assert build_multi_binding([one, parse_query('"слой"')], "AUTO") is None
+
+
+@pytest.mark.parametrize(("cites", "clause"), [
+    ("сп 63.13330", {"term": {"cites_family": "СП 63.13330"}}),
+    ("СП 63.13330.2018", {"term": {"cites": "СП 63.13330.2018"}}),
+    ("СНиП 52-01-2003", {"term": {"cites": "СНиП 52-01-2003"}}),
+])
+def test_the_cites_filter_matches_an_edition_as_cited_or_any_edition_of_a_family(cites, clause):
+    plan = _plan(query="бетон", cites=cites)
+    assert clause in plan.filters["bool"]["filter"]
+
+
+def test_a_cites_value_that_is_no_designation_is_refused():
+    with pytest.raises(ValueError, match="designation"):
+        SearchRequest(query="бетон", cites="бетон тяжёлый")
+
+
+def test_current_only_leaves_replaced_editions_out_inside_the_engine():
+    assert {"exists": {"field": "superseded_by"}} in _plan(query="бетон", current_only=True).filters["bool"]["must_not"]
+    assert {"exists": {"field": "superseded_by"}} not in _plan(query="бетон").filters["bool"]["must_not"]
+
+
+def test_replaced_editions_score_lower_unless_the_query_names_a_designation():
+    demoted = _plan(query="краны мостовые ограждения").legs[0]
+    assert demoted["boosting"]["negative"] == {"exists": {"field": "superseded_by"}}
+    named = _plan(query="ГОСТ 32576.1-2015 ограждения").legs[0]
+    assert "boosting" not in named

@@ -1,0 +1,133 @@
+"""Titles, references and editions across an archive, on a real node through ``run_ingest``: a second,
+incremental ingest brings a newer edition and a citing document; the earlier documents are marked and named
+without being re-parsed, and search, get_document and list_sources show the links."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+from opensearchpy import OpenSearch
+
+from ingest.parse.titles import title_problems
+from ingest.pipeline import IngestOptions, run_ingest
+from service.query.models import DocumentResult
+from service.search import SearchService
+from service.security import Principal
+from tests.conftest import drop_index_resources, product_settings
+
+ANYONE = Principal.of("t", [])
+FF = "\f"
+
+OLD = ("СВОД ПРАВИЛ\nСП 134.13330.2012\nСИСТЕМЫ ЭЛЕКТРОСВЯЗИ ЗДАНИЙ И СООРУЖЕНИЙ\nОсновные положения проектирования\n"
+       "Издание официальное\n" + FF + "1 Область применения\n"
+       "1.1 Настоящий свод правил распространяется на проектирование систем электросвязи зданий.\n"
+       "5 Кабельные линии\n5.1 Кабельные линии электросвязи прокладывают в трубах и лотках из негорючих "
+       "материалов, расстояние между кабельными линиями электросвязи и силовыми кабелями не менее 0,5 м.\n")
+NEW = ("СВОД ПРАВИЛ\nСП 134.13330.2022\nСИСТЕМЫ ЭЛЕКТРОСВЯЗИ ЗДАНИЙ И СООРУЖЕНИЙ\nОсновные положения проектирования\n"
+       "Издание официальное\n" + FF + "Предисловие\n4 ВЗАМЕН СП 134.13330.2012\n" + FF + "1 Область применения\n"
+       "1.1 Настоящий свод правил распространяется на проектирование систем электросвязи зданий.\n"
+       "5 Кабельные линии\n5.1 Кабельные линии электросвязи прокладывают в трубах и лотках из негорючих "
+       "материалов, расстояние между кабельными линиями электросвязи и силовыми кабелями не менее 0,3 м.\n")
+BARE = ("ГОСТ 51234-2010\n" + FF + "1 Область применения\n"
+        "1.1 Настоящий стандарт распространяется на щиты распределительные для жилых зданий.\n"
+        "4 Технические требования\n4.1 Щиты распределительные изготовляют со степенью защиты не ниже IP31.\n")
+CITING = ("СВОД ПРАВИЛ\nСП 777.1325800.2023\nЗДАНИЯ ЦЕНТРОВ ОБРАБОТКИ ДАННЫХ\nПравила проектирования\n"
+          "Издание официальное\n" + FF + "1 Область применения\n"
+          "1.1 Настоящий свод правил распространяется на здания центров обработки данных.\n"
+          "2 Нормативные ссылки\n"
+          "В настоящем своде правил использованы нормативные ссылки на следующие документы:\n"
+          "ГОСТ 51234-2010 Щиты распределительные для жилых зданий. Общие технические условия\n"
+          "СП 134.13330.2012 Системы электросвязи зданий и сооружений. Основные положения проектирования\n"
+          "3 Термины и определения\n3.1 центр обработки данных: Здание для размещения серверов.\n"
+          "5 Требования\n5.1 Системы электросвязи проектируют по СП 134.13330, щиты по ГОСТ 51234-2010.\n")
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedder):
+    root: Path = tmp_path_factory.mktemp("links")
+    (root / "СП 134.13330.2012.txt").write_text(OLD, encoding="utf-8")
+    (root / "ГОСТ 51234-2010.txt").write_text(BARE, encoding="utf-8")
+    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}")
+    settings.search.cache_ttl_s = 0
+    assert not run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True).failed
+    service = SearchService(settings, client, navec_embedder)
+    before = _by_designation(service)
+    (root / "СП 134.13330.2022.txt").write_text(NEW, encoding="utf-8")
+    (root / "СП 777.1325800.2023.txt").write_text(CITING, encoding="utf-8")
+    second = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
+    assert second.counts["indexed"] == 2 and second.counts["skipped"] == 2  # the first two are not re-parsed
+    yield service, before
+    drop_index_resources(client, settings.index)
+
+
+def _all(service: SearchService):
+    return service.search({"query": "распространяется", "operator": "OR", "search_mode": "fulltext",
+                           "include_context": False}, ANYONE).results
+
+
+def _by_designation(service: SearchService) -> dict[str | None, DocumentResult]:
+    return {d.designation: d for d in _all(service)}
+
+
+def test_a_later_citing_document_names_an_earlier_bare_title_without_re_parsing_it(archive):
+    service, before = archive
+    assert title_problems(before["ГОСТ 51234-2010"].title, "ГОСТ 51234-2010")  # its own pages name nothing clean
+    after = _by_designation(service)["ГОСТ 51234-2010"]
+    assert after.title == "ГОСТ 51234-2010 Щиты распределительные для жилых зданий. Общие технические условия"
+
+
+def test_a_newer_edition_ingested_later_marks_the_older_one(archive):
+    service, before = archive
+    assert all(d.superseded_by is None for d in before.values())
+    docs = _by_designation(service)
+    old, new = docs["СП 134.13330.2012"], docs["СП 134.13330.2022"]
+    assert old.superseded_by is not None and old.superseded_by.id == new.id
+    assert old.superseded_by.designation == "СП 134.13330.2022" and new.superseded_by is None
+
+
+def test_the_current_edition_ranks_first_unless_the_query_names_the_old_one(archive):
+    service, _ = archive
+    for mode in ("hybrid", "fulltext"):
+        ranked = [r.designation for r in service.search(
+            {"query": "расстояние между кабельными линиями электросвязи и силовыми кабелями",
+             "search_mode": mode}, ANYONE).results]
+        assert ranked.index("СП 134.13330.2022") < ranked.index("СП 134.13330.2012"), (mode, ranked)
+    named = service.search({"query": "СП 134.13330.2012 кабельные линии электросвязи"}, ANYONE).results
+    assert named[0].designation == "СП 134.13330.2012"
+    current = service.search({"query": "кабельные линии электросвязи", "current_only": True}, ANYONE).results
+    assert "СП 134.13330.2012" not in [r.designation for r in current] and current
+
+
+@pytest.mark.parametrize(("cites", "expected"), [
+    ("СП 134.13330", {"СП 777.1325800.2023"}),
+    ("сп 134.13330.2012", {"СП 777.1325800.2023"}),
+    ("СП 134.13330.2022", set()),
+    ("ГОСТ 51234-2010", {"СП 777.1325800.2023"}),
+])
+def test_the_cites_filter_finds_the_documents_citing_a_designation(archive, cites, expected):
+    service, _ = archive
+    response = service.search({"query": "здания", "operator": "OR", "cites": cites}, ANYONE)
+    assert {r.designation for r in response.results} == expected
+    assert response.meta.total_results == len(expected)
+
+
+def test_get_document_lists_what_a_document_cites_and_what_cites_it(archive):
+    service, _ = archive
+    docs = _by_designation(service)
+    citing = service.get_document(docs["СП 777.1325800.2023"].id, ANYONE)
+    cited = {c.designation: c.id for c in citing.cites or []}
+    assert cited["СП 134.13330.2012"] == docs["СП 134.13330.2012"].id
+    assert cited["ГОСТ 51234-2010"] == docs["ГОСТ 51234-2010"].id
+    assert cited["СП 134.13330"] == docs["СП 134.13330.2022"].id  # no edition: the current one
+    old = service.get_document(docs["СП 134.13330.2012"].id, ANYONE)
+    assert [c.designation for c in old.cited_by or []] == ["СП 777.1325800.2023"]
+    assert old.document.superseded_by is not None
+    assert service.get_document(docs["СП 134.13330.2022"].id, ANYONE).replaces == ["СП 134.13330.2012"]
+
+
+def test_list_sources_reports_the_most_cited_designations(archive):
+    service, _ = archive
+    most = service.list_sources(ANYONE).most_cited
+    assert most["ГОСТ 51234-2010"] == 1 and most["СП 134.13330.2012"] == 1
