@@ -229,8 +229,40 @@ def eval_command(
         out.print(format_table(results, title) + "\n", markup=False, highlight=False)
 
 
+def titles_command(
+    ctx: typer.Context,
+    as_json: bool = typer.Option(False, "--json", help="Machine-readable report on stdout."),
+    show: int = typer.Option(50, "--show", min=0, help="Imperfect titles listed."),
+) -> None:
+    """Check every indexed document's title: bare designation, split letters, boilerplate, implausible length."""
+    from opensearchpy import helpers
+
+    from ingest.parse.titles import TITLE_PROBLEMS, title_problems
+    from service.opensearch import engine_errors
+
+    settings: Settings = ctx.obj
+    client = build_client(settings)
+    with engine_errors():
+        docs = [h["_source"] for h in helpers.scan(client, index=settings.index.alias,
+                                                   _source=["doc_id", "title", "designation", "file_path"],
+                                                   query={"query": {"term": {"chunk_index": 0}}})]
+    flagged = [(d, problems) for d in docs if (problems := title_problems(d.get("title"), d.get("designation")))]
+    counts = Counter(p for _, problems in flagged for p in problems)
+    if as_json:
+        out.print_json(json.dumps({"documents": len(docs), "imperfect": len(flagged),
+                                   "problems": {p: counts[p] for p in TITLE_PROBLEMS},
+                                   "titles": [{"id": d["doc_id"], "title": d.get("title"), "problems": problems}
+                                              for d, problems in flagged]}, ensure_ascii=False))
+        return
+    out.print(f"{len(docs)} documents, {len(flagged)} imperfect titles ({len(flagged) / max(1, len(docs)):.1%}): "
+              + ", ".join(f"{p} {counts[p]}" for p in TITLE_PROBLEMS), markup=False, highlight=False)
+    for d, problems in sorted(flagged, key=lambda t: t[0].get("title") or "")[:show]:
+        out.print(f"  {','.join(problems):<24} {d.get('title')}", markup=False, highlight=False)
+
+
 def register(app: typer.Typer) -> None:
-    """Entry point (``stroidok.commands``): add ``stroidok ingest`` and ``stroidok eval`` to the main command."""
+    """Entry point (``stroidok.commands``): add ``stroidok ingest``, ``eval``, ``embed`` and ``titles``."""
+    app.command("titles")(titles_command)
     app.command("ingest")(ingest_command)
     app.command("eval")(eval_command)
     app.command("embed")(embed_command)

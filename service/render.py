@@ -38,6 +38,8 @@ def render_text(response: SearchResponse) -> str:
         similarity = f", similarity {doc.similarity:.2f}" if doc.similarity is not None else ""
         lines.append(f"\n{rank}. {doc.title}  [{doc.file_type}, relevance {doc.relevance_score:.2f}{similarity}]")
         lines.append(f"   {doc.file_path}  (id {doc.id})")
+        if doc.superseded_by:
+            lines.append(f"   заменён: {doc.superseded_by.designation}")
         for chunk in doc.context_chunks:
             where = place(chunk)
             lines.append(f"   — {where}: {chunk.text}")
@@ -59,5 +61,7 @@ def render_markdown(response: SearchResponse) -> str:
         out.append(f"_Vectors: {meta.vectors.share:.0%} of chunks; {meta.vectors.pending_chunks} pending._\n")
     for doc in response.results:
         out.append(f"### {doc.title}\n`{doc.file_path}` — {doc.file_type}, relevance {doc.relevance_score:.2f}\n")
+        if doc.superseded_by:
+            out.append(f"_Заменён: {doc.superseded_by.designation}_\n")
         out += [f"> {place(c)}: {c.text}\n" for c in doc.context_chunks]
     return "\n".join(out)

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ingest.parse.model import Block
-from service.designations import DESIGNATION_RE, normalize_designation, parse_designation
+from service.designations import DESIGNATION_RE, find_designations, normalize_designation, parse_designation
 
 _REFERENCES_HEADING_RE = re.compile(r"^\s*(?:\d{1,2}\.?\s+)?Нормативные\s+ссылки\s*$", re.IGNORECASE)
 _SECTION_HEADING_RE = re.compile(r"^\s*\d{1,2}\.?\s+[А-ЯЁ]")
@@ -27,6 +27,8 @@ _NAME_TAIL_RE = re.compile(r"\s*(?:\((?:с\s+изменени|в\s+редакц�
 #: «(актуализированная редакция СНиП …)», «. Актуализированная редакция …» after a cited СП's name
 _REVISION_NOTE_RE = re.compile(r"[\s.(]*актуализированн\w+\s+редакци\w*.*$", re.IGNORECASE)
 _NAME_NOISE_RE = re.compile(r"\((?:ИСО|ISO|ЕН|EN|МЭК|IEC|ASTM|DIN)[^)]*\)", re.IGNORECASE)
+#: what comes right before a designation that is part of an entry's name, not an entry of its own
+_INNER_RE = re.compile(r"(?:«|\"|редакци[яи]\s*|взамен\s*)$", re.IGNORECASE)
 _LEADIN_RE = re.compile(r"^.*?(?:на\s+следующие\s+(?:документы|стандарты|нормативные\s+документы)|документы)\s*:\s*",
                         re.IGNORECASE | re.DOTALL)
 MAX_NAME = 250
@@ -67,19 +69,33 @@ def clean_reference_name(text: str) -> str | None:
     return name
 
 
-def reference_names(section: str) -> dict[str, str]:
-    """Designation → the name the references section gives it: each designation starts an entry, the text up
-    to the next designation is its name («ГОСТ 27751—2014 Надежность строительных конструкций …»)."""
+def reference_entries(section: str) -> dict[str, str | None]:
+    """The designations a references section lists, each with the name it gives (None when it gives none
+    clean): each designation opens an entry whose name runs to the next entry. A designation in quotes or
+    after «Актуализированная редакция» («СП 28.13330.2017 «СНиП 2.03.11—85 Защита …»») is the СНиП the entry
+    revises: part of the entry's name, not an entry of its own."""
     flat = _LEADIN_RE.sub("", " ".join(section.split()), count=1)
     matches = list(DESIGNATION_RE.finditer(flat))
-    names: dict[str, str] = {}
-    for match, following in zip(matches, [*matches[1:], None], strict=False):
-        tail = flat[match.end(): following.start() if following else len(flat)]
-        name = clean_reference_name(tail)
+    opens = [not _INNER_RE.search(flat[max(0, m.start() - 40):m.start()])
+             and not (i and not flat[matches[i - 1].end():m.start()].strip(" *«\""))  # «СП 20.13330.2016 СНиП …»
+             for i, m in enumerate(matches)]
+    entries: dict[str, str | None] = {}
+    for i, match in enumerate(matches):
         designation = normalize_designation(match["kind"], match["number"])
-        if name and designation not in names:
-            names[designation] = name
-    return names
+        if not plausible(designation) or not opens[i]:
+            continue
+        entries.setdefault(designation, None)
+        following = next((m for m, o in zip(matches[i + 1:], opens[i + 1:], strict=True) if o), None)
+        tail = DESIGNATION_RE.sub(" ", flat[match.end(): following.start() if following else len(flat)])
+        if entries[designation] is None:
+            entries[designation] = clean_reference_name(tail)
+    return entries
+
+
+def reference_names(section: str) -> dict[str, str]:
+    """Designation → the name a references section gives it («ГОСТ 27751—2014 Надежность строительных
+    конструкций …»)."""
+    return {d: n for d, n in reference_entries(section).items() if n}
 
 
 def plausible(designation: str) -> bool:
@@ -124,9 +140,18 @@ def document_references(blocks: Sequence[Block], head: str, own: str | None) -> 
     # the front matter: title page, preface, imprint (a reference list comes after the scope)
     front = "\n".join([head, *(b.text for b in blocks[:start or FRONT_BLOCKS])])
     replaces = replaced_designations(front, own)
-    body = " ".join(b.text for b in blocks[start:] if not b.role)
-    cites = [m for m in dict.fromkeys(normalize_designation(x["kind"], x["number"])
-                                      for x in DESIGNATION_RE.finditer(" ".join(body.split())))
-             if plausible(m) and parse_designation(m).family != own_family and m not in replaces]
-    names = {d: n for d, n in reference_names(references_section(blocks)).items() if d != own}
-    return References(cites, names, replaces)
+    entries = {d: n for d, n in reference_entries(references_section(blocks)).items()
+               if parse_designation(d).family != own_family}
+    if entries:  # the document's own list of what it cites
+        cited = list(entries)
+    else:
+        body = " ".join(b.text for b in blocks[start:] if not b.role)
+        cited = [m for m in find_designations(body) if plausible(m) and parse_designation(m).family != own_family]
+    cites = [d for d in without_undated_duplicates(cited) if d not in replaces]
+    return References(cites, {d: n for d, n in entries.items() if n}, replaces)
+
+
+def without_undated_duplicates(designations: list[str]) -> list[str]:
+    """«СП 1.13130» left out when «СП 1.13130.2009» is there too: the undated mention is that edition."""
+    dated = {parse_designation(d).family for d in designations if parse_designation(d).edition is not None}
+    return [d for d in designations if parse_designation(d).edition is not None or d not in dated]

@@ -53,17 +53,30 @@ def test_what_a_document_replaces_comes_from_its_front_matter_not_its_reference_
     assert replaced_designations("ВЗАМЕН ГОСТ 2 4 05-80 и взамен электродов типа Э42", "ГОСТ 2405-88") == []
 
 
-def test_a_document_cites_what_its_body_names_but_not_its_own_family_or_its_preface():
+def test_a_document_cites_what_its_references_section_lists():
     blocks = [Block("Предисловие. Цели установлены в ГОСТ 1.0-2015", 2),
               Block("1 Область применения", 3, "title"),
-              Block("Настоящий свод правил (СП 54.13330) применяют с СП 1.13130.2009 и ГОСТ 27751-2014.", 3),
+              Block("Настоящий свод правил (СП 54.13330) применяют с СП 1.13130 и ГОСТ 27751-2014.", 3),
               Block("2 Нормативные ссылки", 3, "title"),
-              Block("ГОСТ 27751-2014 Надежность строительных конструкций и оснований", 3),
+              Block("ГОСТ 27751-2014 Надежность строительных конструкций и оснований СП 1.13130.2009 Системы "
+                    "противопожарной защиты СП 28.13330.2017 «СНиП 2.03.11—85 Защита строительных конструкций от "
+                    "коррозии» (с изменениями № 1, № 2)", 3),
               Block("3 Термины", 4, "title")]
     links = document_references(blocks, "СП 54.13330.2016 Актуализированная редакция СНиП 31-01-2003", "СП 54.13330.2016")
-    assert links.cites == ["СП 1.13130.2009", "ГОСТ 27751-2014"]
+    assert links.cites == ["ГОСТ 27751-2014", "СП 1.13130.2009", "СП 28.13330.2017"]
     assert links.replaces == ["СНиП 31-01-2003"]
-    assert links.names == {"ГОСТ 27751-2014": "Надежность строительных конструкций и оснований"}
+    assert links.names == {"ГОСТ 27751-2014": "Надежность строительных конструкций и оснований",
+                           "СП 1.13130.2009": "Системы противопожарной защиты",
+                           "СП 28.13330.2017": "Защита строительных конструкций от коррозии"}
+
+
+def test_without_a_references_section_a_document_cites_what_its_body_names_but_not_its_own_family_or_preface():
+    blocks = [Block("Предисловие. Цели установлены в ГОСТ 1.0-2015", 2),
+              Block("1 Область применения", 3, "title"),
+              Block("Настоящий свод правил (СП 54.13330) применяют с СП 1.13130 и ГОСТ 27751-2014. По СП 1.13130.2009 "
+                    "определяют пути эвакуации.", 3)]
+    links = document_references(blocks, "", "СП 54.13330.2016")
+    assert links.cites == ["ГОСТ 27751-2014", "СП 1.13130.2009"]  # the undated mention is that edition
 
 
 @pytest.mark.parametrize(("title", "designation", "problems"), [

@@ -14,3 +14,25 @@ def test_a_chunk_is_cited_by_clause_and_pages():
     assert place(chunk(page_number=12, page_end=13, clause="5.2.3")) == "п. 5.2.3, с. 12–13"
     assert place(chunk(page_number=40, clause="Приложение Б")) == "Приложение Б, с. 40"
     assert place(chunk(page_number=2, page_label="Смета")) == "с. 2, «Смета»"
+
+
+def test_a_replaced_edition_says_which_replaces_it_in_text_and_markdown():
+    from service.query.models import (
+        DocumentResult,
+        Edition,
+        Facets,
+        Pagination,
+        SearchMeta,
+        SearchResponse,
+        Suggestions,
+        Timings,
+    )
+    from service.render import render_markdown, render_text
+
+    doc = DocumentResult(id="a", title="СП 134.13330.2012 Системы электросвязи", file_path="/x.txt", file_type="txt",
+                         relevance_score=1.0, superseded_by=Edition(id="b", designation="СП 134.13330.2022"))
+    meta = SearchMeta(query="q", total_results=1, route_used="bm25", timings=Timings(), facets=Facets(),
+                      suggestions=Suggestions(), pagination=Pagination(page=1, limit=10, total_pages=1, has_more=False))
+    response = SearchResponse(results=[doc], meta=meta)
+    assert "заменён: СП 134.13330.2022" in render_text(response)
+    assert "Заменён: СП 134.13330.2022" in render_markdown(response)
