@@ -40,7 +40,7 @@ def main(shared: Path) -> None:
                 for total, found in ((listed, set(parsed.cited_names)), (cited, set(parsed.cites))):
                     total[:] = [a + b for a, b in zip(total, score(found, truth), strict=True)]
     for label, counts in (("cites (what get_document and the cites filter use)", cited),
-                          ("named in the references section (cited_names)", listed)):
+                          ("names the references section gives (entries and the СНиП quoted in them)", listed)):
         tp, found_n, truth_n = counts
         print(f"{label}: precision {tp / max(1, found_n):.3f}, recall {tp / max(1, truth_n):.3f} "
               f"({tp} of {found_n} found, {truth_n} judged, {len(judged)} documents)")

@@ -69,33 +69,38 @@ def clean_reference_name(text: str) -> str | None:
     return name
 
 
-def reference_entries(section: str) -> dict[str, str | None]:
+def reference_entries(section: str) -> tuple[dict[str, str | None], dict[str, str]]:
     """The designations a references section lists, each with the name it gives (None when it gives none
-    clean): each designation opens an entry whose name runs to the next entry. A designation in quotes or
-    after «Актуализированная редакция» («СП 28.13330.2017 «СНиП 2.03.11—85 Защита …»») is the СНиП the entry
-    revises: part of the entry's name, not an entry of its own."""
+    clean), and the names it gives every designation, quoted ones too. Each designation opens an entry whose
+    name runs to the next entry. A designation in quotes or after «Актуализированная редакция» («СП
+    28.13330.2017 «СНиП 2.03.11—85 Защита …»») is the СНиП the entry revises: part of the entry's name, not an
+    entry of its own — but the quoted name is that СНиП's too."""
     flat = _LEADIN_RE.sub("", " ".join(section.split()), count=1)
     matches = list(DESIGNATION_RE.finditer(flat))
     opens = [not _INNER_RE.search(flat[max(0, m.start() - 40):m.start()])
              and not (i and not flat[matches[i - 1].end():m.start()].strip(" *«\""))  # «СП 20.13330.2016 СНиП …»
              for i, m in enumerate(matches)]
     entries: dict[str, str | None] = {}
+    names: dict[str, str] = {}
     for i, match in enumerate(matches):
         designation = normalize_designation(match["kind"], match["number"])
-        if not plausible(designation) or not opens[i]:
+        if not plausible(designation):
             continue
-        entries.setdefault(designation, None)
         following = next((m for m, o in zip(matches[i + 1:], opens[i + 1:], strict=True) if o), None)
         tail = DESIGNATION_RE.sub(" ", flat[match.end(): following.start() if following else len(flat)])
-        if entries[designation] is None:
-            entries[designation] = clean_reference_name(tail)
-    return entries
+        name = clean_reference_name(tail.split("»")[0] if not opens[i] else tail)
+        if opens[i]:
+            entries.setdefault(designation, None)
+            entries[designation] = entries[designation] or name
+        if name:
+            names.setdefault(designation, name)
+    return entries, {**names, **{d: n for d, n in entries.items() if n}}
 
 
 def reference_names(section: str) -> dict[str, str]:
     """Designation → the name a references section gives it («ГОСТ 27751—2014 Надежность строительных
     конструкций …»)."""
-    return {d: n for d, n in reference_entries(section).items() if n}
+    return reference_entries(section)[1]
 
 
 def plausible(designation: str) -> bool:
@@ -140,15 +145,15 @@ def document_references(blocks: Sequence[Block], head: str, own: str | None) -> 
     # the front matter: title page, preface, imprint (a reference list comes after the scope)
     front = "\n".join([head, *(b.text for b in blocks[:start or FRONT_BLOCKS])])
     replaces = replaced_designations(front, own)
-    entries = {d: n for d, n in reference_entries(references_section(blocks)).items()
-               if parse_designation(d).family != own_family}
+    listed, named = reference_entries(references_section(blocks))
+    entries = {d: n for d, n in listed.items() if parse_designation(d).family != own_family}
     if entries:  # the document's own list of what it cites
         cited = list(entries)
     else:
         body = " ".join(b.text for b in blocks[start:] if not b.role)
         cited = [m for m in find_designations(body) if plausible(m) and parse_designation(m).family != own_family]
     cites = [d for d in without_undated_duplicates(cited) if d not in replaces]
-    return References(cites, {d: n for d, n in entries.items() if n}, replaces)
+    return References(cites, {d: n for d, n in named.items() if parse_designation(d).family != own_family}, replaces)
 
 
 def without_undated_duplicates(designations: list[str]) -> list[str]:

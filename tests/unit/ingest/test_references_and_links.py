@@ -67,7 +67,8 @@ def test_a_document_cites_what_its_references_section_lists():
     assert links.replaces == ["СНиП 31-01-2003"]
     assert links.names == {"ГОСТ 27751-2014": "Надежность строительных конструкций и оснований",
                            "СП 1.13130.2009": "Системы противопожарной защиты",
-                           "СП 28.13330.2017": "Защита строительных конструкций от коррозии"}
+                           "СП 28.13330.2017": "Защита строительных конструкций от коррозии",
+                           "СНиП 2.03.11-85": "Защита строительных конструкций от коррозии"}  # the quoted one
 
 
 def test_without_a_references_section_a_document_cites_what_its_body_names_but_not_its_own_family_or_preface():
