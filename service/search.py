@@ -425,10 +425,12 @@ class SearchService:
                 for d in cites]
 
     def _cited_by(self, source: dict[str, Any], principal: Principal) -> list[CitingDocument]:
-        """The documents citing this edition, or its designation without an edition."""
+        """The documents citing this edition, or (when it is the current one) its designation without an edition."""
         if not source.get("designation"):
             return []
-        body = build_citing_lookup(source["designation"], source.get("family"), list(principal.groups), MAX_CITED_BY)
+        # a citation without an edition names the current edition: it cites a replaced one only by its edition
+        family = None if source.get("superseded_by") else source.get("family")
+        body = build_citing_lookup(source["designation"], family, list(principal.groups), MAX_CITED_BY)
         return [CitingDocument(id=h["_source"]["doc_id"], designation=h["_source"].get("designation"),
                                title=h["_source"].get("title") or h["_source"].get("file_name") or "")
                 for h in self._send(body)["hits"]["hits"] if h["_source"]["doc_id"] != source["doc_id"]]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 from pathlib import Path
 
 from ingest.parse.repair import collapse_letter_spacing, join_broken_words, join_word_fragments
@@ -24,7 +25,7 @@ _BOILERPLATE_RE = re.compile(
 #: «Об утверждении свода правил «Конструкции из ячеистых бетонов. Правила проектирования»» (an order ahead)
 _APPROVED_RE = re.compile(r"(?:свод[ау]?\s+правил|стандарт[аов]*|СП|ГОСТ)\s*(?:«([^»]{6,300})»|\"([^\"]{6,300})\")",
                           re.IGNORECASE)
-_REVISION_RE = re.compile(r"\s*(?:\.\s*)?(?:\(СНиП|\(с\s+Изменени|\(ред\.|СНиП\s+\d|с\s+Изменени|\(Переиздание).*$")
+_REVISION_RE = re.compile(r"\s*(?:\.\s*)?(?:\((?i:СНиП)|\(с\s+Изменени|\(ред\.|(?i:СНиП)\s+\S*\d|с\s+Изменени|\(Переиздание).*$")
 
 
 @dataclass(frozen=True)
@@ -77,15 +78,22 @@ def sentence_case(line: str) -> str:
     letters = [c for c in line if c.isalpha() and c.lower() != c.upper()]
     if not letters or sum(c.isupper() for c in letters) < 0.6 * len(letters):
         return line  # mixed case is already how it should read
-    return line[:1].upper() + line[1:].lower()
+    lowered = " ".join(w if any(c.isdigit() for c in w) else w.lower() for w in line.split(" "))  # «ГФ-021» stays
+    return lowered[:1].upper() + lowered[1:]
 
 
+#: a number OCR spaced out on a title page («ГОСТ / 2 5 1 2 9 - / 2020»)
+_SPACED_DIGITS_RE = re.compile(r"(?<![\w.])\d(?: \d){2,}(?: ?-)?(?![\w.])")
+MISREAD_RATIO = 0.8
+#: «… Лифты для пожарных (EN 81-72:2003)» at the end of a name
+_ADOPTED_TAIL_RE = re.compile(r"\s*\(?\b(?:ЕН|EN|ИСО|ISO|МЭК|IEC)\s+\d[\d\-–:.]*\)?\s*$", re.IGNORECASE)
 _ADOPTED_RE = re.compile(r"^\((?:ИСО|ISO|МЭК|IEC|EN|ЕН|ASTM)\b[^)]{0,60}\)[\s.]*", re.IGNORECASE)
 
 
 def _clean_name(name: str) -> str | None:
     """A name without editions or the standard it adopts («(ИСО 7411:1984) болты …» → «Болты …»)."""
-    name = _REVISION_RE.sub("", " ".join(name.split())).strip(" .,;:—-")
+    name = _REVISION_RE.sub("", " ".join(name.split()))
+    name = _ADOPTED_TAIL_RE.sub("", name).strip(" .,;:—-")
     if adopted := _ADOPTED_RE.match(name):
         name = name[adopted.end():]
         name = name[:1].upper() + name[1:]
@@ -96,17 +104,23 @@ def name_after(lines: list[str], designation: str) -> str | None:
     """The name printed with the designation: the rest of a «designation name» line (a publisher's
     running header), else the title lines that follow the designation on the title page."""
     for line in lines[:12]:
-        found = find_designation(line)
-        if found == designation:
-            rest = " ".join(line.split())
-            match = DESIGNATION_RE.search(rest)
-            tail = rest[match.end():] if match else ""
-            if len(tail.split()) >= 2 and (name := _clean_name(tail)):
-                return name
+        rest = " ".join(line.split())
+        match = DESIGNATION_RE.search(rest) if find_designation(line) == designation else None
+        end = match.end() if match else misread(rest, designation)
+        tail = rest[end:] if end is not None else ""
+        if len(tail.split()) >= 2 and (name := _clean_name(tail)):
+            return name
     joined = [" ".join(line.split()) for line in lines]
-    # the first line where the designation ends, also when it is broken over lines («ГОСТ / 10180— / 2012»)
+    # the first line where the designation ends, also when it is broken over lines («ГОСТ / 10180— / 2012»),
+    # else the line where an OCR-misread form of it stands alone («СП 226Л326000.2014»)
     start = next((i for i in range(len(joined))
                   if find_designation(" ".join(joined[max(0, i - 3): i + 1])) == designation), None)
+    if start is None:  # the number alone, or broken over lines without its dash («ГОСТ / 25809 / 2019»)
+        digits = re.sub(r"\D", "", designation)
+        start = next((i for i in range(len(joined)) if re.search(r"\d", joined[i])
+                      and re.sub(r"\D", "", " ".join(joined[max(0, i - 2): i + 1])).endswith(digits)), None)
+    if start is None:
+        start = next((i for i, line in enumerate(joined) if misread(line, designation) == len(line)), None)
     if start is None:
         return None
     parts: list[str] = []
@@ -138,6 +152,21 @@ def name_before(lines: list[str], designation: str) -> str | None:
             break
         parts.insert(0, line)
     return _clean_name(join_title_lines(parts)) if parts else None
+
+
+def misread(line: str, designation: str) -> int | None:
+    """Where ``designation`` ends on a title-page line that opens with it as OCR misread it: the same kind,
+    then characters most of which are the number's («СП 226Л326000.2014», «СП 3SQ .1325800.2017» for «СП
+    356.1325800.2017»); None when the line does not open so."""
+    kind, _, number = designation.rpartition(" ")
+    if not line.startswith(kind + " "):
+        return None
+    rest = line[len(kind) + 1:]
+    for end in range(len(rest), 0, -1):  # the longest opening that reads as the number
+        if (end == len(rest) or rest[end] == " ") and rest[:1].isdigit() and len(rest[:end]) <= len(number) + 4 \
+                and SequenceMatcher(None, rest[:end], number).ratio() >= MISREAD_RATIO:
+            return len(kind) + 1 + end
+    return None
 
 
 def join_title_lines(parts: list[str]) -> str:
@@ -190,7 +219,8 @@ def looks_like_title(line: str) -> bool:
 
 def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
     """Designation and name from the first pages' raw text, the document properties, the file name."""
-    lines = [collapse_letter_spacing(line) for line in join_broken_words(head).splitlines()]
+    lines = [_SPACED_DIGITS_RE.sub(lambda m: m[0].replace(" ", ""), collapse_letter_spacing(line))
+             for line in join_broken_words(head).splitlines()]
     lines = [line for line in lines if not _BOILERPLATE_RE.search(" ".join(line.split()))]
     stem = path.stem.replace("_", " ")
     designation = choose_designation(printed_designation(lines[:60]), find_designation(stem), head)

@@ -144,7 +144,8 @@ class DocumentResponse(BaseModel):
         "The designations the document cites, as cited («СП 63.13330» without an edition means the current one), "
         "each with the id of the archive's document it resolves to; at most 200."))
     cited_by: list[CitingDocument] | None = Field(default=None, description=(
-        "Documents of the archive citing this edition (or its designation without an edition); at most 100."))
+        "Documents of the archive citing this edition (and, for the current edition, its designation without an "
+        "edition); at most 100."))
     replaces: list[str] | None = Field(default=None, description="The editions it says it replaces («Взамен …», "
                                        "«Актуализированная редакция СНиП …»).")
 

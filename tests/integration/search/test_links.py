@@ -32,7 +32,8 @@ NEW = ("СВОД ПРАВИЛ\nСП 134.13330.2022\nСИСТЕМЫ ЭЛЕКТР�
        "материалов, расстояние между кабельными линиями электросвязи и силовыми кабелями не менее 0,3 м.\n")
 BARE = ("ГОСТ 51234-2010\n" + FF + "1 Область применения\n"
         "1.1 Настоящий стандарт распространяется на щиты распределительные для жилых зданий.\n"
-        "4 Технические требования\n4.1 Щиты распределительные изготовляют со степенью защиты не ниже IP31.\n")
+        "4 Технические требования\n4.1 Щиты распределительные изготовляют со степенью защиты не ниже IP31.\n"
+        "4.2 Щиты слаботочных систем размещают по СП 134.13330.\n")
 CITING = ("СВОД ПРАВИЛ\nСП 777.1325800.2023\nЗДАНИЯ ЦЕНТРОВ ОБРАБОТКИ ДАННЫХ\nПравила проектирования\n"
           "Издание официальное\n" + FF + "1 Область применения\n"
           "1.1 Настоящий свод правил распространяется на здания центров обработки данных.\n"
@@ -101,7 +102,7 @@ def test_the_current_edition_ranks_first_unless_the_query_names_the_old_one(arch
 
 
 @pytest.mark.parametrize(("cites", "expected"), [
-    ("СП 134.13330", {"СП 777.1325800.2023"}),
+    ("СП 134.13330", {"СП 777.1325800.2023", "ГОСТ 51234-2010"}),
     ("сп 134.13330.2012", {"СП 777.1325800.2023"}),
     ("СП 134.13330.2022", set()),
     ("ГОСТ 51234-2010", {"СП 777.1325800.2023"}),
@@ -118,11 +119,13 @@ def test_get_document_lists_what_a_document_cites_and_what_cites_it(archive):
     docs = _by_designation(service)
     citing = service.get_document(docs["СП 777.1325800.2023"].id, ANYONE)
     cited = {c.designation: c.id for c in citing.cites or []}
-    assert cited["СП 134.13330.2012"] == docs["СП 134.13330.2012"].id
-    assert cited["ГОСТ 51234-2010"] == docs["ГОСТ 51234-2010"].id
-    assert cited["СП 134.13330"] == docs["СП 134.13330.2022"].id  # no edition: the current one
+    assert cited == {"СП 134.13330.2012": docs["СП 134.13330.2012"].id, "ГОСТ 51234-2010": docs["ГОСТ 51234-2010"].id}
+    bare = service.get_document(docs["ГОСТ 51234-2010"].id, ANYONE)  # no references section: its text's mentions
+    assert {c.designation: c.id for c in bare.cites or []} == {"СП 134.13330": docs["СП 134.13330.2022"].id}
     old = service.get_document(docs["СП 134.13330.2012"].id, ANYONE)
-    assert [c.designation for c in old.cited_by or []] == ["СП 777.1325800.2023"]
+    assert [c.designation for c in old.cited_by or []] == ["СП 777.1325800.2023"]  # by its edition only
+    new = service.get_document(docs["СП 134.13330.2022"].id, ANYONE)
+    assert [c.designation for c in new.cited_by or []] == ["ГОСТ 51234-2010"]  # «СП 134.13330» is the current
     assert old.document.superseded_by is not None
     assert service.get_document(docs["СП 134.13330.2022"].id, ANYONE).replaces == ["СП 134.13330.2012"]
 

@@ -117,3 +117,21 @@ def test_an_imperfect_title_takes_the_name_the_archive_cites_it_by_and_a_clean_o
     plan = plan_links(entries)
     assert plan["bare"].title == "СП 42.13330.2016 Градостроительство. Планировка и застройка"
     assert plan["a"].title == "СП 1.1 Название документа"  # clean: kept, whatever others call it
+
+
+@pytest.mark.parametrize(("head", "file", "title"), [
+    ("МЕЖГОСУДАРСТВЕННЫЙ СТАНДАРТ\nГОСТ\n2 5 1 2 9 -\n2020\nГРУН ТО ВКА  ГФ-021\nТехнические условия\nИздание официальное",
+     "ГОСТ 25129-2020.txt", "ГОСТ 25129-2020 Грунтовка ГФ-021. Технические условия"),
+    ("УТВЕРЖДЕН\nСВОД ПРАВИЛ\nСП 226Л326000.2014 Электроснабжение нетяговых потребителей\nМосква",
+     "Свод правил 226.1326000.2014.txt", "СП 226.1326000.2014 Электроснабжение нетяговых потребителей"),
+    ("Система нормативных документов в строительстве\nСВОД ПРАВИЛ ПО ПРОЕКТИРОВАНИЮ\nИ СТРОИТЕЛЬСТВУ\n"
+     "АРХИТЕКТУРНО-ПЛАНИРОВОЧНЫЕ\nРЕШЕНИЯ МНОГОКВАРТИРНЫХ\nЖИЛЫХ ЗДАНИЙ\nСП 31-107-2004\nИЗДАНИЕ ОФИЦИАЛЬНОЕ\n"
+     "вязаный жакетСП 31-107-2004", "Свод правил 31-107-2004.txt",
+     "СП 31-107-2004 Архитектурно-планировочные решения многоквартирных жилых зданий"),
+])
+def test_a_title_page_read_through_ocr_spacing_misreading_and_old_layouts(head, file, title):
+    from pathlib import Path
+
+    from ingest.parse.titles import identify
+
+    assert identify(head, None, Path(file)).title == title
