@@ -40,7 +40,7 @@ def section_lines(pages: list[str]) -> list[str]:
 def listed(lines: list[str]) -> list[str]:
     found = []
     for line in lines:
-        match = DESIGNATION_RE.match(" ".join(line.split()))
+        match = DESIGNATION_RE.match(" ".join(line.split()).lstrip("\"«"))  # «"ГОСТ 14202-69. …";» lists too
         if match:
             found.append(normalize_designation(match["kind"], match["number"]))
     return list(dict.fromkeys(found))

@@ -28,7 +28,7 @@ _NAME_TAIL_RE = re.compile(r"\s*(?:\((?:с\s+изменени|в\s+редакц�
 _REVISION_NOTE_RE = re.compile(r"[\s.(]*актуализированн\w+\s+редакци\w*.*$", re.IGNORECASE)
 _NAME_NOISE_RE = re.compile(r"\((?:ИСО|ISO|ЕН|EN|МЭК|IEC|ASTM|DIN)[^)]*\)", re.IGNORECASE)
 #: what comes right before a designation that is part of an entry's name, not an entry of its own
-_INNER_RE = re.compile(r"(?:«|\"|редакци[яи]\s*|взамен\s*)$", re.IGNORECASE)
+_INNER_RE = re.compile(r"(?:«|редакци[яи]\s*\"?|взамен\s*)$", re.IGNORECASE)  # «"ГОСТ …"» opens an entry
 _LEADIN_RE = re.compile(r"^.*?(?:на\s+следующие\s+(?:документы|стандарты|нормативные\s+документы)|документы)\s*:\s*",
                         re.IGNORECASE | re.DOTALL)
 MAX_NAME = 250

@@ -135,3 +135,14 @@ def test_a_title_page_read_through_ocr_spacing_misreading_and_old_layouts(head, 
     from ingest.parse.titles import identify
 
     assert identify(head, None, Path(file)).title == title
+
+
+def test_a_list_of_quoted_entries_is_read_and_a_quoted_snip_after_a_misread_entry_is_no_entry():
+    section = ('В настоящем своде правил использованы нормативные ссылки на следующие документы: "ГОСТ 14202-69. '
+               'Трубопроводы промышленных предприятий. Опознавательная окраска"; "ГОСТ 18188-72. Растворители марок '
+               '645, 646"; CП 20.13330.2016 «СНиП 2.01.07-85* Нагрузки и воздействия» (с изменениями № 1, № 2)')
+    blocks = [Block("1 Область применения", 1, "title"), Block("2 Нормативные ссылки", 1, "title"),
+              Block(section, 1), Block("3 Термины", 2, "title")]
+    links = document_references(blocks, "", "СП 485.1311500.2020")
+    assert links.cites == ["ГОСТ 14202-69", "ГОСТ 18188-72"]
+    assert links.names["ГОСТ 14202-69"] == "Трубопроводы промышленных предприятий. Опознавательная окраска"
