@@ -58,9 +58,25 @@ def _collapse(match: re.Match[str]) -> str:
 
 
 def join_broken_words(text: str) -> str:
-    """Soft hyphen + line break always joins; hyphen + line break joins when the result is a word."""
+    """Soft hyphen + line break always joins; hyphen + line break joins when the result is a word; so does a
+    line break inside a word whose hyphen the source lost («нормативных до⏎кументов»)."""
     text = _SOFT_BREAK_RE.sub("", text)
-    return _HYPHEN_BREAK_RE.sub(_join_hyphen, text)
+    text = _HYPHEN_BREAK_RE.sub(_join_hyphen, text)
+    return _BARE_BREAK_RE.sub(_join_bare, text)
+
+
+#: a lone letter at a line's end or start is a table's column more often than half a word: two letters or more
+_BARE_BREAK_RE = re.compile(r"(?<![\w-])([А-Яа-яЁё]{2,30})[ \t]*\r?\n[ \t]*([а-яё]{2,30})(?![\w-])")
+
+
+def _join_bare(match: re.Match[str]) -> str:
+    """Two pieces a line break separates join when one is a fragment and the join a dictionary word."""
+    head, tail = match[1], match[2]
+    joined = head + tail
+    if (is_fragment(head) or is_fragment(tail)) and len(joined) >= 4 and reads_as_one_word(joined) \
+            and is_word(joined):
+        return joined
+    return match[0]
 
 
 def collapse_letter_spacing(text: str) -> str:

@@ -116,6 +116,9 @@ def test_txt_chunks_are_of_the_configured_size(parsed):
     ("в и с к", "в и с к"),
     ("коэффициенты Р п и К З", "коэффициенты Р п и К З"),
     ("ГОСТ\nМ\nЕ\nЖ\nД\nУ\nН\nА\nР\nО\nД\nН\nЫ\nЙ\n", "ГОСТ\nМЕЖДУНАРОДНЫЙ\n"),
+    # a line break inside a word whose hyphen the source lost; real words on two lines stay
+    ("нормативных до\r\nкументов по пожарной", "нормативных документов по пожарной"),
+    ("работы до\nконца смены, бетон\nмарки М200", "работы до\nконца смены, бетон\nмарки М200"),
     # mixed letter-spacing: fragments of one to three letters and broken word ends, joined into dictionary words
     ("СП 34.13330.2012 Авто м о бильны е дороги", "СП 34.13330.2012 Автомобильные дороги"),
     ("Мосты и трубы. А к ту а л и зи р о в а н н а я редакция", "Мосты и трубы. Актуализированная редакция"),
