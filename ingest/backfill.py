@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import concurrent.futures as cf
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -275,3 +275,10 @@ def _merge_if_rewritten(client: OpenSearch, settings: Settings, index: str, repo
     logger.info("merging segments after {} vector updates", report.embedded)
     optimize(client, settings.index.model_copy(update={"alias": index}) if index != settings.index.alias
              else settings.index)
+
+
+def model_switch_filler(settings: Settings, client: OpenSearch, embedder: Embedder,
+                        workers: int = 1) -> Callable[[str], BackfillReport]:
+    """What `stroidok index migrate` fills a model switch's new index with (entry point
+    ``stroidok.model_switch``: the search package never imports this one)."""
+    return lambda index: run_backfill(settings, client, embedder, BackfillOptions(index=index, workers=workers))

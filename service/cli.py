@@ -9,6 +9,7 @@ import inspect
 import json
 import os
 import sys
+from collections.abc import Callable
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -230,7 +231,6 @@ def index_migrate(
     """Rebuild the index from the current template (reindex + atomic alias switch), no downtime. When the
     configured embedder differs from the index's, this is a model switch: the new index is filled with the
     new vectors (resumable: run again after a stop) while the old one keeps serving."""
-    from ingest.backfill import BackfillOptions, run_backfill
     from service.embedders.factory import build_embedder
     from service.index_meta import read_embedder_meta, same_embedder
 
@@ -241,10 +241,23 @@ def index_migrate(
         if not same_embedder(meta, embedder):
             out.print(f"model switch: {meta.get('provider')}:{meta.get('model')} -> {embedder.identity.provider}:"
                       f"{embedder.identity.model}", markup=False, highlight=False)
-            switch = EmbedderSwitch(lambda index: print_backfill(run_backfill(
-                settings, client, embedder, BackfillOptions(index=index, workers=workers))))
+            fill = model_switch_filler()(settings, client, embedder, workers)
+            switch = EmbedderSwitch(lambda index: print_backfill(fill(index)))
     old, new, count = migrate(client, settings.index, switch=switch)
     out.print(f"{settings.index.alias}: {old} -> {new}, {count} chunks", markup=False, highlight=False)
+
+
+def model_switch_filler() -> Callable[..., Callable[[str], Any]]:
+    """The filler of a model switch's new index, contributed by the ingest package (entry point group
+    ``stroidok.model_switch``); a search-only install cannot switch models."""
+    from importlib.metadata import entry_points
+
+    found = list(entry_points(group="stroidok.model_switch"))
+    if not found:
+        raise StroidokError("a model switch fills the new index with the ingest package's backfill, which is not "
+                            "installed here")
+    filler: Callable[..., Callable[[str], Any]] = found[0].load()
+    return filler
 
 
 def print_backfill(report: Any) -> None:

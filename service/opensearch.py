@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from typing import Any
 
 import orjson
+from loguru import logger
 from opensearchpy import JSONSerializer, OpenSearch, Urllib3HttpConnection
 from opensearchpy import exceptions as os_exc
 from urllib3 import Timeout
@@ -72,7 +73,10 @@ def build_client(settings: Settings) -> OpenSearch:
     another and the dead node is left out for a while; with one node there is nothing to retry on, so an
     engine that is down answers at once."""
     logging.getLogger("opensearch").setLevel(logging.CRITICAL)
-    BoundedConnection.connect_timeout_s = settings.opensearch.connect_timeout_s
+    # this client's own connection class: a connect timeout set on the shared class would change every
+    # client built before it
+    connection = type("BoundedConnection", (BoundedConnection,),
+                      {"connect_timeout_s": settings.opensearch.connect_timeout_s})
     hosts = engine_hosts(settings.opensearch_url)
     return OpenSearch(
         hosts=hosts,
@@ -84,7 +88,7 @@ def build_client(settings: Settings) -> OpenSearch:
         dead_timeout=settings.opensearch.dead_timeout_s,
         randomize_hosts=True,
         pool_maxsize=settings.opensearch.pool_size,
-        connection_class=BoundedConnection,
+        connection_class=connection,
         serializer=FastJSONSerializer(),
     )
 
@@ -94,20 +98,21 @@ INPUT_ERRORS = {"too_complex_to_determinize_exception", "too_many_clauses", "too
 
 
 def translate(exc: Exception) -> StroidokError:
-    """Map an opensearch-py exception to a member of the product's tree."""
+    """Map an opensearch-py exception to a member of the product's tree. The engine's own reason text is
+    logged (stderr), never put in the error a client receives: it names indexes, fields and internals."""
+    if isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError):
+        logger.warning("engine error {}: {}", exc.status_code, _reason(exc))
     if isinstance(exc, (os_exc.ConnectionError, os_exc.ConnectionTimeout)):
         return IndexUnavailable(
             "the search engine is not reachable; start it with `stroidok engine up`",
             details={"reason": type(exc).__name__},
         )
     if isinstance(exc, os_exc.NotFoundError):
-        return IndexUnavailable(
-            f"index or resource not found: {_reason(exc)}; create it with `stroidok index init`",
-            details={"status": 404},
-        )
+        return IndexUnavailable("the index or a resource it needs is not found; create it with `stroidok index init`",
+                                details={"status": 404})
     if isinstance(exc, os_exc.RequestError) and "Pipeline" in _reason(exc) and "is not defined" in _reason(exc):
-        return IndexUnavailable(
-            f"{_reason(exc)}: the index is not initialised; run `stroidok index init`", details={"status": 400})
+        return IndexUnavailable("the index is not initialised (its search pipeline is missing); run `stroidok "
+                                "index init`", details={"status": 400})
     if isinstance(exc, os_exc.RequestError) and "Reached end of search result" in str(exc.info):
         return PastLastPage("the requested page is past the last result")
     if isinstance(exc, os_exc.RequestError) and _root_type(exc) in INPUT_ERRORS:
@@ -115,10 +120,12 @@ def translate(exc: Exception) -> StroidokError:
                             "filters", details={"reason": _root_type(exc)})
     if isinstance(exc, os_exc.TransportError):
         return SearchError(
-            f"the search engine rejected the request: {_reason(exc)}",
-            details={"status": exc.status_code if isinstance(exc.status_code, int) else None},
+            "the search engine rejected the request (its reason is in the server's log)",
+            details={"status": exc.status_code if isinstance(exc.status_code, int) else None,
+                     "type": _root_type(exc) or None},
         )
-    return SearchError(f"unexpected engine failure: {exc}")
+    logger.warning("unexpected engine failure: {}", exc)
+    return SearchError("unexpected engine failure (details in the server's log)")
 
 
 def _root_type(exc: os_exc.TransportError) -> str:

@@ -135,14 +135,15 @@ class SearchRequest(BaseModel):
     @field_validator("document_types", mode="before")
     @classmethod
     def _lower(cls, value: Any) -> Any:
-        if not isinstance(value, list):
-            return value
-        return sorted({v.strip().lower().lstrip(".") if isinstance(v, str) else v for v in value})
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return value  # not strings: the field's own validation names the item that is wrong
+        return sorted({v.strip().lower().lstrip(".") for v in value})
 
     @field_validator("path", mode="before")
     @classmethod
     def _unique(cls, value: Any) -> Any:
-        return list(dict.fromkeys(value)) if isinstance(value, list) else value
+        return list(dict.fromkeys(value)) if isinstance(value, list) and all(isinstance(v, str) for v in value) \
+            else value
 
     @model_validator(mode="after")
     def _depth(self) -> SearchRequest:

@@ -17,19 +17,36 @@ def test_missing_index_is_index_unavailable():
     info = {"error": {"root_cause": [{"type": "index_not_found_exception", "reason": "no such index [x]"}]}}
     err = translate(os_exc.NotFoundError(404, "index_not_found_exception", info))
     assert isinstance(err, IndexUnavailable)
-    assert "no such index [x]" in err.message
+    assert "no such index" not in err.message and "stroidok index init" in err.message
 
 
-def test_bad_request_is_database_error_with_the_engines_reason():
-    info = {"error": {"root_cause": [{"type": "parsing_exception", "reason": "unknown query [foo]"}]}}
+def test_bad_request_is_a_database_error_whose_engine_reason_is_logged_not_sent(capsys):
+    from loguru import logger
+
+    sink = logger.add(lambda m: print(m, end="", file=__import__("sys").stderr), level="WARNING")
+    info = {"error": {"root_cause": [{"type": "parsing_exception", "reason": "unknown query [foo] on [secret-index]"}]}}
     err = translate(os_exc.RequestError(400, "parsing_exception", info))
+    logger.remove(sink)
     assert type(err) is SearchError
     assert err.code == "DATABASE_ERROR"
-    assert err.details["status"] == 400
-    assert "unknown query [foo]" in err.message
+    assert err.details == {"status": 400, "type": "parsing_exception"}
+    assert "secret-index" not in err.message and "secret-index" not in str(err.details)
+    assert "unknown query [foo] on [secret-index]" in capsys.readouterr().err
 
 
 def test_engine_errors_context_reraises_translated():
     with pytest.raises(IndexUnavailable):
         with engine_errors():
             raise os_exc.ConnectionTimeout("TIMEOUT", "timed out", Exception())
+
+
+def test_each_client_keeps_its_own_connect_timeout():
+    from service.opensearch import build_client
+    from service.settings import Settings
+
+    fast, slow = Settings(), Settings()
+    fast.opensearch.connect_timeout_s, slow.opensearch.connect_timeout_s = 0.5, 7.0
+    first, second = build_client(fast), build_client(slow)
+    # a request with its own read timeout bounds the connect by the client's setting, at request time
+    timeouts = [c.transport.get_connection()._bounded(30.0).connect_timeout for c in (first, second)]
+    assert timeouts == [0.5, 7.0]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 import typer
 
 from service.cli import SPLIT_AT_COMMAS, app, cli_arguments
@@ -88,3 +89,13 @@ def test_docs_carry_the_contract_table_as_generated():
     page = (Path(__file__).resolve().parents[3] / "docs" / "tools.md").read_text(encoding="utf-8")
     embedded = page.split("<!-- contract:begin -->\n", 1)[1].split("\n<!-- contract:end -->", 1)[0]
     assert embedded == contract_table(), "regenerate with: python -m service.query.contract"
+
+
+@pytest.mark.parametrize("field", ["document_types", "path", "queries"])
+def test_an_object_in_any_list_parameter_is_an_invalid_query_naming_the_field(field):
+    from service.errors import InvalidQuery
+    from service.search import validate_request
+
+    with pytest.raises(InvalidQuery) as caught:
+        validate_request({"query": "бетон", field: [{"a": 1}]})
+    assert caught.value.details["problems"][0]["field"] == f"{field}.0"

@@ -1,0 +1,27 @@
+"""The search package stands alone: nothing in ``service/`` imports ``ingest/`` (ingest's commands and its model
+switch filler come in through entry points), so a search-only install works."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SERVICE = Path(__file__).resolve().parents[2] / "service"
+
+
+def imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names = {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import) for alias in node.names}
+    return names | {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
+
+
+def test_no_module_of_the_search_package_imports_the_ingest_package():
+    offenders = {str(p.relative_to(SERVICE)): sorted(m for m in imported_modules(p) if m.split(".")[0] == "ingest")
+                 for p in SERVICE.rglob("*.py")}
+    assert {p: m for p, m in offenders.items() if m} == {}
+
+
+def test_the_model_switch_filler_is_found_through_its_entry_point():
+    from service.cli import model_switch_filler
+
+    assert model_switch_filler().__module__ == "ingest.backfill"
