@@ -64,7 +64,8 @@ TITLE_PAGES = 8  # pages searched for a title page when the first ones give no c
 
 def better_identity(first: Identity, parsed: ParsedDocument, path: Path) -> Identity:
     """``first`` when its title is clean, else the first clean one a later page gives the same designation
-    (a cover, an order or a publisher's page before the title page)."""
+    (a cover, an order or a publisher's page before the title page); never boilerplate: without a clean name
+    the title is the designation alone (the archive's references may name it later, ``ingest/links.py``)."""
     if not first.designation or not title_problems(first.title, first.designation):
         return first
     for page in range(1, TITLE_PAGES + 1):
@@ -72,6 +73,8 @@ def better_identity(first: Identity, parsed: ParsedDocument, path: Path) -> Iden
         found = identify(text, None, path) if text else None
         if found and found.designation == first.designation and not title_problems(found.title, found.designation):
             return found
+    if "boilerplate" in title_problems(first.title, first.designation):
+        return Identity(first.designation, None)
     return first
 
 

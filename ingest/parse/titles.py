@@ -113,12 +113,14 @@ def name_after(lines: list[str], designation: str) -> str | None:
     joined = [" ".join(line.split()) for line in lines]
     # the first line where the designation ends, also when it is broken over lines («ГОСТ / 10180— / 2012»),
     # else the line where an OCR-misread form of it stands alone («СП 226Л326000.2014»)
-    start = next((i for i in range(len(joined))
+    exact = next((i for i in range(len(joined))
                   if find_designation(" ".join(joined[max(0, i - 3): i + 1])) == designation), None)
-    if start is None:  # the number alone, or broken over lines without its dash («ГОСТ / 25809 / 2019»)
-        digits = re.sub(r"\D", "", designation)
-        start = next((i for i in range(len(joined)) if re.search(r"\d", joined[i])
-                      and re.sub(r"\D", "", " ".join(joined[max(0, i - 2): i + 1])).endswith(digits)), None)
+    # the number alone, or broken over lines without its dash («ГОСТ / 25809 / 2019»): a title page can print
+    # it so ahead of a running header that prints it whole
+    digits = re.sub(r"\D", "", designation)
+    bare = next((i for i in range(len(joined)) if re.search(r"\d", joined[i])
+                 and re.sub(r"\D", "", " ".join(joined[max(0, i - 2): i + 1])).endswith(digits)), None)
+    start = min((i for i in (exact, bare) if i is not None), default=None)
     if start is None:
         start = next((i for i, line in enumerate(joined) if misread(line, designation) == len(line)), None)
     if start is None:

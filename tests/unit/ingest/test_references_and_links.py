@@ -128,6 +128,9 @@ def test_an_imperfect_title_takes_the_name_the_archive_cites_it_by_and_a_clean_o
      "АРХИТЕКТУРНО-ПЛАНИРОВОЧНЫЕ\nРЕШЕНИЯ МНОГОКВАРТИРНЫХ\nЖИЛЫХ ЗДАНИЙ\nСП 31-107-2004\nИЗДАНИЕ ОФИЦИАЛЬНОЕ\n"
      "вязаный жакетСП 31-107-2004", "Свод правил 31-107-2004.txt",
      "СП 31-107-2004 Архитектурно-планировочные решения многоквартирных жилых зданий"),
+    ("ГОСТ\n25809\n2019\nСМЕСИТЕЛИ И КРАНЫ ВОДОРАЗБОРНЫЕ\nТипы и основные размеры\nИздание официальное\n"
+     "ГОСТ 25809—2019\nПредисловие\nЦели, основные принципы и общие правила проведения работ установлены",
+     "ГОСТ 25809-2019.txt", "ГОСТ 25809-2019 Смесители и краны водоразборные. Типы и основные размеры"),
 ])
 def test_a_title_page_read_through_ocr_spacing_misreading_and_old_layouts(head, file, title):
     from pathlib import Path
@@ -146,3 +149,13 @@ def test_a_list_of_quoted_entries_is_read_and_a_quoted_snip_after_a_misread_entr
     links = document_references(blocks, "", "СП 485.1311500.2020")
     assert links.cites == ["ГОСТ 14202-69", "ГОСТ 18188-72"]
     assert links.names["ГОСТ 14202-69"] == "Трубопроводы промышленных предприятий. Опознавательная окраска"
+
+
+def test_a_document_whose_pages_give_only_boilerplate_is_titled_by_its_designation_alone(tmp_path):
+    from ingest.parse import parse_file
+
+    path = tmp_path / "Свод правил 327.1325800.2017.txt"
+    path.write_text("СП 327.1325800.2017\nII\nПредисловие\nСведения о своде правил\n1 ИСПОЛНИТЕЛЬ – АО «НИЦ» – "
+                    "Центральный научно-исследова-\nтельский институт строительных конструкций им. В.А. Кучеренко\n"
+                    "\f1 Область применения\n1.1 Настоящий свод правил распространяется на здания.\n", encoding="utf-8")
+    assert parse_file(path).title == "СП 327.1325800.2017"
