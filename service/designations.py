@@ -76,8 +76,3 @@ def parse_designation(designation: str) -> Designation:
     if dotted and kind == "СП":
         return Designation(designation, f"{kind} {dotted['family']}", int(dotted["year"]))
     return Designation(designation, designation, None)
-
-
-def normalize_query_designation(text: str) -> str | None:
-    """A designation a caller typed («сп 63.13330», «СНиП 52-01-2003») as the index stores it, else None."""
-    return find_designation(text.strip())

@@ -31,6 +31,8 @@ DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "
                    "superseded_by_designation"]
 #: a chunk of an edition the archive holds a newer one of (set by the ingest, ingest/links.py)
 REPLACED = {"exists": {"field": "superseded_by"}}
+#: one chunk per document: a lookup or count of documents reads their first chunks (document fields are on each)
+FIRST_CHUNK = {"term": {"chunk_index": 0}}
 REPLACED_BOOST = 0.75  # eval/editions: 12 of 12 current first, both shown in 6; 0.5 hid the old edition from most
 MOST_CITED = 20
 CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "clause", "spans",
@@ -371,27 +373,30 @@ def build_clause_lookup(doc_id: str, clause: str, groups: list[str]) -> dict[str
 
 def build_visible_ids(doc_ids: list[str], groups: list[str]) -> dict[str, Any]:
     """Which of ``doc_ids`` the caller may read (one chunk each)."""
-    query = {"bool": {"filter": [{"terms": {"doc_id": doc_ids}}, {"term": {"chunk_index": 0}},
-                                 build_access_filter(groups)]}}
+    query = {"bool": {"filter": [{"terms": {"doc_id": doc_ids}}, FIRST_CHUNK, build_access_filter(groups)]}}
     return {"query": query, "size": len(doc_ids), "_source": ["doc_id"]}
+
+
+def build_documents_matching_any(clauses: list[dict[str, Any]], groups: list[str]) -> dict[str, Any]:
+    """The documents the caller may read that match any of ``clauses`` (one chunk per document)."""
+    return {"bool": {"filter": [FIRST_CHUNK, build_access_filter(groups)], "should": clauses,
+                     "minimum_should_match": 1}}
 
 
 def build_cited_lookup(cites: list[str], groups: list[str]) -> dict[str, Any]:
     """The archive's documents a list of cited designations names: by designation, or by family for one
-    cited without an edition (access filter included; one chunk per document)."""
+    cited without an edition (access filter included)."""
     undated = [d for d in cites if parse_designation(d).edition is None]
-    query = {"bool": {"filter": [{"term": {"chunk_index": 0}}, build_access_filter(groups)],
-                      "should": [{"terms": {"designation": cites}}, {"terms": {"family": undated or ["\0"]}}],
-                      "minimum_should_match": 1}}
-    return {"query": query, "size": 2 * len(cites), "_source": ["doc_id", "designation", "family", "edition"]}
+    clauses = [{"terms": {"designation": cites}}, *([{"terms": {"family": undated}}] if undated else [])]
+    return {"query": build_documents_matching_any(clauses, groups), "size": 2 * len(cites),
+            "_source": ["doc_id", "designation", "family", "edition"]}
 
 
 def build_citing_lookup(designation: str, family: str | None, groups: list[str], size: int) -> dict[str, Any]:
-    """Documents citing ``designation`` as such, or its family without an edition (one chunk per document)."""
-    cited = [{"term": {"cites": designation}}, *([{"term": {"cites": family}}] if family else [])]
-    query = {"bool": {"filter": [{"term": {"chunk_index": 0}}, build_access_filter(groups)],
-                      "should": cited, "minimum_should_match": 1}}
-    return {"query": query, "size": size, "_source": ["doc_id", "designation", "title", "file_name"],
+    """Documents citing ``designation`` as such, or its family without an edition (access filter included)."""
+    clauses = [{"term": {"cites": designation}}, *([{"term": {"cites": family}}] if family else [])]
+    return {"query": build_documents_matching_any(clauses, groups), "size": size,
+            "_source": ["doc_id", "designation", "title", "file_name"],
             "sort": [{"designation": "asc"}, {"doc_id": "asc"}]}
 
 
@@ -405,5 +410,5 @@ def build_sources_body(groups: list[str]) -> dict[str, Any]:
                      "folders": {"terms": {"field": "folder", "size": 50}, "aggs": docs},
                      "earliest": {"min": {"field": "updated_at"}}, "latest": {"max": {"field": "updated_at"}},
                      # one chunk per document: a document citing a designation counts once
-                     "cited": {"filter": {"term": {"chunk_index": 0}},
+                     "cited": {"filter": FIRST_CHUNK,
                                "aggs": {"top": {"terms": {"field": "cites", "size": MOST_CITED}}}}}}
