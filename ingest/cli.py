@@ -235,17 +235,11 @@ def titles_command(
     show: int = typer.Option(50, "--show", min=0, help="Imperfect titles listed."),
 ) -> None:
     """Check every indexed document's title: bare designation, split letters, boilerplate, implausible length."""
-    from opensearchpy import helpers
-
+    from ingest.index import first_chunks
     from ingest.parse.titles import TITLE_PROBLEMS, title_problems
-    from service.opensearch import engine_errors
 
     settings: Settings = ctx.obj
-    client = build_client(settings)
-    with engine_errors():
-        docs = [h["_source"] for h in helpers.scan(client, index=settings.index.alias,
-                                                   _source=["doc_id", "title", "designation", "file_path"],
-                                                   query={"query": {"term": {"chunk_index": 0}}})]
+    docs = first_chunks(build_client(settings), settings.index, ["doc_id", "title", "designation"])
     flagged = [(d, problems) for d in docs if (problems := title_problems(d.get("title"), d.get("designation")))]
     counts = Counter(p for _, problems in flagged for p in problems)
     if as_json:

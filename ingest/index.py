@@ -167,6 +167,14 @@ def load_registry(client: OpenSearch, settings: IndexSettings) -> dict[str, dict
                                                                      query={"query": {"match_all": {}}})}
 
 
+def first_chunks(client: OpenSearch, settings: IndexSettings, fields: list[str]) -> list[dict[str, Any]]:
+    """Every document's first chunk as stored (``fields`` of it): one read per document of the fields each chunk
+    repeats (title, designation, links)."""
+    with engine_errors():
+        return [hit["_source"] for hit in helpers.scan(client, index=settings.alias, _source=fields,
+                                                       query={"query": {"term": {"chunk_index": 0}}})]
+
+
 def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[PreparedDocument],
                     max_retries: int = 5, timeout_s: float = 300.0, chunk_size: int = 500,
                     max_bytes: int = 10 * 1024 * 1024, progress: Callable[[], None] = lambda: None) -> dict[str, str]:

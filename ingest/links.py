@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from loguru import logger
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import OpenSearch
 
-from ingest.index import load_registry
+from ingest.index import first_chunks, load_registry
 from ingest.parse.titles import title_problems
 from service.designations import Designation, parse_designation
 from service.opensearch import engine_errors
@@ -127,11 +127,8 @@ def plan_links(entries: list[Entry]) -> dict[str, Links]:
 def current_links(client: OpenSearch, settings: IndexSettings) -> dict[str, Links]:
     """What each document's chunks carry now (read from its first chunk)."""
     fields = ["doc_id", "title", "superseded_by", "superseded_by_designation"]
-    with engine_errors():
-        hits = helpers.scan(client, index=settings.alias, _source=fields,
-                            query={"query": {"term": {"chunk_index": 0}}})
-        return {h["_source"]["doc_id"]: Links(h["_source"].get("title") or "", h["_source"].get("superseded_by"),
-                                              h["_source"].get("superseded_by_designation")) for h in hits}
+    return {src["doc_id"]: Links(src.get("title") or "", src.get("superseded_by"), src.get("superseded_by_designation"))
+            for src in first_chunks(client, settings, fields)}
 
 
 def settle_links(client: OpenSearch, settings: IndexSettings) -> int:

@@ -66,16 +66,15 @@ def better_identity(first: Identity, parsed: ParsedDocument, path: Path) -> Iden
     """``first`` when its title is clean, else the first clean one a later page gives the same designation
     (a cover, an order or a publisher's page before the title page); never boilerplate: without a clean name
     the title is the designation alone (the archive's references may name it later, ``ingest/links.py``)."""
-    if not first.designation or not title_problems(first.title, first.designation):
+    problems = title_problems(first.title, first.designation) if first.designation else []
+    if not problems:
         return first
     for page in range(1, TITLE_PAGES + 1):
         text = "\n".join(b.text for b in parsed.blocks if b.page == page)
         found = identify(text, None, path) if text else None
         if found and found.designation == first.designation and not title_problems(found.title, found.designation):
             return found
-    if "boilerplate" in title_problems(first.title, first.designation):
-        return Identity(first.designation, None)
-    return first
+    return Identity(first.designation, None) if "boilerplate" in problems else first
 
 
 def sanitise(parsed: ParsedDocument) -> None:

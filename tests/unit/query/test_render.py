@@ -2,8 +2,18 @@
 
 from __future__ import annotations
 
-from service.query.models import ChunkResult
-from service.render import place
+from service.query.models import (
+    ChunkResult,
+    DocumentResult,
+    Edition,
+    Facets,
+    Pagination,
+    SearchMeta,
+    SearchResponse,
+    Suggestions,
+    Timings,
+)
+from service.render import place, render_markdown, render_text
 
 
 def chunk(**fields) -> ChunkResult:
@@ -17,18 +27,6 @@ def test_a_chunk_is_cited_by_clause_and_pages():
 
 
 def test_a_replaced_edition_says_which_replaces_it_in_text_and_markdown():
-    from service.query.models import (
-        DocumentResult,
-        Edition,
-        Facets,
-        Pagination,
-        SearchMeta,
-        SearchResponse,
-        Suggestions,
-        Timings,
-    )
-    from service.render import render_markdown, render_text
-
     doc = DocumentResult(id="a", title="СП 134.13330.2012 Системы электросвязи", file_path="/x.txt", file_type="txt",
                          relevance_score=1.0, superseded_by=Edition(id="b", designation="СП 134.13330.2022"))
     meta = SearchMeta(query="q", total_results=1, route_used="bm25", timings=Timings(), facets=Facets(),
