@@ -20,7 +20,7 @@ from opensearchpy import OpenSearch
 
 from ingest.index import first_chunks, load_registry
 from ingest.parse.titles import title_problems
-from service.designations import Designation, parse_designation
+from service.designations import parse_designation
 from service.opensearch import engine_errors
 from service.settings import IndexSettings
 
@@ -62,22 +62,34 @@ class Links:
 
 @dataclass(frozen=True)
 class Archive:
-    """The entries, with the names cited for each designation and family counted once."""
+    """The entries indexed once: the names cited for each designation and family, the documents of each family,
+    and who says they replace what (so each document's links are looked up, not searched for among all)."""
 
-    entries: list[Entry]
     by_designation: dict[str, Counter[str]]
     by_family: dict[str, Counter[str]]
+    members: dict[str, list[Entry]]
+    replacers: dict[str | tuple[str, int], list[Entry]]
+    position: dict[str, int]
 
     @classmethod
     def of(cls, entries: list[Entry]) -> Archive:
         by_designation: dict[str, Counter[str]] = {}
         by_family: dict[str, Counter[str]] = {}
+        members: dict[str, list[Entry]] = {}
+        replacers: dict[str | tuple[str, int], list[Entry]] = {}
         for entry in entries:
             for cited, name in entry.cited_names:
                 if name and not title_problems(name, None):
                     by_designation.setdefault(cited, Counter())[name] += 1
                     by_family.setdefault(parse_designation(cited).family, Counter())[name] += 1
-        return cls(entries, by_designation, by_family)
+            if entry.designation:
+                members.setdefault(parse_designation(entry.designation).family, []).append(entry)
+            for said in entry.replaces:
+                replaced = parse_designation(said)
+                replacers.setdefault(said, []).append(entry)
+                if replaced.edition is not None:
+                    replacers.setdefault((replaced.family, replaced.edition), []).append(entry)
+        return cls(by_designation, by_family, members, replacers, {e.doc_id: i for i, e in enumerate(entries)})
 
     def name_for(self, entry: Entry) -> str | None:
         """The name the archive's references give ``entry``'s designation (that edition first, then any
@@ -90,25 +102,19 @@ class Archive:
 
     def successor(self, entry: Entry) -> Entry | None:
         """The newest document that replaces ``entry``: one that says so («Взамен», «Актуализированная
-        редакция»), or a later edition of its family."""
+        редакция»: the same designation, or its family and edition), or a later edition of its family."""
         if not entry.designation:
             return None
         own = parse_designation(entry.designation)
-        found = [other for other in self.entries if other.designation and other.designation != entry.designation
-                 and (replaces(other, own) or newer_edition(parse_designation(other.designation), own))]
+        said = [*self.replacers.get(own.text, []),
+                *(self.replacers.get((own.family, own.edition), []) if own.edition is not None else [])]
+        newer = [o for o in self.members.get(own.family, []) if own.edition is not None
+                 and (parse_designation(o.designation or "").edition or 0) > own.edition]
+        # in the archive's order, once each: the first of equal editions wins, as it always has
+        found = sorted({o.doc_id: o for o in said + newer if o.designation and o.designation != entry.designation}
+                       .values(), key=lambda o: self.position[o.doc_id])
         return max(found, key=lambda o: (parse_designation(o.designation or "").edition or 0,
                                          o.designation or "")) if found else None
-
-
-def replaces(other: Entry, own: Designation) -> bool:
-    """Whether ``other`` says it replaces ``own`` (the same designation, or its family and edition)."""
-    return any(said == own.text or (parse_designation(said).family == own.family
-                                    and own.edition is not None and parse_designation(said).edition == own.edition)
-               for said in other.replaces)
-
-
-def newer_edition(theirs: Designation, own: Designation) -> bool:
-    return theirs.family == own.family and own.edition is not None and (theirs.edition or 0) > own.edition
 
 
 def plan_links(entries: list[Entry]) -> dict[str, Links]:
