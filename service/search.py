@@ -407,8 +407,8 @@ class SearchService:
                                 replaces=source.get("replaces") or None)
 
     def _resolve_cites(self, cites: list[str], principal: Principal) -> list[Edition]:
-        """Each designation the document cites with the id of the archive's document it names (an edition
-        as cited; without an edition, the newest one) when the caller may read it."""
+        """Each designation the document cites with the id of the archive's document it names, among those the
+        caller may read (an edition as cited; without an edition, the newest readable one)."""
         cites = cites[:MAX_CITES]
         if not cites:
             return []

@@ -134,3 +134,46 @@ def test_list_sources_reports_the_most_cited_designations(archive):
     service, _ = archive
     most = service.list_sources(ANYONE).most_cited
     assert most["ГОСТ 51234-2010"] == 1 and most["СП 134.13330.2012"] == 1
+
+
+@pytest.fixture(scope="module")
+def restricted(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedder):
+    """The newer edition kept where only «legal» may read it; the older one and a citing document public."""
+    import json
+
+    root: Path = tmp_path_factory.mktemp("links-access")
+    (root / "общие").mkdir()
+    (root / "секретно").mkdir()
+    (root / "общие" / "СП 134.13330.2012.txt").write_text(OLD, encoding="utf-8")
+    (root / "общие" / "ГОСТ 51234-2010.txt").write_text(BARE, encoding="utf-8")
+    (root / "секретно" / "СП 134.13330.2022.txt").write_text(NEW, encoding="utf-8")
+    rules = root.parent / f"{root.name}-access.json"
+    rules.write_text(json.dumps({"rules": [{"pattern": "секретно/*", "groups": ["legal"]}]}), encoding="utf-8")
+    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}", access_rules=rules)
+    settings.search.cache_ttl_s = 0
+    assert not run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True).failed
+    yield SearchService(settings, client, navec_embedder)
+    drop_index_resources(client, settings.index)
+
+
+def test_a_newer_edition_the_caller_may_not_read_is_named_but_never_given_by_id(restricted: SearchService):
+    public, legal = ANYONE, Principal.of("l", ["legal"])
+    seen = {p.name: _by_designation_as(restricted, p) for p in (public, legal)}
+    assert "СП 134.13330.2022" not in seen["t"]
+    old_public = seen["t"]["СП 134.13330.2012"].superseded_by
+    assert old_public is not None and old_public.designation == "СП 134.13330.2022" and old_public.id is None
+    assert seen["l"]["СП 134.13330.2012"].superseded_by.id == seen["l"]["СП 134.13330.2022"].id
+    old_doc = restricted.get_document(seen["t"]["СП 134.13330.2012"].id, public)
+    assert old_doc.document.superseded_by is not None and old_doc.document.superseded_by.id is None
+    # «СП 134.13330» without an edition names the newest edition the caller may read, never an unreadable one
+    bare = seen["t"]["ГОСТ 51234-2010"].id
+    assert {c.designation: c.id for c in restricted.get_document(bare, public).cites or []} == {
+        "СП 134.13330": seen["t"]["СП 134.13330.2012"].id}
+    assert {c.designation: c.id for c in restricted.get_document(bare, legal).cites or []} == {
+        "СП 134.13330": seen["l"]["СП 134.13330.2022"].id}
+
+
+def _by_designation_as(service: SearchService, principal: Principal) -> dict[str | None, DocumentResult]:
+    return {d.designation: d for d in service.search({"query": "распространяется", "operator": "OR",
+                                                      "search_mode": "fulltext", "include_context": False},
+                                                     principal).results}
