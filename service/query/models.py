@@ -142,7 +142,8 @@ class DocumentResponse(BaseModel):
     neighbours: list[ChunkResult] = Field(default_factory=list, description="Chunks just before and after it.")
     cites: list[Edition] | None = Field(default=None, description=(
         "The designations the document cites, as cited («СП 63.13330» without an edition means the current one), "
-        "each with the id of the archive's document it resolves to; at most 200."))
+        "each with the id of the archive's document it resolves to among those you may read (without an edition: "
+        "the newest you may read); at most 200."))
     cited_by: list[CitingDocument] | None = Field(default=None, description=(
         "Documents of the archive citing this edition (and, for the current edition, its designation without an "
         "edition); at most 100."))
