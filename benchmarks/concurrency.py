@@ -59,7 +59,8 @@ from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.query.build import build_request
-from service.search import SearchService, validate_request
+from service.query.contract import validate_request
+from service.search import SearchService
 from service.security import stdio_principal
 from service.settings import ServerSettings, Settings
 

@@ -111,7 +111,7 @@ def stroidok(*args: str, env: dict[str, str]) -> dict[str, Any]:
 
 def backfill_speed(folder: Path, limit: int) -> list[tuple[str, dict[str, Any]]]:
     """Text-first ingest of ``folder`` into a throwaway alias per configuration, then `stroidok embed`."""
-    from service.index_admin import drop_all
+    from service.index_admin.apply import drop_all
     from service.opensearch import build_client
     from service.settings import IndexSettings, Settings
 

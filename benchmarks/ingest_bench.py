@@ -23,11 +23,12 @@ from opensearchpy import OpenSearch
 from ingest.chunk import chunk_blocks
 from ingest.parse import ParseOptions, parse_file
 from ingest.parse.pdf import PdfOptions
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from ingest.sample import DEFAULT_SHARED, list_standards, load_standard, render_pdf
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
-from service.index_admin import apply_all, drop_all
+from service.index_admin.apply import apply_all, drop_all
 from service.opensearch import build_client
 from service.settings import IndexSettings, Settings
 

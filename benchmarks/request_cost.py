@@ -27,7 +27,8 @@ from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.query.build import SOURCE_EXCLUDES, build_request
-from service.search import SearchService, validate_request
+from service.query.contract import validate_request
+from service.search import SearchService
 from service.security import stdio_principal
 from service.settings import Settings
 

@@ -23,10 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.request_cost import VARIANTS, format_table, measure, percentile, read_questions, service_bodies
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from ingest.sample import DEFAULT_SHARED, write_txt_corpus
 from service.embedders.factory import build_embedder
-from service.index_admin import optimize
+from service.index_admin.maintenance import optimize
 from service.opensearch import build_client
 from service.search import SearchService
 from service.security import Principal
@@ -130,7 +131,7 @@ def main() -> None:
                     handle.write(json.dumps(row) + "\n")
     finally:
         if not args.keep:
-            from service.index_admin import drop_all
+            from service.index_admin.apply import drop_all
 
             drop_all(client, settings.index)
 

@@ -17,8 +17,9 @@ from typing import Any
 
 import uvicorn
 
-from service.mcp_server import build_server, http_app, uvicorn_options
 from service.query.models import SearchResponse
+from service.server.http import http_app, uvicorn_options
+from service.server.tools import build_server
 from service.settings import Settings
 
 

@@ -23,9 +23,9 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ingest.index import context_text, vector_or_none
-from ingest.pipeline import StopFlag, stop_on_signals
+from ingest.signals import StopFlag, stop_on_signals
 from service.embedders.base import Embedder
-from service.index_admin import optimize
+from service.index_admin.maintenance import optimize
 from service.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
 from service.opensearch import engine_errors
 from service.settings import Settings

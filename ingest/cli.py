@@ -16,12 +16,14 @@ from rich.console import Console
 from ingest.backfill import BackfillOptions
 from ingest.discover import Shard
 from ingest.index import load_registry
-from ingest.pipeline import TEXT_FIRST, IngestOptions, Interrupted, run_ingest
+from ingest.pipeline import TEXT_FIRST, run_ingest
+from ingest.plan import IngestOptions
 from ingest.report import print_report
+from ingest.signals import Interrupted
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
-from service.query.contract import default_of
+from service.query.contract import OPERATORS, SEARCH_MODES, default_of
 from service.settings import Settings
 
 out = Console(soft_wrap=True)
@@ -162,9 +164,9 @@ def eval_command(
     distractors: int = typer.Option(0, "--distractors", help="Add N construction pages as distractors."),
     distractor_dir: Path = typer.Option(None, "--distractor-dir", help="Page-level JSON folder for distractors."),
     seed: int = typer.Option(13, "--seed"),
-    mode: str = typer.Option("all", "--mode", help="hybrid | semantic | fulltext | all"),
-    operator: str = typer.Option(None, "--operator", help="AUTO | AND | OR | PHRASE (default: the search "
-                                                        "default, so the figures are those of a default call)"),
+    mode: str = typer.Option("all", "--mode", help=" | ".join((*SEARCH_MODES, "all"))),
+    operator: str = typer.Option(None, "--operator", help=" | ".join(OPERATORS) + " (default: the search "
+                                 "default, so the figures are those of a default call)"),
     index: str = typer.Option(None, "--index", help="Alias of the throwaway index (default: random; with "
                               "several embedders, suffixed by each)."),
     embedders: str = typer.Option(None, "--embedder", help="Comma-separated providers to compare side by side, "
@@ -190,8 +192,10 @@ def eval_command(
 
     if (corpus is None) == (documents is None):
         raise typer.BadParameter("give exactly one of --corpus or --documents")
-    if mode not in ("hybrid", "semantic", "fulltext", "all"):
-        raise typer.BadParameter("--mode must be hybrid, semantic, fulltext or all")
+    if mode not in (*SEARCH_MODES, "all"):
+        raise typer.BadParameter(f"--mode must be one of {', '.join(SEARCH_MODES)} or all")
+    if operator is not None and operator not in OPERATORS:
+        raise typer.BadParameter(f"--operator must be one of {', '.join(OPERATORS)}")
     if distractors and distractor_dir is None:
         raise typer.BadParameter("--distractors needs --distractor-dir")
     judged_answers = load_answers(answers) if answers is not None else {}
@@ -206,7 +210,7 @@ def eval_command(
     evalset.answers = {q: a for q, a in judged_answers.items() if q in evalset.queries}
     if distractors:
         evalset.documents += distractor_passages(distractor_dir, distractors, seed)
-    modes = ["hybrid", "semantic", "fulltext"] if mode == "all" else [mode]
+    modes = list(SEARCH_MODES) if mode == "all" else [mode]
     providers = [p.strip() for p in embedders.split(",") if p.strip()] if embedders else [None]
     table = []
     for provider in providers:

@@ -26,18 +26,20 @@ from loguru import logger
 from opensearchpy import OpenSearch
 
 from ingest.answers import AnswerTally, Judged, Shown
+from ingest.batch import Batcher
 from ingest.chunk import chunk_blocks
 from ingest.discover import SourceFile
 from ingest.index import PreparedDocument
 from ingest.parse.model import Block, ParsedDocument
 from ingest.parse.text import page_blocks
-from ingest.pipeline import _Batcher, settle_index
+from ingest.pipeline import settle_index
 from ingest.report import Reporter, RunReport
 from service.embedders.base import Embedder
-from service.index_admin import apply_all, drop_all
+from service.index_admin.apply import apply_all, drop_all
+from service.query.budget import response_size
 from service.query.contract import eval_request
 from service.query.models import SearchResponse
-from service.search import SearchService, response_size
+from service.search import SearchService
 from service.security import Principal
 from service.settings import IndexSettings, Settings
 
@@ -127,7 +129,7 @@ def build_index(evalset: EvalSet, settings: Settings, client: OpenSearch, embedd
     """Index every document through the product's path; returns engine doc_id → eval id."""
     apply_all(client, settings.index)
     report = RunReport()
-    batcher = _Batcher(client, settings, embedder, report, Reporter(len(evalset.documents), quiet=True),
+    batcher = Batcher(client, settings, embedder, report, Reporter(len(evalset.documents), quiet=True),
                        settings.ingest.batch_size, stats_ready=False)
     ids = {}
     for doc in evalset.documents:
@@ -194,7 +196,8 @@ def ingest_as_files(evalset: EvalSet, settings: Settings, client: OpenSearch, em
     and ingest the folder exactly as ``stroidok ingest`` does: parser, repair, titles, chunking, vectors
     (for a slow embedder, text first and then the backfill, as the ingest command's default does)."""
     from ingest.backfill import run_backfill
-    from ingest.pipeline import TEXT_FIRST, IngestOptions, run_ingest
+    from ingest.pipeline import TEXT_FIRST, run_ingest
+    from ingest.plan import IngestOptions
 
     names = {file_name(doc.id): doc.id for doc in evalset.documents}
     for doc in evalset.documents:

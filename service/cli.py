@@ -22,7 +22,8 @@ from rich.table import Table
 from service.engine.process import EngineCluster, EngineProcess, log_tail
 from service.engine.status import read_status
 from service.errors import StroidokError
-from service.index_admin import EmbedderSwitch, apply_all, index_status, migrate, optimize
+from service.index_admin.apply import apply_all, index_status
+from service.index_admin.maintenance import EmbedderSwitch, migrate, optimize
 from service.opensearch import build_client
 from service.query.contract import SHORT_FLAGS, cli_flag, default_of, parameter_schemas, provided
 from service.settings import Settings
@@ -177,8 +178,9 @@ def cli_arguments(values: dict[str, Any]) -> dict[str, Any]:
 def search_cmd(fmt: str = "text", **values: Any) -> None:
     """Search the index as a person would: the MCP tool's parameters and service, results on stdout."""
     from service.embedders.factory import build_embedder
+    from service.query.budget import dumped
     from service.render import render_markdown, render_text
-    from service.search import SearchService, dumped
+    from service.search import SearchService
     from service.security import stdio_principal
 
     if fmt not in ("text", "json", "markdown"):
@@ -207,7 +209,7 @@ def serve_cmd(http: int = typer.Option(None, "--http", help="Serve streamable HT
               workers: int = typer.Option(1, "--workers", min=1, max=64, help="HTTP worker processes (share "
                                           "cache and rate limits through STROIDOK_REDIS_URL).")) -> None:
     """The MCP server: stdio for Claude Code (default), or streamable HTTP."""
-    from service.mcp_server import run
+    from service.server.http import run
 
     if workers > 1 and http is None:
         raise typer.BadParameter("--workers needs --http", param_hint="--workers")

@@ -18,7 +18,7 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.engine.process import EngineProcess
-from service.index_admin import drop_all as drop_index_resources
+from service.index_admin.apply import drop_all as drop_index_resources
 from service.settings import OPENSEARCH_VERSION, EngineSettings, IndexSettings
 
 os.environ.setdefault("DO_NOT_TRACK", "1")

@@ -18,11 +18,12 @@ import inspect
 import json
 import re
 from datetime import date
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, TypeVar, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from service.designations import find_designation
+from service.errors import InvalidQuery
 
 SearchMode = Literal["hybrid", "semantic", "fulltext"]
 Operator = Literal["AUTO", "AND", "OR", "PHRASE"]
@@ -30,6 +31,9 @@ Operator = Literal["AUTO", "AND", "OR", "PHRASE"]
 FileType = Literal["pdf", "docx", "doc", "xlsx", "xls", "pptx", "odt", "rtf", "html", "htm", "csv", "tsv", "txt",
                    "md", "epub"]
 FILE_TYPES: tuple[str, ...] = get_args(FileType)
+SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)
+OPERATORS: tuple[str, ...] = get_args(Operator)
+M = TypeVar("M", bound=BaseModel)
 MAX_PAGE_DEPTH = 1000
 
 Query = Annotated[str, Field(min_length=1, max_length=500)]
@@ -178,6 +182,35 @@ CLAUSES: dict[str, str] = {
     "threshold": "hybrid-level filter: radial k-NN (min_score = (1 + threshold) / 2, cosine space)",
 }
 
+class DocumentRequest(BaseModel):
+    """The arguments of ``get_document``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, max_length=40,
+                    description="A result id (document) or a chunk_id (<document id>:<n>).")
+    clause: str | None = Field(default=None, min_length=1, max_length=60,
+                               description="Open this clause of the document: «5.2.3», «п. 5.2.3», «Приложение Б», "
+                                           "«Таблица 4».")
+
+
+def validate_request(arguments: dict[str, Any]) -> SearchRequest:
+    """Tool/CLI arguments → ``SearchRequest``; pydantic's complaints become one ``INVALID_QUERY``."""
+    return _validated(SearchRequest, arguments, "search request")
+
+
+def validate_document_request(arguments: dict[str, Any]) -> DocumentRequest:
+    """``get_document``'s arguments → ``DocumentRequest`` (one ``INVALID_QUERY`` naming the field)."""
+    return _validated(DocumentRequest, arguments, "get_document request")
+
+
+def _validated(model: type[M], arguments: dict[str, Any], what: str) -> M:
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        raise InvalidQuery.from_validation(exc, what, "request") from exc
+
+
 #: short CLI flags; the long flag is always the parameter's name hyphenated
 SHORT_FLAGS: dict[str, str] = {"limit": "-l", "page": "-p", "document_types": "-t", "search_mode": "-m",
                                "operator": "-o", "queries": "-q", "max_chunks": "-c"}
@@ -203,32 +236,32 @@ def inline_refs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def parameter_schemas() -> dict[str, dict[str, Any]]:
+def parameter_schemas(model: type[BaseModel] = SearchRequest) -> dict[str, dict[str, Any]]:
     """Each parameter's JSON schema (bounds, enum, default, description), self-contained."""
-    schema = SearchRequest.model_json_schema()
+    schema = model.model_json_schema()
     defs = schema.get("$defs", {})
     out = {name: inline_refs(prop, defs) for name, prop in schema["properties"].items()}
     for name, prop in out.items():
-        if (default := default_of(name)) is not inspect.Parameter.empty:
+        if (default := default_of(name, model)) is not inspect.Parameter.empty:
             prop.setdefault("default", default)
     return out
 
 
-def default_of(name: str) -> Any:
+def default_of(name: str, model: type[BaseModel] = SearchRequest) -> Any:
     """The default of parameter ``name`` (``inspect.Parameter.empty`` when it is required)."""
-    field = SearchRequest.model_fields[name]
+    field = model.model_fields[name]
     return inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
 
 
-def tool_parameters() -> list[inspect.Parameter]:
+def tool_parameters(model: type[BaseModel] = SearchRequest) -> list[inspect.Parameter]:
     """The MCP tool's keyword parameters: typed ``Any`` with the model's own JSON schema, so the SDK
     publishes the exact contract and passes the arguments through untouched: the service validates them
     once and answers ``INVALID_QUERY`` with the field."""
     from pydantic import WithJsonSchema
 
     return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
-                              annotation=Annotated[Any, WithJsonSchema(schema)], default=default_of(name))
-            for name, schema in parameter_schemas().items()]
+                              annotation=Annotated[Any, WithJsonSchema(schema)], default=default_of(name, model))
+            for name, schema in parameter_schemas(model).items()]
 
 
 def provided(arguments: dict[str, Any]) -> dict[str, Any]:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.query.models import ChunkResult, Copy, DocumentResult, Edition, Facets
+from service.query.parse import ParsedQuery
 from service.query.passages import (
     Marked,
     Passage,
@@ -252,3 +253,14 @@ def map_correction(suggest: dict[str, Any] | None, original: str) -> str | None:
             if option["text"].strip().lower() != " ".join(original.lower().replace("ё", "е").split()):
                 return str(option["text"])
     return None
+
+
+def related_queries(parsed: ParsedQuery, correction: str | None) -> list[str]:
+    """Broader variants an agent can try when little was found: the correction, unquoted, one term fewer."""
+    related = [correction] if correction else []
+    if parsed.phrases:
+        related.append(parsed.plain)
+    words = parsed.terms.split()
+    if len(words) > 1:
+        related += [" ".join(w for j, w in enumerate(words) if j != i) for i in range(len(words))][:3]
+    return list(dict.fromkeys(r for r in related if r))[:5]

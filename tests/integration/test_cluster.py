@@ -18,11 +18,12 @@ import pytest
 from opensearchpy import OpenSearch, helpers
 
 from ingest.discover import document_id
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
 from service.engine.process import EngineCluster, EngineProcess, port_is_free, running_pid
 from service.errors import StroidokError
-from service.index_admin import drop_all
+from service.index_admin.apply import drop_all
 from service.opensearch import build_client
 from service.search import SearchService
 from service.security import Principal

@@ -12,7 +12,7 @@ import math
 import pytest
 from opensearchpy import OpenSearch
 
-from service.index_admin import apply_all
+from service.index_admin.apply import apply_all
 from service.query.build import build_bm25_leg, build_hybrid_body, build_knn_leg, build_search_body
 from service.settings import IndexSettings
 

@@ -7,7 +7,7 @@ from opensearchpy import OpenSearch
 
 from service.embedders.base import EmbedderIdentity
 from service.errors import IndexSetupError
-from service.index_admin import apply_all, index_status
+from service.index_admin.apply import apply_all, index_status
 from service.index_meta import claim_embedder_meta
 from service.settings import FUSION, IndexSettings
 
@@ -135,7 +135,9 @@ def test_migrate_rebuilds_from_a_changed_template_and_keeps_vectors(client: Open
     from types import SimpleNamespace
 
     from service.embedders.base import EmbedderIdentity
-    from service.index_admin import TEMPLATES_DIR, index_status, migrate
+    from service.index_admin.apply import index_status
+    from service.index_admin.maintenance import migrate
+    from service.index_admin.templates import TEMPLATES_DIR
     from service.index_meta import claim_embedder_meta, read_embedder_meta
 
     apply_all(client, index_settings)
@@ -187,7 +189,7 @@ def test_a_side_index_deleted_under_a_writer_comes_back_with_its_own_mapping(cli
 
 
 def test_drop_all_leaves_no_template_behind(client: OpenSearch, index_settings: IndexSettings):
-    from service.index_admin import drop_all
+    from service.index_admin.apply import drop_all
 
     apply_all(client, index_settings)
     drop_all(client, index_settings)

@@ -22,7 +22,7 @@ def tiny(n: int) -> int:
 def main(kind: str, jobs: int) -> None:
     import multiprocessing
 
-    from ingest.pipeline import worker_context
+    from ingest.pool import worker_context
     from ingest.worker import init_worker
 
     context = worker_context(False) if kind == "forkserver" else multiprocessing.get_context("fork")

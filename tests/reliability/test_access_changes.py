@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from service.search import SearchService
 from service.security import Principal
 from tests.conftest import drop_index_resources, product_settings

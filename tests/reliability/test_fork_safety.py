@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.pipeline import worker_context
+from ingest.pool import worker_context
 
 REPO = Path(__file__).resolve().parents[2]
 

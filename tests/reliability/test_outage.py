@@ -16,7 +16,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from opensearchpy import OpenSearch
 
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from service.engine.process import EngineProcess
 from tests.conftest import free_port, managed_engine_settings, product_settings
 from tests.integration.search.test_mcp import http_server, server_env

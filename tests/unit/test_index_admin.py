@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.index_admin import (
+from service.index_admin.templates import (
     HASH_KEY,
     build_hybrid_pipeline,
     build_index_template,
@@ -71,7 +71,7 @@ def test_default_weights_are_the_measured_best():
 
 
 def test_replicas_expand_to_a_second_node_unless_fixed():
-    from service.index_admin import replica_settings
+    from service.index_admin.templates import replica_settings
 
     assert replica_settings(IndexSettings()) == {"auto_expand_replicas": "0-1"}
     assert replica_settings(IndexSettings(replicas=2)) == {"number_of_replicas": 2, "auto_expand_replicas": False}

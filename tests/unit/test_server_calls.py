@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from service.mcp_server import build_server
 from service.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from service.server.tools import build_server
 from service.settings import ServerSettings, Settings
 
 

@@ -9,7 +9,8 @@ import uuid
 import pytest
 from opensearchpy import OpenSearch, helpers
 
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from ingest.sample import write_txt_corpus
 from service.errors import NotFound
 from service.search import SearchService

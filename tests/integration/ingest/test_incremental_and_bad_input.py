@@ -14,7 +14,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from ingest.discover import document_id
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from tests.conftest import drop_index_resources, product_settings
 from tests.documents import GOST_PDF, make_scanned_pdf
 

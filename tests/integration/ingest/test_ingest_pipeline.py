@@ -15,7 +15,8 @@ from opensearchpy import OpenSearch
 
 from ingest.discover import document_id
 from ingest.index import context_text
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from service.errors import ConfigError
 from service.index_meta import concrete_index, embedder_meta_version, load_embedder_state, read_embedder_meta
 from service.query.passages import parse_spans, span_at

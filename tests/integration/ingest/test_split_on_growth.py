@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from ingest.pipeline import IngestOptions, run_ingest
-from service.index_admin import primary_shards
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
+from service.index_admin.maintenance import primary_shards
 from service.index_meta import concrete_index, read_embedder_meta
 from service.search import SearchService
 from service.security import Principal

@@ -17,10 +17,13 @@ import pytest
 from opensearchpy import OpenSearch
 
 from ingest.backfill import BackfillOptions, run_backfill
-from ingest.pipeline import IngestOptions, Interrupted, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
+from ingest.signals import Interrupted
 from service.embedders.factory import build_embedder
 from service.errors import IngestError
-from service.index_admin import EmbedderSwitch, index_status, migrate, pending_switch
+from service.index_admin.apply import index_status
+from service.index_admin.maintenance import EmbedderSwitch, migrate, pending_switch
 from service.search import SearchService
 from service.security import Principal
 from service.settings import EmbedderSettings

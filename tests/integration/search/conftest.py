@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from ingest.sample import render_pdf
 from service.search import SearchService
 from service.security import Principal

@@ -137,7 +137,7 @@ def test_a_request_the_engine_rejects_is_database_error(corpus_settings, client,
 
 
 def apply_all_pipelines(client, settings) -> None:
-    from service.index_admin import wanted_pipelines
+    from service.index_admin.templates import wanted_pipelines
 
     for pipeline_id, body in wanted_pipelines(settings.index).items():
         client.search_pipeline.put(id=pipeline_id, body=body)

@@ -8,7 +8,8 @@ import uuid
 import pytest
 from opensearchpy import OpenSearch
 
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from service.engine.process import EngineProcess
 from service.errors import IndexUnavailable
 from service.search import SearchService

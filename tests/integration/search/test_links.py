@@ -11,7 +11,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from ingest.parse.titles import title_problems
-from ingest.pipeline import IngestOptions, run_ingest
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from service.query.models import DocumentResult
 from service.search import SearchService
 from service.security import Principal

@@ -8,8 +8,10 @@ import uuid
 import pytest
 from opensearchpy import OpenSearch
 
-from ingest.pipeline import IngestOptions, run_ingest
-from service.search import SearchService, dumped
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
+from service.query.budget import dumped
+from service.search import SearchService
 from service.security import Principal
 from tests.conftest import drop_index_resources, product_settings
 

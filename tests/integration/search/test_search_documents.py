@@ -7,7 +7,8 @@ from collections import Counter
 import pytest
 
 from service.errors import InvalidQuery
-from service.search import SearchService, dumped
+from service.query.budget import dumped
+from service.search import SearchService
 
 pytestmark = pytest.mark.integration
 

@@ -7,7 +7,7 @@ import pytest
 
 from ingest.access import load_rules
 from ingest.discover import Shard, content_hash, discover, document_id, matches
-from ingest.pipeline import plan_run
+from ingest.plan import plan_run
 from service.errors import ConfigError
 
 
@@ -70,7 +70,7 @@ def test_plan_skips_unchanged_and_finds_deleted(tmp_path: Path):
 
 
 def test_a_change_of_parser_or_chunking_settings_re_indexes_unchanged_bytes(tmp_path: Path):
-    from ingest.pipeline import IngestOptions, fingerprint, processing_signature
+    from ingest.plan import IngestOptions, fingerprint, processing_signature
     from service.settings import Settings
 
     (tmp_path / "same.txt").write_text("same")

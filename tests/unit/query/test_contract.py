@@ -8,8 +8,8 @@ import pytest
 import typer
 
 from service.cli import SPLIT_AT_COMMAS, app, cli_arguments
-from service.mcp_server import build_server
 from service.query.contract import CLAUSES, SHORT_FLAGS, SearchRequest, cli_flag, eval_request, parameter_schemas
+from service.server.tools import build_server
 from service.settings import Settings
 
 FIELDS = set(SearchRequest.model_fields)
@@ -94,7 +94,7 @@ def test_docs_carry_the_contract_table_as_generated():
 @pytest.mark.parametrize("field", ["document_types", "path", "queries"])
 def test_an_object_in_any_list_parameter_is_an_invalid_query_naming_the_field(field):
     from service.errors import InvalidQuery
-    from service.search import validate_request
+    from service.query.contract import validate_request
 
     with pytest.raises(InvalidQuery) as caught:
         validate_request({"query": "бетон", field: [{"a": 1}]})

@@ -3,20 +3,14 @@ from __future__ import annotations
 import pytest
 
 from service.errors import InvalidQuery
+from service.query.budget import dumped, fit_budget
 from service.query.build import CHUNK_FIELDS, DOCUMENT_FIELDS
-from service.query.map import cut_at_word, map_correction, map_hits, snippet
+from service.query.contract import validate_request
+from service.query.map import cut_at_word, map_correction, map_hits, related_queries, snippet
 from service.query.models import DocumentResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from service.query.paging import encode_cursor, paginate, request_offset
 from service.query.parse import parse_query
 from service.query.passages import POST, PRE
-from service.search import (
-    dumped,
-    encode_cursor,
-    fit_budget,
-    paginate,
-    related_queries,
-    request_offset,
-    validate_request,
-)
 
 
 def test_cut_at_word_never_splits_a_word_and_marks_the_cut():

@@ -1,0 +1,117 @@
+"""What a run will do, decided before any file is read: which files to parse, which are unchanged or links
+to a file already taken, which are too big or unreadable, which indexed documents lost their file. The
+dry run reports this plan, and the run reports the same outcomes for the files it does not parse.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ingest.access import AccessRules
+from ingest.discover import Rejected, Shard, SourceFile, content_hash, os_reason
+from ingest.parse import PARSER_VERSION
+from ingest.parse.pdf import OcrMode
+from ingest.report import FileOutcome
+from service.settings import Settings
+
+
+@dataclass(frozen=True)
+class IngestOptions:
+    paths: list[Path]
+    include: list[str] = field(default_factory=list)
+    exclude: list[str] = field(default_factory=list)
+    batch_size: int | None = None
+    workers: int | None = None
+    dry_run: bool = False
+    force: bool = False
+    ocr: OcrMode = "auto"
+    pdf_parser: str | None = None
+    encoding: str | None = None
+    shard: Shard | None = None
+    vectors_later: bool = False
+
+
+@dataclass
+class Plan:
+    todo: list[tuple[SourceFile, str]]
+    unchanged: list[SourceFile]
+    gone: list[dict[str, Any]]
+    too_big: list[SourceFile]
+    rejected: list[Rejected] = field(default_factory=list)
+    aliases: list[SourceFile] = field(default_factory=list)
+
+
+def is_current(entry: dict[str, Any] | None, digest: str, groups: list[str]) -> bool:
+    """A registry entry describes this exact file version with these access groups, fully written."""
+    return entry is not None and bool(entry) and not entry.get("pending") and entry.get("content_hash") == digest \
+        and sorted(entry.get("access_groups") or []) == sorted(groups)
+
+
+def processing_signature(settings: Settings, options: IngestOptions) -> str:
+    """Everything besides a file's bytes that decides its chunks: the parser version and options, chunk
+    size and overlap. Part of each file's fingerprint, so changing any of them re-indexes the files."""
+    ingest = settings.ingest
+    return (f"p{PARSER_VERSION}.c{ingest.chunk_chars}.o{ingest.chunk_overlap}."
+            f"{options.pdf_parser or ingest.pdf_parser}.{options.ocr}.{options.encoding or 'auto'}")
+
+
+def fingerprint(digest: str, processing: str) -> str:
+    return f"{digest}+{processing}" if processing else digest
+
+
+def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, Any]], roots: list[Path], force: bool,
+             max_bytes: int, rules: AccessRules | None = None, processing: str = "",
+             shard: Shard | None = None) -> Plan:
+    """Which files to parse, which are unchanged (same bytes, same processing, same access groups), which
+    indexed documents lost their file, and which files cannot be read (reported, never fatal). With a
+    ``shard``, ``files`` are that partition's and only its vanished documents are removed."""
+    plan = Plan([], [], [], [])
+    seen = set()
+    for f in sorted(files, key=lambda f: isinstance(f, SourceFile) and f.path.is_symlink()):  # real names first
+        if isinstance(f, Rejected):
+            plan.rejected.append(f)
+            continue
+        if f.doc_id in seen:
+            plan.aliases.append(f)
+            continue
+        seen.add(f.doc_id)
+        if f.size > max_bytes:
+            plan.too_big.append(f)
+            continue
+        try:
+            digest = fingerprint(content_hash(f.path), processing)
+        except OSError as exc:
+            plan.rejected.append(Rejected(f.display, os_reason(exc)))
+            continue
+        groups = rules.groups_for(f.path) if rules else list((registry.get(f.doc_id) or {}).get("access_groups", []))
+        if is_current(registry.get(f.doc_id), digest, groups) and not force:
+            plan.unchanged.append(f)
+        else:
+            plan.todo.append((f, digest))
+    resolved = [r.resolve() for r in roots]
+    plan.gone = [e for e in registry.values()
+                 if e.get("doc_id") not in seen and (shard is None or shard.holds(str(e.get("doc_id"))))
+                 and any(Path(e["file_path"]).is_relative_to(r) for r in resolved)
+                 and not Path(e["file_path"]).exists()]
+    return plan
+
+
+def planned_outcomes(plan: Plan) -> list[FileOutcome]:
+    """The outcomes the plan decides without reading a file: unchanged and linked files skipped, files too big
+    or unreadable failed. The run records them as they are; the dry run reports them beside what it would do."""
+    return ([FileOutcome(f.display, "skipped", reason="unchanged") for f in plan.unchanged]
+            + [FileOutcome(f.display, "skipped", reason="a link to a file ingested under its own name")
+               for f in plan.aliases]
+            + [FileOutcome(f.display, "failed", reason=f"{f.size} bytes, over STROIDOK_INGEST_MAX_FILE_MB")
+               for f in plan.too_big]
+            + [FileOutcome(r.path, "failed", reason=r.reason) for r in plan.rejected])
+
+
+def dry_run_outcomes(plan: Plan) -> list[FileOutcome]:
+    """What a run of ``plan`` would do: each file to parse, each vanished document to delete, and the
+    outcomes the run would record without parsing (``planned_outcomes``)."""
+    return ([FileOutcome(f.display, "planned", reason="index") for f, _ in plan.todo]
+            + [FileOutcome(e["file_path"], "planned", e.get("chunk_count", 0), reason="delete") for e in plan.gone]
+            + planned_outcomes(plan))

@@ -1,0 +1,1 @@
+"""The engine resources of an index alias: templates, applying them, maintenance."""

@@ -1,0 +1,239 @@
+"""Apply and check the templates, the alias's index, the side indexes and the search pipelines.
+
+Applying is idempotent: each resource is compared with what the engine holds and written only when it
+differs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from loguru import logger
+from opensearchpy import OpenSearch
+from opensearchpy import exceptions as os_exc
+
+from service.errors import IndexSetupError
+from service.index_admin.templates import (
+    HASH_KEY,
+    TEMPLATES_DIR,
+    load_json,
+    replica_settings,
+    side_indexes,
+    side_template,
+    side_template_name,
+    wanted_pipelines,
+    wanted_template,
+)
+from service.index_meta import read_embedder_meta
+from service.opensearch import engine_errors
+from service.settings import FUSION, IndexSettings
+
+Action = Literal["created", "updated", "unchanged"]
+
+
+@dataclass(frozen=True)
+class Change:
+    kind: str
+    name: str
+    action: Action
+
+
+@dataclass
+class IndexStatus:
+    alias: str
+    concrete_index: str | None
+    doc_count: int | None
+    template_current: bool
+    pipelines_current: dict[str, bool]
+    embedding_dim: int | None
+    pending_vectors: int | None = None
+    problems: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+def _installed_template_hash(client: OpenSearch, name: str) -> str | None:
+    try:
+        found = client.indices.get_index_template(name=name)
+    except os_exc.NotFoundError:
+        return None
+    template = found["index_templates"][0]["index_template"]
+    return str(template.get("template", {}).get("mappings", {}).get("_meta", {}).get(HASH_KEY, ""))
+
+
+def _installed_pipeline(client: OpenSearch, pipeline_id: str) -> dict[str, Any] | None:
+    try:
+        pipeline: dict[str, Any] = client.search_pipeline.get(id=pipeline_id)[pipeline_id]
+        return pipeline
+    except os_exc.NotFoundError:
+        return None
+
+
+def alias_indices(client: OpenSearch, alias: str) -> list[str]:
+    try:
+        return sorted(client.indices.get_alias(name=alias))
+    except os_exc.NotFoundError:
+        return []
+
+
+def apply_template(client: OpenSearch, name: str, body: dict[str, Any]) -> Change:
+    """Write an index template whose mapping ``_meta`` carries its content hash, only when the hash differs."""
+    installed = _installed_template_hash(client, name)
+    wanted = body["template"]["mappings"]["_meta"][HASH_KEY]
+    if installed == wanted:
+        return Change("index_template", name, "unchanged")
+    client.indices.put_index_template(name=name, body=body)
+    return Change("index_template", name, "created" if installed is None else "updated")
+
+
+def apply_pipeline(client: OpenSearch, pipeline_id: str, body: dict[str, Any]) -> Change:
+    installed = _installed_pipeline(client, pipeline_id)
+    if installed == body:
+        return Change("search_pipeline", pipeline_id, "unchanged")
+    client.search_pipeline.put(id=pipeline_id, body=body)
+    return Change("search_pipeline", pipeline_id, "created" if installed is None else "updated")
+
+
+def _apply_index(client: OpenSearch, settings: IndexSettings, template: dict[str, Any]) -> Change:
+    if indices := alias_indices(client, settings.alias):
+        client.indices.put_settings(index=indices[-1], body={"index": replica_settings(settings)})
+        return _add_new_fields(client, indices[-1], template["template"]["mappings"])
+    if client.indices.exists(index=settings.alias):
+        if client.indices.exists_alias(name=settings.alias):  # a parallel `ingest --shard` created it just now
+            return _apply_index(client, settings, template)
+        raise IndexSetupError(
+            f"'{settings.alias}' exists as a plain index, not an alias; delete it or choose another "
+            "STROIDOK_INDEX_ALIAS",
+        )
+    body: dict[str, Any] = {"aliases": {settings.alias: {"is_write_index": True}}}
+    if settings.split_at_chunks and settings.shards > 1:
+        body["settings"] = {"index": {"number_of_shards": 1}}  # split to `shards` once grown (split_if_grown)
+    if not _create_once(client, settings.first_index, body):
+        return Change("index", f"{settings.alias} -> {settings.first_index}", "unchanged")
+    return Change("index", f"{settings.alias} -> {settings.first_index}", "created")
+
+
+def _create_once(client: OpenSearch, name: str, body: dict[str, Any]) -> bool:
+    """Create an index; False when another process (a parallel ``ingest --shard``) created it first."""
+    try:
+        client.indices.create(index=name, body=body)
+    except os_exc.RequestError as exc:
+        if exc.error != "resource_already_exists_exception":
+            raise
+        return False
+    return True
+
+
+def _add_new_fields(client: OpenSearch, index: str, mappings: dict[str, Any]) -> Change:
+    """Fields the template gained since ``index`` was created are added to it (a mapping only grows), so
+    an ingest with a newer version writes into an older index; a changed field needs `index migrate`."""
+    current = client.indices.get_mapping(index=index)[index]["mappings"].get("properties", {})
+    new = {name: field for name, field in mappings["properties"].items() if name not in current}
+    if not new:
+        return Change("index", index, "unchanged")
+    try:
+        client.indices.put_mapping(index=index, body={"properties": new})
+    except os_exc.RequestError as exc:
+        logger.warning("index {} keeps its mapping ({}); run `stroidok index migrate`", index, exc.error)
+        return Change("index", index, "unchanged")
+    return Change("index", index, "updated")
+
+
+def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any], settings: IndexSettings) -> list[Change]:
+    """Create a side index if missing, and its template; its mapping only ever gains fields, so existing ones
+    are kept. Its replicas follow the settings (a registry on one node only would not survive that node)."""
+    body["settings"]["index"].update(replica_settings(settings))
+    template = apply_template(client, side_template_name(name), side_template(name, body))
+    if client.indices.exists(index=name):
+        client.indices.put_mapping(index=name, body=body["mappings"])
+        client.indices.put_settings(index=name, body={"index": replica_settings(settings)})
+        return [template, Change("index", name, "unchanged")]
+    return [template, Change("index", name, "created" if _create_once(client, name, body) else "unchanged")]
+
+
+def with_recorded_fusion(client: OpenSearch, settings: IndexSettings) -> IndexSettings:
+    """``settings`` with the fusion (weight, floors) of the embedder the alias's index records, wherever they
+    are not set explicitly: the search service embeds queries with that embedder whatever is configured, so
+    a run configured for another one (an ingest it will refuse, say) must not leave its fusion behind."""
+    recorded = FUSION.get(str((read_embedder_meta(client, settings) or {}).get("provider")))
+    update = {k: v for k, v in (recorded or {}).items() if k not in settings.model_fields_set}
+    return settings.model_copy(update=update) if update else settings
+
+
+def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> list[Change]:
+    """Make the engine hold the template, pipelines and aliased index described by the files."""
+    settings = with_recorded_fusion(client, settings)
+    with engine_errors():
+        template = wanted_template(settings, templates_dir)
+        changes = [apply_template(client, settings.template_name, template)]
+        changes += [apply_pipeline(client, pid, body) for pid, body in wanted_pipelines(settings, templates_dir).items()]
+        changes.append(_apply_index(client, settings, template))
+        for index, file in side_indexes(settings).items():
+            changes += _apply_side_index(client, index, load_json(file, templates_dir), settings)
+    status = _status(client, settings, templates_dir)
+    if status.problems:
+        raise IndexSetupError("index set up, but it does not match settings", details={"problems": status.problems})
+    for notice in status.notices:
+        logger.warning(notice)
+    return changes
+
+
+def _index_mapping_facts(client: OpenSearch, index: str) -> tuple[int | None, str | None]:
+    """The vector dimension and the template hash the concrete index was created from."""
+    mapping = client.indices.get_mapping(index=index)[index]["mappings"]
+    dim = mapping.get("properties", {}).get("embedding", {}).get("dimension")
+    return dim, mapping.get("_meta", {}).get(HASH_KEY)
+
+
+def index_status(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> IndexStatus:
+    """Compare what the engine holds with the files and settings; ``problems`` says what differs."""
+    return _status(client, with_recorded_fusion(client, settings), templates_dir)
+
+
+def _status(client: OpenSearch, settings: IndexSettings, templates_dir: Path) -> IndexStatus:
+    """``index_status`` for settings whose fusion is already the recorded embedder's."""
+    with engine_errors():
+        template_hash = _installed_template_hash(client, settings.template_name)
+        wanted_hash = wanted_template(settings, templates_dir)["template"]["mappings"]["_meta"][HASH_KEY]
+        pipelines = {pid: _installed_pipeline(client, pid) == body
+                     for pid, body in wanted_pipelines(settings, templates_dir).items()}
+        indices = alias_indices(client, settings.alias)
+        concrete = indices[-1] if indices else None
+        count = client.count(index=settings.alias)["count"] if concrete else None
+        pending = client.count(index=settings.alias, body={"query": {"term": {"vector_pending": True}}})["count"] \
+            if concrete else None
+        dim, index_hash = _index_mapping_facts(client, concrete) if concrete else (None, None)
+    status = IndexStatus(settings.alias, concrete, count, template_hash == wanted_hash, pipelines, dim, pending)
+    status.problems = _problems(status, settings)
+    if concrete and dim == settings.embedding_dim and index_hash != wanted_hash:
+        status.notices.append(f"index {concrete} was created from an older template (it works, without the newer "
+                              "analysis): run `stroidok index migrate`")
+    return status
+
+
+def _problems(status: IndexStatus, settings: IndexSettings) -> list[str]:
+    problems = []
+    if not status.template_current:
+        problems.append(f"index template {settings.template_name} is missing or differs from index_templates/")
+    problems += [f"search pipeline {pid} is missing or differs" for pid, ok in status.pipelines_current.items()
+                 if not ok]
+    if status.concrete_index is None:
+        problems.append(f"alias {settings.alias} points to no index")
+    elif status.embedding_dim != settings.embedding_dim:
+        problems.append(f"index {status.concrete_index} has vector dimension {status.embedding_dim}, settings say "
+                        f"{settings.embedding_dim}: reindex or change STROIDOK_INDEX_EMBEDDING_DIM")
+    return problems
+
+
+def drop_all(client: OpenSearch, settings: IndexSettings) -> None:
+    """Remove everything ``apply_all`` creates for an alias (throwaway indexes of tests, eval, benchmarks)."""
+    client.indices.delete(index=f"{settings.alias}-*", ignore=[404], expand_wildcards="all")
+    for template in (settings.template_name, *map(side_template_name, side_indexes(settings))):
+        client.indices.delete_index_template(name=template, ignore=[404])
+    for pipeline_id in (settings.hybrid_pipeline, settings.rrf_pipeline, settings.single_pipeline):
+        client.search_pipeline.delete(id=pipeline_id, ignore=[404])

@@ -1,0 +1,58 @@
+"""Where a page of results starts and what comes next: offsets, cursors bound to their query, page numbers.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+
+from service.errors import (
+    InvalidQuery,
+)
+from service.query.contract import MAX_PAGE_DEPTH, SearchRequest
+from service.query.models import (
+    Pagination,
+)
+
+
+def request_fingerprint(request: SearchRequest) -> str:
+    """Identifies a query independent of its position (what a cursor belongs to)."""
+    data = request.model_dump(mode="json", exclude={"page", "cursor"})
+    return hashlib.sha256(json.dumps(data, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:12]
+
+
+def encode_cursor(request: SearchRequest, offset: int) -> str:
+    raw = json.dumps({"o": offset, "f": request_fingerprint(request)}).encode()
+    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def request_offset(request: SearchRequest) -> int:
+    """Where the page starts: the offset its cursor carries, else (page - 1) × limit. A cursor of another
+    query, or one past the paging depth, is refused."""
+    if not request.cursor:
+        return (request.page - 1) * request.limit
+    try:
+        data = json.loads(base64.urlsafe_b64decode(request.cursor + "=" * (-len(request.cursor) % 4)))
+        offset, fingerprint = int(data["o"]), str(data["f"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise InvalidQuery("cursor is not valid; pass the next_cursor of a previous response",
+                           details={"field": "cursor"}) from exc
+    if fingerprint != request_fingerprint(request):
+        raise InvalidQuery("cursor belongs to another query or other filters; start again without it",
+                           details={"field": "cursor"})
+    if not 0 <= offset < MAX_PAGE_DEPTH:
+        raise InvalidQuery(f"cursor goes past the paging depth ({MAX_PAGE_DEPTH} documents); narrow the query",
+                           details={"field": "cursor"})
+    return offset
+
+
+def paginate(request: SearchRequest, offset: int, returned: int, total: int, cut: bool,
+             exhausted: bool = False) -> Pagination:
+    """Page numbers and the cursor of the next page; ``cut`` says results were dropped for the budget, so
+    the cursor continues right after the last one returned; ``exhausted`` that the ranking ran out (each leg
+    ranks at most ``pagination_depth`` chunks) before the count did: nothing comes after what was found."""
+    pages = max(1, -(-total // request.limit))
+    has_more = offset + returned < min(total, MAX_PAGE_DEPTH) and (cut or (returned > 0 and not exhausted))
+    return Pagination(page=offset // request.limit + 1, limit=request.limit, total_pages=pages, has_more=has_more,
+                      next_cursor=encode_cursor(request, offset + returned) if has_more else None)

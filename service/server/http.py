@@ -1,0 +1,94 @@
+"""The streamable-HTTP transport: DNS-rebinding protection, the bearer-token guard, and uvicorn with the
+product's limits (connections, body size, keep-alive, header-read timeout); stdio for Claude Code."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from loguru import logger
+from mcp.server import MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
+
+from service.errors import Unauthorized
+from service.security import known_token
+from service.server.errors import error_text
+from service.server.tools import build_server
+from service.settings import ServerSettings, Settings
+
+
+def transport_security(settings: ServerSettings) -> TransportSecuritySettings:
+    """DNS-rebinding protection on every bind address (the SDK enables it only for loopback names):
+    Host and Origin must be loopback, the bind address, or listed in settings."""
+    hosts = ["127.0.0.1", "localhost", "[::1]"] + ([settings.host] if settings.host not in ("0.0.0.0", "::") else [])
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[f"{h}:*" for h in hosts] + [h for h in hosts] + settings.allowed_hosts,
+        allowed_origins=[f"http://{h}:*" for h in hosts] + [f"https://{h}:*" for h in hosts] + settings.allowed_origins,
+    )
+
+
+class RequireToken:
+    """ASGI guard: with tokens configured, a request without a valid bearer token gets 401 and our
+    ``UNAUTHORIZED`` object, before the MCP layer sees it (no session, no tool list)."""
+
+    def __init__(self, app: Any, settings: ServerSettings, server: MCPServer | None = None) -> None:
+        self.app, self.settings, self.server = app, settings, server
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and self.settings.tokens:
+            headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+            if known_token(self.settings, headers.get("authorization")) is None:
+                error = Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
+                if (on_refused := getattr(self.server, "on_refused", None)) is not None:  # set by the lifespan
+                    client = scope.get("client") or ("?", 0)
+                    on_refused("http", {"path": scope.get("path"), "client": client[0]}, error)
+                body = error_text(error)
+                await send({"type": "http.response.start", "status": 401, "headers": [
+                    (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
+                await send({"type": "http.response.body", "body": body.encode()})
+                return
+        await self.app(scope, receive, send)
+
+
+def http_app(server: MCPServer, settings: ServerSettings) -> Any:
+    """The streamable-HTTP ASGI app with the product's guards around the SDK's."""
+    app = server.streamable_http_app(stateless_http=True, json_response=settings.json_response,
+                                     host=settings.host,
+                                     transport_security=transport_security(settings),
+                                     max_request_body_size=settings.max_body_bytes)
+    return RequireToken(app, settings, server)
+
+
+def http_app_from_environment() -> Any:
+    """The HTTP app of one worker process (``serve --http --workers N``): settings from the environment,
+    as the CLI reads them."""
+    settings = Settings()
+    return http_app(build_server(settings), settings.server)
+
+
+def run(settings: Settings, http_port: int | None = None, workers: int = 1) -> None:
+    """Serve over stdio (Claude Code), or streamable HTTP on ``http_port`` with ``workers`` processes
+    (they share the query cache and rate limits only through Redis: set ``STROIDOK_REDIS_URL``)."""
+    if http_port is None:
+        build_server(settings).run("stdio")
+        return
+    import uvicorn
+
+    if workers > 1 and not settings.search.redis_url:
+        logger.warning("{} workers without STROIDOK_REDIS_URL: each keeps its own cache and rate limits", workers)
+    options = uvicorn_options(settings.server, http_port)
+    if workers > 1:
+        uvicorn.run("service.server.http:http_app_from_environment", factory=True, workers=workers, **options)
+        return
+    uvicorn.Server(uvicorn.Config(http_app(build_server(settings), settings.server), **options)).run()
+
+
+def uvicorn_options(settings: ServerSettings, port: int) -> dict[str, Any]:
+    """How uvicorn serves the HTTP app on ``port``."""
+    return {
+        "host": settings.host, "port": port, "log_level": "warning",
+        "limit_concurrency": settings.max_connections,
+        # longer than clients keep idle connections (httpx: 5 s), so a client never sends on a connection
+        # the server is closing (that race reset 1 of 50 concurrent sessions at 5 s)
+        "timeout_keep_alive": settings.keep_alive_s,
+        "h11_max_incomplete_event_size": 16 * 1024, "backlog": 2048}
