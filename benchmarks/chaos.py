@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import random
@@ -34,21 +35,23 @@ from opensearchpy import OpenSearch
 
 from ingest.sample import DEFAULT_SHARED, write_txt_corpus
 from service.engine.process import EngineProcess, running_pid
-from tests.conftest import free_port, managed_engine_settings
-from tests.integration.search.test_mcp import http_server, server_env
-from tests.reliability import hostile, probes
-from tests.reliability.crash import (
+from tests.support import hostile, probes
+from tests.support.crash import (
     REPO,
     chunk_state,
     ingest_env,
     kill_hard,
     marked_processes,
     new_marker,
+    no_process_marked,
     registry_count,
     run_ingest_cli,
     start_ingest,
     wait_until,
 )
+from tests.support.engine import managed_engine_settings
+from tests.support.net import free_port
+from tests.support.servers import http_server, server_env
 
 NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
 
@@ -105,14 +108,14 @@ def ingest_kills(url: str, root: Path, kills: int, rng: random.Random) -> dict[s
         running = start_ingest(root, ingest_env(url, alias, marker))
         time.sleep(rng.uniform(1.0, 8.0))
         kill_hard(running)
-        orphans += 0 if wait_until(lambda m=marker: not marked_processes(m), timeout=10) else len(marked_processes(marker))
+        orphans += 0 if wait_until(functools.partial(no_process_marked, marker), timeout=10) else len(marked_processes(marker))
     final = run_ingest_cli(root, ingest_env(url, alias))
     return {"kills": kills, "orphan_processes": orphans, "final_rerun_exit": final.returncode,
             **compare(client, alias, url, root)}
 
 
 def bad_inputs(url: str, work: Path) -> dict[str, Any]:
-    from tests.reliability.test_hostile_files import meets, outcome_name
+    from tests.support.hostile import meets, outcome_name
 
     root = work / "hostile"
     expected = hostile.build(root, work / "outside", big_mb=50)
@@ -158,9 +161,9 @@ def acl_and_injections(url: str, work: Path, requests: int) -> dict[str, Any]:
     doc_groups = {h["_source"]["doc_id"]: h["_source"]["access_groups"] for h in hits}
     chunk_ids = [h["_id"] for h in hits]
     tokens = json.dumps({t: g for t, g in probes.TOKENS.items()})
-    env = server_env(url, type("S", (), {"index": type("I", (), {"alias": alias})})(),  # only the alias is read
+    env = server_env(alias, url,
                      STROIDOK_SERVER_TOKENS=tokens, STROIDOK_SEARCH_RATE_LIMIT="1000000/minute")
-    with http_server(env, free_port()) as mcp_url:
+    with http_server(env, free_port()) as (mcp_url, _):
         fuzz = probes.acl_fuzz(mcp_url, doc_groups, chunk_ids, requests)
         injections = probes.run_injections(mcp_url, doc_groups)
     return {"acl": {"requests": fuzz.tried, "leaks": fuzz.leaks, "other_errors": fuzz.errors,
@@ -175,9 +178,9 @@ def outage(engine: EngineProcess, work: Path) -> dict[str, Any]:
     root.mkdir()
     (root / "акт.txt").write_text("Акт приемки бетонных работ по устройству ростверка.", encoding="utf-8")
     assert run_ingest_cli(root, ingest_env(engine.url, alias)).returncode == 0
-    env = server_env(engine.url, type("S", (), {"index": type("I", (), {"alias": alias})})())
+    env = server_env(alias, engine.url)
     calls = [("search_documents", {"query": "ростверк"}), ("get_document", {"id": "0" * 20}), ("list_sources", {})]
-    with http_server(env, free_port()) as url:
+    with http_server(env, free_port()) as (url, _):
         engine.down()
         down = {}
         for name, arguments in calls:

@@ -36,7 +36,6 @@ import asyncio
 import itertools
 import json
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -45,7 +44,7 @@ import time
 from collections.abc import Awaitable, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -54,7 +53,6 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from pydantic import BaseModel
 
-from benchmarks.request_cost import percentile
 from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
@@ -63,36 +61,9 @@ from service.query.contract import validate_request
 from service.search import SearchService
 from service.security import stdio_principal
 from service.settings import ServerSettings, Settings
-
-REPO = Path(__file__).resolve().parents[1]
-
-
-@dataclass
-class Run:
-    """Latencies (ms) and errors of one level, and its wall time (s)."""
-
-    latencies: list[float] = field(default_factory=list)
-    errors: int = 0
-    wall_s: float = 0.0
-    inside: list[float] = field(default_factory=list)  # MCP: the server's own total_ms of each call
-    searched: list[float] = field(default_factory=list)  # MCP stdio: its search_ms (planning + engine request)
-
-    def pct(self, q: float) -> float:
-        return percentile(self.latencies, q) if self.latencies else float("nan")
-
-    @property
-    def throughput(self) -> float:
-        return (len(self.latencies) + self.errors) / self.wall_s if self.wall_s else 0.0
-
-    @classmethod
-    def merged(cls, *runs: Run) -> Run:
-        """Several runs of one path as one: their calls, errors and wall time together."""
-        return cls(latencies=[ms for r in runs for ms in r.latencies], errors=sum(r.errors for r in runs),
-                   wall_s=sum(r.wall_s for r in runs))
-
-    def row(self, name: str, clients: int) -> str:
-        return (f"| {name} | {clients} | {self.pct(.5):.0f} | {self.pct(.95):.0f} | {self.pct(.99):.0f} | "
-                f"{self.throughput:.1f} | {self.errors} |")
+from tests.support.documents import REPO
+from tests.support.load import Run, control_line, percentile
+from tests.support.servers import UNCACHED_UNLIMITED, http_server, server_env
 
 
 @contextmanager
@@ -116,19 +87,6 @@ def pinned(settings: Settings, engine_cpus: set[int]) -> Iterator[None]:
     finally:
         engine_on(everything)
         os.sched_setaffinity(0, everything)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def server_env(alias: str, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STROIDOK_SEARCH_")}
-    env.update({"STROIDOK_INDEX_ALIAS": alias, "STROIDOK_SEARCH_CACHE_TTL_S": "0",
-                "STROIDOK_SEARCH_RATE_LIMIT": "100000000/minute", "DO_NOT_TRACK": "1", **extra})
-    return env
 
 
 def tree_cpu_s(pid: int) -> float:
@@ -182,34 +140,6 @@ class CpuMeter:
         """The CPU of several levels together (per_call_ms then takes all their calls)."""
         return cls(meters[0].settings, meters[0].server_pid,
                    used=tuple(sum(parts) for parts in zip(*(m.used for m in meters), strict=True)))
-
-
-@contextmanager
-def http_server(env: dict[str, str], workers: int, standin: list[str] | None = None) -> Iterator[tuple[str, int]]:
-    """``stroidok serve --http`` on a free port (or, with ``standin``, benchmarks.standin_server and those
-    arguments): its URL and pid."""
-    port = free_port()
-    log = tempfile.TemporaryFile()  # noqa: SIM115 — closed below
-    command = (["-m", "benchmarks.standin_server", "--port", str(port), *standin] if standin is not None else
-               ["-m", "service.cli", "serve", "--http", str(port), "--workers", str(workers)])
-    process = subprocess.Popen([sys.executable, *command], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log)
-    try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None or time.monotonic() > deadline:
-                    log.seek(0)
-                    raise SystemExit(log.read().decode(errors="replace")[-3000:]) from None
-                time.sleep(0.3)
-        time.sleep(1.0 if workers > 1 else 0)  # every worker up
-        yield f"http://127.0.0.1:{port}/mcp", process.pid
-    finally:
-        process.terminate()
-        process.wait(30)
-        log.close()
 
 
 async def mcp_level(url: str, questions: list[str], clients: int, requests: int,
@@ -404,7 +334,7 @@ def standin_lines(env: dict[str, str], answer: BaseModel, wait_ms: float, questi
     with tempfile.TemporaryDirectory() as tmp:
         stored, text = Path(tmp) / "answer.json", answer.model_dump_json()
         stored.write_text(text, encoding="utf-8")
-        with http_server(env, 1, ["--answer", str(stored), "--wait-ms", str(wait_ms)]) as (url, pid):
+        with http_server(env, standin=["--answer", str(stored), "--wait-ms", str(wait_ms)]) as (url, pid):
             for http_client in http_clients:
                 meter = CpuMeter(settings, pid)
                 run = (asyncio.run(mcp_level(url, questions, clients, requests, meter)) if http_client == "python"
@@ -413,16 +343,6 @@ def standin_lines(env: dict[str, str], answer: BaseModel, wait_ms: float, questi
                 yield (f"stand-in service ({wait_ms:g} ms, a stored {len(text)}-character answer), "
                        f"{clients} clients, {http_client} client: {run.throughput:.1f} calls/s, errors {run.errors}; "
                        f"CPU per call: server {server} ms, clients {own} ms")
-
-
-def control_line(clients: int, before: Run, after: Run) -> str:
-    """The bar applied to the engine itself: each raw run against the bound its twin's throughput sets. When raw
-    OpenSearch misses its own bound, the 200 ms margin is inside this run's noise."""
-    def check(run: Run, twin: Run) -> str:
-        bound = clients / twin.throughput * 1000 + 200 if twin.throughput else float("inf")
-        return f"p95 {run.pct(.95):.0f} vs {bound:.0f} ms → {'PASS' if run.pct(.95) <= bound else 'FAIL'}"
-    return (f"control, raw OpenSearch against the bar ({clients} clients, each raw run against the bound of the "
-            f"other): first {check(before, after)}; again {check(after, before)}")
 
 
 def sequential_line(client: str, stdio: Run, raw: Run, embed: list[float]) -> str:
@@ -484,7 +404,7 @@ def main() -> None:
     for question in questions:
         plan, _, _, _ = service.plan(validate_request({"query": question}), principal)
         bodies.append((build_request(plan), service._pipeline(plan.route)))
-    env = server_env(args.alias, **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
+    env = server_env(args.alias, **UNCACHED_UNLIMITED, **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
     print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, "
           f"server workers {args.workers}, cache off, CPU cores {os.cpu_count()}"
           + (f", engine pinned to CPUs {args.engine_cpus}, server and clients to the others" if args.engine_cpus else ""))
@@ -497,7 +417,7 @@ def main() -> None:
     with ExitStack() as stack:
         if args.engine_cpus:
             stack.enter_context(pinned(settings, set(args.engine_cpus)))
-        servers = {n: stack.enter_context(http_server({**env, "STROIDOK_SERVER_MAX_INFLIGHT": str(n)}, args.workers))
+        servers = {n: stack.enter_context(http_server({**env, "STROIDOK_SERVER_MAX_INFLIGHT": str(n)}, workers=args.workers))
                    for n in args.inflight}
         first_pid = next(iter(servers.values()))[1]  # the raw levels' "server" CPU: ~0, a check
         for url, _ in servers.values():

@@ -11,7 +11,7 @@ import statistics
 import time
 
 from service.engine.process import EngineProcess
-from tests.conftest import managed_engine_settings
+from tests.support.engine import managed_engine_settings
 
 
 def main() -> None:

@@ -31,6 +31,7 @@ from service.query.contract import validate_request
 from service.search import SearchService
 from service.security import stdio_principal
 from service.settings import Settings
+from tests.support.load import percentile
 
 Body = dict[str, Any]
 REPO = Path(__file__).resolve().parents[1]
@@ -101,11 +102,6 @@ VARIANTS: dict[str, Callable[[Body], Body]] = {
     "no aggs+suggest": without("aggs", "suggest"),
     "whole _source": whole_source,
 }
-
-
-def percentile(values: list[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 Plans = list[tuple[Body, str]]

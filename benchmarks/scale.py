@@ -22,7 +22,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from benchmarks.request_cost import VARIANTS, format_table, measure, percentile, read_questions, service_bodies
+from benchmarks.request_cost import VARIANTS, format_table, measure, read_questions, service_bodies
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from ingest.sample import DEFAULT_SHARED, write_txt_corpus
@@ -32,6 +32,7 @@ from service.opensearch import build_client
 from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
+from tests.support.load import percentile
 
 REPO = Path(__file__).resolve().parents[1]
 SIDE_BY_SIDE = ("shipped", "pagination depth 100", "k-NN k 50", "no aggregations", "no collapse")

@@ -9,9 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
-import subprocess
-import uuid
 from collections.abc import Iterator
 
 import pytest
@@ -19,29 +16,10 @@ from opensearchpy import OpenSearch
 
 from service.engine.process import EngineProcess
 from service.index_admin.apply import drop_all as drop_index_resources
-from service.settings import OPENSEARCH_VERSION, EngineSettings, IndexSettings
+from service.settings import OPENSEARCH_VERSION, IndexSettings
+from tests.support.engine import docker_available, managed_engine_settings, new_alias, product_settings
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def docker_available() -> bool:
-    if shutil.which("docker") is None:
-        return False
-    try:
-        return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
-    except (OSError, subprocess.TimeoutExpired):
-        return False
-
-
-def managed_engine_settings(heap: str = "1g") -> EngineSettings:
-    """Engine settings for a throwaway node on free ports, sharing the cached install."""
-    return EngineSettings(http_port=free_port(), transport_port=free_port(), heap=heap)
 
 
 @pytest.fixture(scope="session")
@@ -73,7 +51,7 @@ def client(opensearch_url: str) -> OpenSearch:
 @pytest.fixture
 def index_settings(client: OpenSearch) -> Iterator[IndexSettings]:
     """A unique alias per test; its indexes, template and pipelines are removed afterwards."""
-    settings = IndexSettings(alias=f"test-{uuid.uuid4().hex[:10]}", embedding_dim=4)
+    settings = IndexSettings(alias=new_alias(), embedding_dim=4)
     yield settings
     drop_index_resources(client, settings)
 
@@ -86,19 +64,16 @@ def navec_embedder():
     return NavecEmbedder(EmbedderSettings())
 
 
-def product_settings(opensearch_url: str, alias: str, **ingest: object):
-    """Full product settings against the test node, with a unique alias and small per-file caps."""
-    from service.settings import IngestSettings, OpenSearchSettings, Settings
-
-    return Settings(
-        opensearch=OpenSearchSettings(url=opensearch_url),
-        index=IndexSettings(alias=alias, embedding_dim=300),
-        ingest=IngestSettings(**{"workers": 2, "file_timeout_s": 120, **ingest}),
-    )
+@pytest.fixture
+def settings(opensearch_url: str, client: OpenSearch):
+    made = product_settings(opensearch_url)
+    yield made
+    drop_index_resources(client, made.index)
 
 
 @pytest.fixture
-def settings(opensearch_url: str, client: OpenSearch):
-    made = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}")
-    yield made
-    drop_index_resources(client, made.index)
+def alias(client: OpenSearch) -> Iterator[str]:
+    """A unique alias for a test that ingests through the CLI; its indexes are removed afterwards."""
+    name = new_alias()
+    yield name
+    drop_index_resources(client, IndexSettings(alias=name, embedding_dim=300))

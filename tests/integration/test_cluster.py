@@ -28,8 +28,8 @@ from service.opensearch import build_client
 from service.search import SearchService
 from service.security import Principal
 from service.settings import EmbedderSettings, EngineSettings
-from tests.conftest import product_settings
-from tests.reliability.crash import REPO, ingest_env, registry_count, wait_until
+from tests.support.crash import REPO, ingest_env, registry_count, wait_until
+from tests.support.engine import product_settings
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from service.settings import EngineSettings
-from tests.conftest import free_port
+from tests.support.net import free_port
 
 pytestmark = pytest.mark.integration
 

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from service.settings import IndexSettings
-from tests.conftest import drop_index_resources
+from tests.support.engine import drop_index_resources
 
 pytestmark = pytest.mark.integration
 

@@ -15,7 +15,7 @@ from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.search import SearchService
 from service.security import Principal
-from tests.conftest import drop_index_resources, product_settings
+from tests.support.engine import drop_index_resources, product_settings
 
 pytestmark = pytest.mark.integration
 TEXT = "Смета на гидроизоляцию фундаментной плиты битумной мастикой."
@@ -46,7 +46,7 @@ def test_a_rule_matches_however_the_path_is_written(tmp_path, opensearch_url, cl
     docs = tmp_path / "docs"
     (docs / folder).mkdir(parents=True)
     (docs / folder / "смета.txt").write_text(TEXT, encoding="utf-8")
-    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}",
+    settings = product_settings(opensearch_url,
                                 access_rules=rules_file(tmp_path, pattern))
     try:
         root = docs / folder if root_is_folder else docs
@@ -63,7 +63,7 @@ def test_a_changed_rule_applies_on_the_next_ingest_and_no_cache_serves_the_old_r
     (docs / "сметы").mkdir(parents=True)
     (docs / "сметы" / "смета.txt").write_text(TEXT, encoding="utf-8")
     open_rules = rules_file(tmp_path, "нет-такой-папки/*")
-    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}", access_rules=open_rules)
+    settings = product_settings(opensearch_url, access_rules=open_rules)
     public = Principal.of("someone", [])
     try:
         run_ingest(IngestOptions([docs]), settings, client, navec_embedder, quiet=True)

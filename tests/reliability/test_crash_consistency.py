@@ -7,15 +7,13 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import uuid
 
 import pytest
 from opensearchpy import OpenSearch
 
 from service.engine.process import EngineProcess, running_pid
 from service.settings import IndexSettings
-from tests.conftest import drop_index_resources, managed_engine_settings
-from tests.reliability.crash import (
+from tests.support.crash import (
     chunk_state,
     ingest_env,
     kill_hard,
@@ -27,6 +25,7 @@ from tests.reliability.crash import (
     wait_until,
     write_corpus,
 )
+from tests.support.engine import drop_index_resources, managed_engine_settings, new_alias
 
 pytestmark = pytest.mark.integration
 DOCUMENTS = 30
@@ -40,19 +39,12 @@ def corpus(tmp_path_factory):
 @pytest.fixture(scope="module")
 def reference(corpus, opensearch_url, client):
     """The state an uninterrupted run leaves."""
-    alias = f"test-{uuid.uuid4().hex[:10]}"
+    alias = new_alias()
     done = run_ingest_cli(corpus, ingest_env(opensearch_url, alias))
     assert done.returncode == 0, done.stderr[-2000:]
     state = chunk_state(client, alias)
     drop_index_resources(client, IndexSettings(alias=alias, embedding_dim=300))
     return state
-
-
-@pytest.fixture
-def alias(client: OpenSearch):
-    name = f"test-{uuid.uuid4().hex[:10]}"
-    yield name
-    drop_index_resources(client, IndexSettings(alias=name, embedding_dim=300))
 
 
 def refresh_interval(client: OpenSearch, alias: str) -> str | None:

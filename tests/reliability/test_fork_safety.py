@@ -6,13 +6,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from ingest.pool import worker_context
-
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.documents import REPO
 
 
 def test_workers_come_from_a_fork_server_not_from_this_process():
@@ -22,7 +20,7 @@ def test_workers_come_from_a_fork_server_not_from_this_process():
 def test_fresh_workers_start_while_the_main_thread_runs_threaded_svd():
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
     try:
-        done = subprocess.run([sys.executable, "-m", "tests.reliability.forkstress", "forkserver", "60"],
+        done = subprocess.run([sys.executable, "-m", "tests.support.forkstress", "forkserver", "60"],
                               cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     except subprocess.TimeoutExpired:
         pytest.fail("worker starts beside threaded SVD hung (the fork race is back)")

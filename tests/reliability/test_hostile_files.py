@@ -8,36 +8,15 @@ import json
 import os
 import subprocess
 import sys
-import uuid
 
 import pytest
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import helpers
 
-from service.settings import IndexSettings
-from tests.conftest import drop_index_resources
-from tests.reliability import hostile
+from tests.support import hostile
+from tests.support.hostile import meets, outcome_name
 
 pytestmark = pytest.mark.integration
 NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
-
-
-def outcome_name(path: str) -> str:
-    return path.rstrip("/").rsplit("/", 1)[-1]
-
-
-def meets(outcome: dict, want: str) -> bool:
-    """``want``: ``indexed``, ``skipped``, or phrases (``a|b``) one of which the failure reason contains."""
-    if want in ("indexed", "skipped"):
-        return outcome["status"] == want
-    return any(outcome["status"] == w or (outcome["status"] == "failed" and w.lower() in outcome["reason"].lower())
-               for w in want.split("|"))
-
-
-@pytest.fixture
-def alias(client: OpenSearch):
-    name = f"test-{uuid.uuid4().hex[:10]}"
-    yield name
-    drop_index_resources(client, IndexSettings(alias=name, embedding_dim=300))
 
 
 def test_every_hostile_file_is_indexed_or_reported_and_the_batch_ends(tmp_path, opensearch_url, client, alias):

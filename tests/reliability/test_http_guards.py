@@ -10,8 +10,8 @@ import json
 import httpx2
 import pytest
 
-from tests.conftest import free_port
-from tests.integration.search.test_mcp import http_server, server_env
+from tests.support.net import free_port
+from tests.support.servers import http_server, server_env
 
 pytestmark = pytest.mark.integration
 
@@ -35,11 +35,11 @@ def payload(response: httpx2.Response) -> dict:
 @pytest.fixture(scope="module")
 def guarded(opensearch_url, corpus_settings):
     port = free_port()
-    env = server_env(opensearch_url, corpus_settings, STROIDOK_SERVER_HOST="0.0.0.0",
+    env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_HOST="0.0.0.0",
                      STROIDOK_SERVER_TOKENS=json.dumps({"good-token-1": ["public"], "good-token-2": ["public"],
                                                            "good-token-3": ["public"]}),
                      STROIDOK_SEARCH_RATE_LIMIT="3/minute", STROIDOK_SERVER_MAX_BODY_BYTES="4096")
-    with http_server(env, port) as url:
+    with http_server(env, port) as (url, _):
         yield url
 
 

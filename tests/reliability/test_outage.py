@@ -19,8 +19,9 @@ from opensearchpy import OpenSearch
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.engine.process import EngineProcess
-from tests.conftest import free_port, managed_engine_settings, product_settings
-from tests.integration.search.test_mcp import http_server, server_env
+from tests.support.engine import managed_engine_settings, product_settings
+from tests.support.net import free_port
+from tests.support.servers import http_server, server_env
 
 pytestmark = pytest.mark.integration
 CALLS = [("search_documents", {"query": "приемка ростверка"}), ("get_document", {"id": "0" * 20}),
@@ -62,12 +63,12 @@ def test_outage_is_reported_fast_and_the_same_servers_recover(tmp_path, navec_em
         settings = product_settings(url, f"outage-{uuid.uuid4().hex[:6]}")
         run_ingest(IngestOptions([tmp_path / "docs"]), settings, OpenSearch(hosts=[url]), navec_embedder,
                    quiet=True)
-        env = server_env(url, settings)
+        env = server_env(settings.index.alias, url)
         port = free_port()
         stdio = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"], env=env)
 
         async def scenario() -> dict:
-            with http_server(env, port) as http_url:
+            with http_server(env, port) as (http_url, _):
                 async with Client(stdio, read_timeout_seconds=60) as a, Client(http_url, read_timeout_seconds=60) as b:
                     before = [await timed_calls(c) for c in (a, b)]
                     await anyio.to_thread.run_sync(engine.down)

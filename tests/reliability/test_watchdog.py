@@ -10,7 +10,7 @@ import sys
 import threading
 import time
 
-from tests.reliability.crash import REPO, write_corpus
+from tests.support.crash import REPO, write_corpus
 
 
 def silent_server() -> tuple[socket.socket, int]:

@@ -6,7 +6,9 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-SERVICE = Path(__file__).resolve().parents[2] / "service"
+from tests.support.documents import REPO
+
+SERVICE = REPO / "service"
 
 
 def imported_modules(path: Path) -> set[str]:

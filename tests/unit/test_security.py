@@ -9,7 +9,7 @@ from service.errors import RateLimited, Unauthorized
 from service.query.models import SearchResponse
 from service.security import Principal, RateLimiter, stdio_principal, token_principal
 from service.settings import ServerSettings
-from tests.conftest import free_port
+from tests.support.net import free_port
 
 EMPTY_RESPONSE = {"results": [], "meta": {
     "query": "q", "total_results": 0, "route_used": "bm25", "operator_used": "AUTO", "timings": {},

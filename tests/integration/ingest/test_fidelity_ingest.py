@@ -4,7 +4,6 @@ node): documents know their designation, pages and clauses, and an agent can ope
 from __future__ import annotations
 
 import statistics
-import uuid
 
 import pytest
 from opensearchpy import OpenSearch, helpers
@@ -15,8 +14,8 @@ from ingest.sample import write_txt_corpus
 from service.errors import NotFound
 from service.search import SearchService
 from service.security import Principal
-from tests.conftest import drop_index_resources, product_settings
-from tests.documents import SHARED
+from tests.support.documents import SHARED
+from tests.support.engine import drop_index_resources, product_settings
 
 pytestmark = pytest.mark.integration
 NAMES = ("ГОСТ 10180-2012", "Свод правил 63.13330.2018", "Свод правил 1.13130.2020", "ГОСТ 25100-2020")
@@ -29,7 +28,7 @@ def ingested(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_em
     for path in root.glob("*.txt"):
         if path not in paths:
             path.unlink()
-    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}")
+    settings = product_settings(opensearch_url)
     # One primary shard: with the default two, BM25 statistics are per shard, and on four documents which
     # shard each lands in (ids derive from the temporary path) decides the code query in 1 build of 6
     # (measured; docs/relevance.md, "Two primary shards"). The ranking asserted here is the analysis's.

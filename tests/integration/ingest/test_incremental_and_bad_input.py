@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import uuid
 import zipfile
 from pathlib import Path
 
@@ -16,8 +15,8 @@ from opensearchpy import OpenSearch
 from ingest.discover import document_id
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
-from tests.conftest import drop_index_resources, product_settings
-from tests.documents import GOST_PDF, make_scanned_pdf
+from tests.support.documents import GOST_PDF, make_scanned_pdf
+from tests.support.engine import drop_index_resources, product_settings
 
 pytestmark = pytest.mark.integration
 
@@ -165,7 +164,7 @@ def make_bad_files(root: Path) -> dict[str, str]:
 
 def test_corrupt_files_are_reported_and_the_rest_indexed(folder, opensearch_url, client, navec_embedder):
     bad = make_bad_files(folder)
-    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}", file_memory_mb=1024,
+    settings = product_settings(opensearch_url, file_memory_mb=1024,
                                 file_timeout_s=60)
     try:
         report = ingest(folder, settings, client, navec_embedder)
@@ -184,7 +183,7 @@ def test_a_file_over_the_time_cap_is_stopped_and_reported(tmp_path, opensearch_u
     root.mkdir()
     make_scanned_pdf(root / "long-scan.pdf", pages=12)
     write_doc(root / "quick.txt", 2, "быстрый документ")
-    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}", file_timeout_s=8)
+    settings = product_settings(opensearch_url, file_timeout_s=8)
     try:
         report = ingest(root, settings, client, navec_embedder)
         outcomes = {Path(o.path).name: o for o in report.outcomes}

@@ -6,7 +6,6 @@ import re
 import shutil
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import numpy as np
@@ -20,8 +19,8 @@ from ingest.plan import IngestOptions
 from service.errors import ConfigError
 from service.index_meta import concrete_index, embedder_meta_version, load_embedder_state, read_embedder_meta
 from service.query.passages import parse_spans, span_at
-from tests.conftest import drop_index_resources, product_settings
-from tests.documents import DOCX_DIR, GOST_PDF, make_scanned_pdf, make_txt, make_xlsx
+from tests.support.documents import DOCX_DIR, GOST_PDF, make_scanned_pdf, make_txt, make_xlsx
+from tests.support.engine import drop_index_resources, product_settings
 
 pytestmark = pytest.mark.integration
 
@@ -58,7 +57,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client
     make_txt(root / "записка-utf8.txt", "utf-8")
     make_txt(root / "записка-cp1251.txt", "cp1251")
     make_scanned_pdf(root / "акт-скан.pdf")
-    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}")
+    settings = product_settings(opensearch_url)
     report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
     yield root, settings, report
     drop_index_resources(client, settings.index)

@@ -17,15 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.documents import (
-    DOCX_DIR,
-    GOST_JSON,
-    GOST_PDF,
-    TXT_TEXT,
-    make_scanned_pdf,
-    make_txt,
-    make_xlsx,
-)
+from tests.support.documents import DOCX_DIR, GOST_JSON, GOST_PDF, TXT_TEXT, make_scanned_pdf, make_txt, make_xlsx
 
 pytestmark = pytest.mark.integration
 

@@ -5,15 +5,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 
 import pytest
 from opensearchpy import OpenSearch
 
 from ingest.discover import Shard, document_id
-from tests.conftest import drop_index_resources, product_settings
-from tests.reliability.crash import REPO, ingest_env
+from tests.support.crash import REPO, ingest_env
+from tests.support.engine import drop_index_resources, new_alias, product_settings
 
 pytestmark = pytest.mark.integration
 
@@ -50,7 +49,7 @@ def archive(tmp_path: Path) -> Path:
 
 
 def test_three_shards_at_once_index_every_file_once_and_delete_once(archive, opensearch_url, client: OpenSearch):
-    alias = f"test-{uuid.uuid4().hex[:10]}"
+    alias = new_alias()
     env = ingest_env(opensearch_url, alias)
     try:
         reports = run_shards(archive, env, 3)

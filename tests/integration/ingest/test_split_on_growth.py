@@ -15,7 +15,7 @@ from service.index_admin.maintenance import primary_shards
 from service.index_meta import concrete_index, read_embedder_meta
 from service.search import SearchService
 from service.security import Principal
-from tests.integration.ingest.test_vectors_later import TOPICS
+from tests.support.documents import TOPICS
 
 pytestmark = pytest.mark.integration
 

@@ -28,19 +28,12 @@ from service.search import SearchService
 from service.security import Principal
 from service.settings import EmbedderSettings
 from service.vectors import read_coverage
-from tests.embedding_endpoint import embeddings_endpoint
-from tests.reliability.crash import REPO, ingest_env
+from tests.support.crash import REPO, ingest_env
+from tests.support.documents import TOPICS
+from tests.support.embedding_endpoint import embeddings_endpoint
 
 pytestmark = pytest.mark.integration
 
-TOPICS = {
-    "бетон": "Контроль прочности бетона. Испытание контрольных образцов бетона на сжатие в возрасте 28 суток.",
-    "сварка": "Сварка стальных конструкций. Монтажный стык выполняют ручной дуговой сваркой электродами.",
-    "кровля": "Кровля из металлочерепицы. Обрешётку кровли устраивают из досок с шагом под волну листа.",
-    "эвакуация": "Эвакуационные пути и выходы. Ширина эвакуационного выхода из помещения не менее 1,2 м.",
-    "отопление": "Отопление жилых зданий. Радиаторы отопления размещают под световыми проёмами у наружных стен.",
-    "кладка": "Каменная кладка стен. Кирпичную кладку ведут с перевязкой швов на цементно-песчаном растворе.",
-}
 PUBLIC = Principal.of("test", ["public"])
 
 

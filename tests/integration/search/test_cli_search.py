@@ -8,14 +8,14 @@ import sys
 
 import pytest
 
-from tests.integration.search.test_mcp import server_env
+from tests.support.servers import server_env
 
 pytestmark = pytest.mark.integration
 
 
 def cli(opensearch_url: str, settings, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "service.cli", "search", *args], capture_output=True, text=True,
-                          env=server_env(opensearch_url, settings), timeout=120)
+                          env=server_env(settings.index.alias, opensearch_url), timeout=120)
 
 
 def test_short_flags_and_contract_names_search_like_the_tool(opensearch_url: str, corpus_settings, search_corpus):

@@ -4,7 +4,6 @@ read, counted once in totals, facets and list_sources (a real node, ingested thr
 from __future__ import annotations
 
 import json
-import uuid
 
 import pytest
 from opensearchpy import OpenSearch
@@ -13,7 +12,7 @@ from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.search import SearchService
 from service.security import Principal
-from tests.conftest import drop_index_resources, product_settings
+from tests.support.engine import drop_index_resources, product_settings
 
 GOST = ("ГОСТ 27772-2021 Прокат для строительных стальных конструкций. Общие технические условия.\n"
         "5.1 Прокат изготовляют из стали марок С255, С345 и С390 с гарантированной свариваемостью.\n")
@@ -33,7 +32,7 @@ def copies(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embe
                                                        encoding="utf-8")
     rules = root.parent / f"{root.name}-access.json"
     rules.write_text(json.dumps({"rules": [{"pattern": "секретно/*", "groups": ["legal"]}]}), encoding="utf-8")
-    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}", access_rules=rules)
+    settings = product_settings(opensearch_url, access_rules=rules)
     settings.search.cache_ttl_s = 0
     report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
     assert not report.failed

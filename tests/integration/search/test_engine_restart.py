@@ -13,7 +13,7 @@ from ingest.plan import IngestOptions
 from service.engine.process import EngineProcess
 from service.errors import IndexUnavailable
 from service.search import SearchService
-from tests.conftest import managed_engine_settings, product_settings
+from tests.support.engine import managed_engine_settings, product_settings
 
 pytestmark = pytest.mark.integration
 

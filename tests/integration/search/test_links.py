@@ -4,7 +4,6 @@ without being re-parsed, and search, get_document and list_sources show the link
 
 from __future__ import annotations
 
-import uuid
 from pathlib import Path
 
 import pytest
@@ -16,7 +15,7 @@ from ingest.plan import IngestOptions
 from service.query.models import DocumentResult
 from service.search import SearchService
 from service.security import Principal
-from tests.conftest import drop_index_resources, product_settings
+from tests.support.engine import drop_index_resources, product_settings
 
 ANYONE = Principal.of("t", [])
 FF = "\f"
@@ -51,7 +50,7 @@ def archive(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_emb
     root: Path = tmp_path_factory.mktemp("links")
     (root / "СП 134.13330.2012.txt").write_text(OLD, encoding="utf-8")
     (root / "ГОСТ 51234-2010.txt").write_text(BARE, encoding="utf-8")
-    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}")
+    settings = product_settings(opensearch_url)
     settings.search.cache_ttl_s = 0
     assert not run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True).failed
     service = SearchService(settings, client, navec_embedder)
@@ -150,7 +149,7 @@ def restricted(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_
     (root / "секретно" / "СП 134.13330.2022.txt").write_text(NEW, encoding="utf-8")
     rules = root.parent / f"{root.name}-access.json"
     rules.write_text(json.dumps({"rules": [{"pattern": "секретно/*", "groups": ["legal"]}]}), encoding="utf-8")
-    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}", access_rules=rules)
+    settings = product_settings(opensearch_url, access_rules=rules)
     settings.search.cache_ttl_s = 0
     assert not run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True).failed
     yield SearchService(settings, client, navec_embedder)

@@ -5,12 +5,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
-import tempfile
 import time
-from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -22,19 +19,14 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Tool
 
-from tests.conftest import free_port
+from tests.support.documents import REPO
+from tests.support.net import free_port
+from tests.support.servers import error_of, http_server, server_env
 
 pytestmark = pytest.mark.integration
 
 TOOLS = {"search_documents", "get_document", "list_sources"}
-NODE_CLIENT = Path(__file__).resolve().parents[3] / "clients/node"
-
-
-def server_env(opensearch_url: str, settings, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("STROIDOK_")}
-    env.update({"OPENSEARCH_URL": opensearch_url, "STROIDOK_INDEX_ALIAS": settings.index.alias,
-                "DO_NOT_TRACK": "1", **extra})
-    return env
+NODE_CLIENT = REPO / "clients/node"
 
 
 async def exercise(client: Client) -> dict:
@@ -48,12 +40,6 @@ async def exercise(client: Client) -> dict:
     sources = await client.call_tool("list_sources", {})
     return {"tools": found, "search": search, "bad": bad, "document": document, "missing": missing,
             "sources": sources}
-
-
-def error_of(result) -> dict:
-    assert result.is_error
-    text = result.content[0].text
-    return json.loads(text[text.index("{"):])
 
 
 def check(outcome: dict) -> None:
@@ -76,7 +62,7 @@ def check(outcome: dict) -> None:
 
 def test_mcp_over_stdio(opensearch_url: str, corpus_settings):
     params = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"],
-                                   env=server_env(opensearch_url, corpus_settings))
+                                   env=server_env(corpus_settings.index.alias, opensearch_url))
 
     async def run() -> dict:
         async with Client(params, read_timeout_seconds=120) as client:
@@ -103,7 +89,7 @@ def test_mcp_over_stdio_through_claude_codes_client(opensearch_url: str, corpus_
     the tool's output schema with Ajv and refuses one that does not match."""
     package = node_client()
     done = subprocess.run(["node", str(package / "exercise.mjs"), sys.executable, "-m", "service.cli", "serve"],
-                          env=server_env(opensearch_url, corpus_settings), capture_output=True, text=True,
+                          env=server_env(corpus_settings.index.alias, opensearch_url), capture_output=True, text=True,
                           encoding="utf-8", timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     raw = json.loads(done.stdout.splitlines()[-1])
@@ -111,34 +97,9 @@ def test_mcp_over_stdio_through_claude_codes_client(opensearch_url: str, corpus_
            **{name: CallToolResult.model_validate(result) for name, result in raw.items()}})
 
 
-@contextmanager
-def http_server(env: dict[str, str], port: int):
-    """The HTTP server as a user starts it; its stderr goes to a file (a pipe nobody reads fills up and
-    blocks a busy server)."""
-    log = tempfile.TemporaryFile()  # noqa: SIM115 — closed in the finally below, after the server
-    process = subprocess.Popen([sys.executable, "-m", "service.cli", "serve", "--http", str(port)], env=env,
-                               stdout=subprocess.DEVNULL, stderr=log)
-    try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if process.poll() is not None:
-                    log.seek(0)
-                    raise AssertionError(log.read().decode(errors="replace")[-2000:]) from None
-                time.sleep(0.3)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        process.terminate()
-        process.wait(10)
-        log.close()
-
-
 def test_mcp_over_streamable_http(opensearch_url: str, corpus_settings):
     port = free_port()
-    with http_server(server_env(opensearch_url, corpus_settings), port) as url:
+    with http_server(server_env(corpus_settings.index.alias, opensearch_url), port) as (url, _):
         async def run() -> dict:
             async with Client(url, read_timeout_seconds=120) as client:
                 return await exercise(client)
@@ -151,7 +112,7 @@ def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings, 
     tokens = json.dumps({"public-token": ["public"], "legal-token": ["legal"]})
     port = free_port()
     query = {"query": "гидрофобизатор кремнийорганический", "search_mode": "fulltext"}
-    with http_server(server_env(opensearch_url, corpus_settings, STROIDOK_SERVER_TOKENS=tokens), port) as url:
+    with http_server(server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_TOKENS=tokens), port) as (url, _):
         async def run(token: str | None):
             headers = {"Authorization": f"Bearer {token}"} if token else {}
             transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=120))
@@ -191,7 +152,7 @@ def logged_since(client, settings, since: str, expected: int = 1, **term: str) -
 def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_url: str, corpus_settings, client,
                                                                     transport):
     since = datetime.now(UTC).isoformat()
-    env = server_env(opensearch_url, corpus_settings)
+    env = server_env(corpus_settings.index.alias, opensearch_url)
 
     async def calls(mcp: Client) -> list:
         return [await mcp.call_tool("search_documents", arguments) for arguments, _ in SCHEMA_ERRORS]
@@ -205,7 +166,7 @@ def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_u
 
         results = anyio.run(run)
     else:
-        with http_server(env, free_port()) as url:
+        with http_server(env, free_port()) as (url, _):
             async def run_http() -> list:
                 async with Client(url, read_timeout_seconds=120) as mcp:
                     return await calls(mcp)

@@ -12,10 +12,10 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.integration.search.test_mcp import server_env
+from tests.support.documents import REPO
+from tests.support.servers import server_env
 
 pytestmark = pytest.mark.integration
-REPO = Path(__file__).resolve().parents[3]
 
 
 def list_tools(command: str, args: list[str], env: dict[str, str], cwd: Path) -> set[str]:
@@ -35,7 +35,7 @@ def list_tools(command: str, args: list[str], env: dict[str, str], cwd: Path) ->
 @pytest.mark.parametrize("where", ["subdirectory", "outside with STROIDOK_HOME"])
 def test_committed_mcp_json_starts_the_server(opensearch_url, corpus_settings, tmp_path, where):
     entry = json.loads((REPO / ".mcp.json").read_text())["mcpServers"]["stroidok"]
-    env = {**server_env(opensearch_url, corpus_settings), **entry["env"]}
+    env = {**server_env(corpus_settings.index.alias, opensearch_url), **entry["env"]}
     cwd = REPO / "docs"
     if where != "subdirectory":
         env["STROIDOK_HOME"], cwd = str(REPO), tmp_path
@@ -47,5 +47,5 @@ def test_mcp_config_prints_an_absolute_entry_that_works_anywhere(opensearch_url,
                              check=True, timeout=60).stdout
     entry = json.loads(printed)["mcpServers"]["stroidok"]
     assert Path(entry["command"]).is_absolute()
-    env = {**server_env(opensearch_url, corpus_settings), **entry["env"]}
+    env = {**server_env(corpus_settings.index.alias, opensearch_url), **entry["env"]}
     assert "search_documents" in list_tools(entry["command"], entry["args"], env, tmp_path)

@@ -3,8 +3,6 @@ page with dotted leaders), ingested through ``run_ingest`` and searched through 
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 from opensearchpy import OpenSearch
 
@@ -13,7 +11,7 @@ from ingest.plan import IngestOptions
 from service.query.budget import dumped
 from service.search import SearchService
 from service.security import Principal
-from tests.conftest import drop_index_resources, product_settings
+from tests.support.engine import drop_index_resources, product_settings
 
 FILLER = "Требования настоящего раздела распространяются на здания всех классов функциональной пожарной опасности. "
 PAGES = [
@@ -37,7 +35,7 @@ def norm(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedd
     (root / "СП 999.txt").write_text("\f".join(PAGES), encoding="utf-8")
     for i in range(12):  # other documents, so that term weights have something to compare with
         (root / f"прочее-{i}.txt").write_text(f"Бетонные работы, вариант {i}. " + FILLER * 3, encoding="utf-8")
-    settings = product_settings(opensearch_url, f"test-{uuid.uuid4().hex[:10]}")
+    settings = product_settings(opensearch_url)
     settings.search.cache_ttl_s = 0
     settings.search.rate_limit = "10000/minute"
     report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)

@@ -12,8 +12,8 @@ import pytest
 import redis
 from mcp import Client
 
-from tests.conftest import free_port
-from tests.integration.search.test_mcp import error_of, http_server, server_env
+from tests.support.net import free_port
+from tests.support.servers import error_of, http_server, server_env
 
 pytestmark = pytest.mark.integration
 
@@ -48,8 +48,8 @@ async def search(url: str, query: str):
 
 
 def test_a_response_cached_by_one_process_is_served_by_the_other(opensearch_url, corpus_settings, redis_url):
-    env = server_env(opensearch_url, corpus_settings, STROIDOK_REDIS_URL=redis_url)
-    with http_server(env, free_port()) as first, http_server(env, free_port()) as second:
+    env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_REDIS_URL=redis_url)
+    with http_server(env, free_port()) as (first, _), http_server(env, free_port()) as (second, _):
         fresh = anyio.run(search, first, "монтажный стык колонн")
         shared = anyio.run(search, second, "монтажный стык колонн")
         other = anyio.run(search, second, "анкерные болты фундамента")
@@ -63,9 +63,9 @@ def test_a_response_cached_by_one_process_is_served_by_the_other(opensearch_url,
 
 
 def test_two_processes_enforce_one_rate_limit(opensearch_url, corpus_settings, redis_url):
-    env = server_env(opensearch_url, corpus_settings, STROIDOK_REDIS_URL=redis_url,
+    env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_REDIS_URL=redis_url,
                      STROIDOK_SEARCH_RATE_LIMIT="4/minute", STROIDOK_SEARCH_CACHE_TTL_S="0")
-    with http_server(env, free_port()) as first, http_server(env, free_port()) as second:
+    with http_server(env, free_port()) as (first, _), http_server(env, free_port()) as (second, _):
         allowed = [anyio.run(search, url, f"бетон {i}") for i, url in enumerate([first, second, first, second])]
         refused = [anyio.run(search, url, "бетон 9") for url in (first, second)]
 

@@ -9,7 +9,7 @@ from service.embedders.http import HttpEmbedder
 from service.embedders.navec import NavecEmbedder, fit_stats, tokenize
 from service.errors import ConfigError, EmbeddingError
 from service.settings import EmbedderSettings
-from tests.embedding_endpoint import embeddings_endpoint
+from tests.support.embedding_endpoint import embeddings_endpoint
 
 RECEIVED: list[dict] = []
 

@@ -18,7 +18,7 @@ from ingest.parse.repair import is_word
 from ingest.parse.titles import is_boilerplate
 from ingest.sample import list_standards, write_txt_corpus
 from service.designations import find_designation
-from tests.documents import CONSTRUCTION, SHARED
+from tests.support.documents import CONSTRUCTION, SHARED
 
 CHUNK_CHARS, OVERLAP = 2000, 250
 TXT_COUNT = 24

@@ -11,6 +11,7 @@ from service.cli import SPLIT_AT_COMMAS, app, cli_arguments
 from service.query.contract import CLAUSES, SHORT_FLAGS, SearchRequest, cli_flag, eval_request, parameter_schemas
 from service.server.tools import build_server
 from service.settings import Settings
+from tests.support.documents import REPO
 
 FIELDS = set(SearchRequest.model_fields)
 
@@ -82,11 +83,10 @@ def test_eval_sends_the_contract_defaults():
 
 
 def test_docs_carry_the_contract_table_as_generated():
-    from pathlib import Path
 
     from service.query.contract import contract_table
 
-    page = (Path(__file__).resolve().parents[3] / "docs" / "tools.md").read_text(encoding="utf-8")
+    page = (REPO / "docs" / "tools.md").read_text(encoding="utf-8")
     embedded = page.split("<!-- contract:begin -->\n", 1)[1].split("\n<!-- contract:end -->", 1)[0]
     assert embedded == contract_table(), "regenerate with: python -m service.query.contract"
 

@@ -7,13 +7,16 @@ import os
 import signal
 import subprocess
 import sys
-import time
 import uuid
 from pathlib import Path
 
 from opensearchpy import NotFoundError, OpenSearch, TransportError, helpers
 
-REPO = Path(__file__).resolve().parents[2]
+from tests.support.documents import REPO
+from tests.support.net import wait_until
+
+__all__ = ["REPO", "wait_until"]
+
 SENTENCE = ("Пункт {d}.{p}. Монолитные железобетонные конструкции марки В{p} бетонируют захватками, "
             "контроль прочности бетона выполняют по ГОСТ 18105 в возрасте {d} суток; ")
 
@@ -54,15 +57,6 @@ def registry_count(client: OpenSearch, alias: str, done_only: bool = True) -> in
         return 0
 
 
-def wait_until(predicate, timeout: float, step: float = 0.05) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(step)
-    return False
-
-
 def kill_hard(process: subprocess.Popen) -> None:
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
@@ -94,3 +88,8 @@ def chunk_state(client: OpenSearch, alias: str) -> dict[str, str]:
 
 def new_marker() -> str:
     return uuid.uuid4().hex
+
+
+def no_process_marked(marker: str) -> bool:
+    """Whether every process carrying ``marker`` has ended."""
+    return not marked_processes(marker)

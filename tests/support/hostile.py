@@ -8,7 +8,7 @@ import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
-from tests.documents import GOST_PDF
+from tests.support.documents import GOST_PDF
 
 GOOD = "Бетонная смесь укладывается слоями толщиной не более 40 см с уплотнением глубинными вибраторами."
 CP1251_NAME = "отчёт по бетону.txt".encode("cp1251")
@@ -127,3 +127,15 @@ def unlock(root: Path) -> None:
     for path in (root / "closed-folder", root / "locked.txt"):
         if path.exists() or path.is_symlink():
             path.chmod(0o755)
+
+
+def outcome_name(path: str) -> str:
+    return path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def meets(outcome: dict, want: str) -> bool:
+    """``want``: ``indexed``, ``skipped``, or phrases (``a|b``) one of which the failure reason contains."""
+    if want in ("indexed", "skipped"):
+        return outcome["status"] == want
+    return any(outcome["status"] == w or (outcome["status"] == "failed" and w.lower() in outcome["reason"].lower())
+               for w in want.split("|"))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-SHARED = Path(os.environ.get("STROIDOK_SHARED_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
+REPO = Path(__file__).resolve().parents[2]
+SHARED = Path(os.environ.get("STROIDOK_SHARED_DATA") or REPO.parent / "shared" / "data")
 if not SHARED.is_dir():
     raise RuntimeError(f"shared test data not found at {SHARED}: clone the repo beside shared/ or set "
                        "STROIDOK_SHARED_DATA")
@@ -63,3 +64,13 @@ def make_scanned_pdf(path: Path, lines: list[str] = SCAN_LINES, pages: int = 1) 
         images.append(image)
     images[0].save(path, "PDF", resolution=200.0, save_all=True, append_images=images[1:])
     return path
+
+#: six short topics, one TXT document each, that a query of its key word finds
+TOPICS = {
+    "бетон": "Контроль прочности бетона. Испытание контрольных образцов бетона на сжатие в возрасте 28 суток.",
+    "сварка": "Сварка стальных конструкций. Монтажный стык выполняют ручной дуговой сваркой электродами.",
+    "кровля": "Кровля из металлочерепицы. Обрешётку кровли устраивают из досок с шагом под волну листа.",
+    "эвакуация": "Эвакуационные пути и выходы. Ширина эвакуационного выхода из помещения не менее 1,2 м.",
+    "отопление": "Отопление жилых зданий. Радиаторы отопления размещают под световыми проёмами у наружных стен.",
+    "кладка": "Каменная кладка стен. Кирпичную кладку ведут с перевязкой швов на цементно-песчаном растворе.",
+}

@@ -8,8 +8,9 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from benchmarks.concurrency import Run, control_line, http_server
 from service.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from tests.support.load import Run, control_line
+from tests.support.servers import http_server
 
 
 def test_merged_runs_keep_every_call_and_their_joint_throughput():
@@ -36,7 +37,7 @@ def test_the_standin_server_answers_the_stored_answer_through_the_product_server
     stored = tmp_path / "answer.json"
     stored.write_text(SearchResponse(results=[], meta=meta).model_dump_json(), encoding="utf-8")
     standin = ["--answer", str(stored), "--wait-ms", "1"]
-    with http_server(dict(os.environ), 1, standin) as (url, _):  # as `--standin-ms` starts it
+    with http_server(dict(os.environ), standin=standin) as (url, _):  # as `--standin-ms` starts it
 
         async def call() -> dict:
             async with Client(url) as client:

@@ -1,8 +1,8 @@
 """The fork race of issue 12, as a program: threaded BLAS (an SVD the size of the SIF fit) runs in the
 main thread while a parse pool keeps starting fresh workers. Run by tests and by benchmarks/chaos.py.
 
-    python -m tests.reliability.forkstress forkserver 200   # the product's pool: must finish
-    python -m tests.reliability.forkstress fork 200         # a plain fork pool: may hang for ever
+    python -m tests.support.forkstress forkserver 200   # the product's pool: must finish
+    python -m tests.support.forkstress fork 200         # a plain fork pool: may hang for ever
 """
 
 from __future__ import annotations

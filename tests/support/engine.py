@@ -1,0 +1,42 @@
+"""Engines for tests and benchmarks, and throwaway aliases on them."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import uuid
+
+from service.index_admin.apply import drop_all as drop_index_resources
+from service.settings import EngineSettings, IndexSettings, IngestSettings, OpenSearchSettings, Settings
+from tests.support.net import free_port
+
+__all__ = ["docker_available", "drop_index_resources", "managed_engine_settings", "new_alias", "product_settings"]
+
+
+def docker_available() -> bool:
+    """Whether a Docker daemon answers (testcontainers can start an engine)."""
+    if shutil.which("docker") is None:
+        return False
+    try:
+        return subprocess.run(["docker", "info"], capture_output=True, timeout=10).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+
+def managed_engine_settings(heap: str = "1g") -> EngineSettings:
+    """Engine settings for a throwaway node on free ports, sharing the cached install."""
+    return EngineSettings(http_port=free_port(), transport_port=free_port(), heap=heap)
+
+
+def new_alias(prefix: str = "test") -> str:
+    """A unique alias (its indexes are ``<alias>-*``)."""
+    return f"{prefix}-{uuid.uuid4().hex[:10]}"
+
+
+def product_settings(opensearch_url: str, alias: str | None = None, **ingest: object) -> Settings:
+    """Full product settings against the test node, with a unique alias and small per-file caps."""
+    return Settings(
+        opensearch=OpenSearchSettings(url=opensearch_url),
+        index=IndexSettings(alias=alias or new_alias(), embedding_dim=300),
+        ingest=IngestSettings.model_validate({"workers": 2, "file_timeout_s": 120, **ingest}),
+    )
