@@ -52,7 +52,7 @@ demo: install
 	$(BIN)/stroidok engine status
 	$(BIN)/stroidok search "требования к ширине эвакуационных выходов" --limit 3 --max-chunks 1
 
-## lint: ruff over the repo, mypy --strict over service/, ingest/ and benchmarks/ (part of `make test`)
+## lint: ruff over the repo, mypy --strict over service/, ingest/, benchmarks/ and tests/ (part of `make test`)
 lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy

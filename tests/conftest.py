@@ -14,9 +14,10 @@ from collections.abc import Iterator
 import pytest
 from opensearchpy import OpenSearch
 
+from service.embedders.navec import NavecEmbedder
 from service.engine.process import EngineProcess
 from service.index_admin.apply import drop_all as drop_index_resources
-from service.settings import OPENSEARCH_VERSION, IndexSettings
+from service.settings import OPENSEARCH_VERSION, IndexSettings, Settings
 from tests.support.engine import docker_available, managed_engine_settings, new_alias, product_settings
 
 os.environ.setdefault("DO_NOT_TRACK", "1")
@@ -57,7 +58,7 @@ def index_settings(client: OpenSearch) -> Iterator[IndexSettings]:
 
 
 @pytest.fixture(scope="session")
-def navec_embedder():
+def navec_embedder() -> NavecEmbedder:
     from service.embedders.navec import NavecEmbedder
     from service.settings import EmbedderSettings
 
@@ -65,7 +66,7 @@ def navec_embedder():
 
 
 @pytest.fixture
-def settings(opensearch_url: str, client: OpenSearch):
+def settings(opensearch_url: str, client: OpenSearch) -> Iterator[Settings]:
     made = product_settings(opensearch_url)
     yield made
     drop_index_resources(client, made.index)

@@ -34,7 +34,7 @@ def tokens(client: OpenSearch, index: str, analyzer: str, text: str) -> list[str
         ("Москва\u0300", "москва"),
     ],
 )
-def test_russian_analyzer_folds_forms_alike(client: OpenSearch, index: str, left: str, right: str):
+def test_russian_analyzer_folds_forms_alike(client: OpenSearch, index: str, left: str, right: str) -> None:
     assert tokens(client, index, "ru_text", left) == tokens(client, index, "ru_text", right)
 
 
@@ -49,7 +49,7 @@ def test_russian_analyzer_folds_forms_alike(client: OpenSearch, index: str, left
         ("10кВ", "10 кВ"),
     ],
 )
-def test_numbers_and_units_match_however_written(client: OpenSearch, index: str, left: str, right: str):
+def test_numbers_and_units_match_however_written(client: OpenSearch, index: str, left: str, right: str) -> None:
     for analyzer in ("ru_text", "ru_text_search"):
         assert tokens(client, index, analyzer, left) == tokens(client, index, analyzer, right)
 
@@ -59,15 +59,15 @@ def test_numbers_and_units_match_however_written(client: OpenSearch, index: str,
     [("СП 48.13330.2019", ["сп", "48.13330.2019"]), ("бетон B25 F150 W6", ["бетон", "b25", "f150", "w6"])],
 )
 def test_codes_and_grade_marks_stay_whole_in_body_text(client: OpenSearch, index: str, text: str,
-                                                      expected: list[str]):
+                                                      expected: list[str]) -> None:
     assert tokens(client, index, "ru_text", text) == expected
 
 
-def test_russian_stop_words_are_dropped(client: OpenSearch, index: str):
+def test_russian_stop_words_are_dropped(client: OpenSearch, index: str) -> None:
     assert tokens(client, index, "ru_text", "и в на по для") == []
 
 
-def test_distinct_words_stay_distinct(client: OpenSearch, index: str):
+def test_distinct_words_stay_distinct(client: OpenSearch, index: str) -> None:
     assert tokens(client, index, "ru_text", "бетон") != tokens(client, index, "ru_text", "арматура")
 
 
@@ -108,17 +108,17 @@ def matching(client: OpenSearch, index: str, code: str) -> set[str]:
         ("48.13331", {"other"}),
     ],
 )
-def test_normative_codes_match_whole_and_by_parts(client: OpenSearch, code_index: str, code: str, expected: set):
+def test_normative_codes_match_whole_and_by_parts(client: OpenSearch, code_index: str, code: str, expected: set[str]) -> None:
     assert matching(client, code_index, code) == expected
 
 
-def test_plain_text_field_does_not_find_code_parts(client: OpenSearch, code_index: str):
+def test_plain_text_field_does_not_find_code_parts(client: OpenSearch, code_index: str) -> None:
     """Why the codes field exists: the standard tokenizer keeps 48.13330.2019 as one token."""
     body = {"query": {"match_phrase": {"text": "48.13330"}}}
     assert client.search(index=code_index, body=body)["hits"]["hits"] == []
 
 
-def test_abbreviations_expand_at_search_time(client: OpenSearch, index: str):
+def test_abbreviations_expand_at_search_time(client: OpenSearch, index: str) -> None:
     expanded = tokens(client, index, "ru_text_search", "состав ППР")
     assert "ппр" in expanded and "проект" in expanded and "производств" in expanded
     assert tokens(client, index, "ru_text", "состав ППР") == ["соста", "ппр"], "the index keeps the text as written"
@@ -126,7 +126,7 @@ def test_abbreviations_expand_at_search_time(client: OpenSearch, index: str):
 
 @pytest.mark.parametrize(("query", "expected"), [("ППР", "full"), ("проекта производства работ", "abbr"),
                                                  ("входы для МГН", "mgn")])
-def test_abbreviation_and_full_form_find_each_other(client: OpenSearch, index: str, query: str, expected: str):
+def test_abbreviation_and_full_form_find_each_other(client: OpenSearch, index: str, query: str, expected: str) -> None:
     docs = {"full": "Состав проекта производства работ определяет подрядчик.",
             "abbr": "ППР утверждает главный инженер.",
             "mgn": "Входы для маломобильных групп населения оборудуют пандусами.",

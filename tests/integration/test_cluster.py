@@ -115,7 +115,7 @@ def registry_chunks(client: OpenSearch, files_index: str) -> dict[str, int]:
             for h in helpers.scan(client, index=files_index, query={"query": {"exists": {"field": "content_hash"}}})}
 
 
-def test_queries_survive_a_node_kill_and_no_chunk_is_lost(cluster: EngineCluster, tmp_path: Path):
+def test_queries_survive_a_node_kill_and_no_chunk_is_lost(cluster: EngineCluster, tmp_path: Path) -> None:
     settings = product_settings(",".join(cluster.urls), "test-cluster")
     settings.search.cache_ttl_s = 0
     settings.search.rate_limit = "1000000/minute"
@@ -169,7 +169,7 @@ def test_queries_survive_a_node_kill_and_no_chunk_is_lost(cluster: EngineCluster
         drop_all(client, settings.index)
 
 
-def test_an_ingest_cut_by_a_node_loss_resumes_without_indexing_twice(cluster: EngineCluster, tmp_path: Path):
+def test_an_ingest_cut_by_a_node_loss_resumes_without_indexing_twice(cluster: EngineCluster, tmp_path: Path) -> None:
     for member in cluster.members:  # the previous test killed one: bring the cluster back to three
         if running_pid(member.paths) is None:
             member.up()

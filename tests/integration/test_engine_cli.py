@@ -31,7 +31,7 @@ def alive(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
-def stroidok(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess:
+def stroidok(*args: str, env: dict[str, str], timeout: float = 300) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "service.cli", *args], capture_output=True, text=True,
                           env=env, timeout=timeout)
 
@@ -57,7 +57,7 @@ def ports() -> Iterator[tuple[int, int]]:
     shutil.rmtree(HOME / "nodes" / str(http), ignore_errors=True)
 
 
-def test_engine_up_twice_status_and_down(ports: tuple[int, int]):
+def test_engine_up_twice_status_and_down(ports: tuple[int, int]) -> None:
     env = node_env(*ports)
 
     first = stroidok("engine", "up", env=env)
@@ -89,7 +89,7 @@ def test_engine_up_twice_status_and_down(ports: tuple[int, int]):
     assert "Traceback" not in after.stderr
 
 
-def test_a_replica_one_node_cannot_place_does_not_stop_up(ports: tuple[int, int]):
+def test_a_replica_one_node_cannot_place_does_not_stop_up(ports: tuple[int, int]) -> None:
     """An index created with a replica keeps a single node yellow for ever; `up` must still start and serve it
     (it used to wait for green, time out and stop the node it had just started)."""
     env = node_env(*ports, STROIDOK_ENGINE_START_TIMEOUT_S="120")
@@ -109,7 +109,7 @@ def test_a_replica_one_node_cannot_place_does_not_stop_up(ports: tuple[int, int]
         assert json.load(response)["count"] == 0
 
 
-def test_down_leaves_a_node_it_did_not_start_alone(ports: tuple[int, int], opensearch_url: str):
+def test_down_leaves_a_node_it_did_not_start_alone(ports: tuple[int, int], opensearch_url: str) -> None:
     result = stroidok("engine", "down", env=node_env(*ports))
     assert result.returncode == 0
     assert "no managed OpenSearch node was running" in result.stdout
@@ -117,7 +117,7 @@ def test_down_leaves_a_node_it_did_not_start_alone(ports: tuple[int, int], opens
         assert response.status == 200
 
 
-def test_missing_java_21_gives_a_clear_error(ports: tuple[int, int], tmp_path: Path):
+def test_missing_java_21_gives_a_clear_error(ports: tuple[int, int], tmp_path: Path) -> None:
     env = node_env(*ports, STROIDOK_ENGINE_JVM_ROOTS=json.dumps([str(tmp_path)]),
                    JAVA_HOME="/usr/lib/jvm/java-17-openjdk-amd64", STROIDOK_ENGINE_HOME=str(tmp_path / "home"))
 
@@ -130,7 +130,7 @@ def test_missing_java_21_gives_a_clear_error(ports: tuple[int, int], tmp_path: P
     assert not (tmp_path / "home" / "artifacts").exists(), "nothing may be downloaded before Java is found"
 
 
-def test_taken_port_gives_a_clear_error(ports: tuple[int, int]):
+def test_taken_port_gives_a_clear_error(ports: tuple[int, int]) -> None:
     with socket.socket() as squatter:
         squatter.bind(("127.0.0.1", ports[0]))
         squatter.listen()
@@ -142,7 +142,7 @@ def test_taken_port_gives_a_clear_error(ports: tuple[int, int]):
     assert "STROIDOK_ENGINE_HTTP_PORT" in result.stderr
 
 
-def test_node_that_dies_at_startup_reports_its_log(ports: tuple[int, int]):
+def test_node_that_dies_at_startup_reports_its_log(ports: tuple[int, int]) -> None:
     env = node_env(*ports, STROIDOK_ENGINE_HEAP="1m")
 
     result = stroidok("engine", "up", env=env, timeout=120)

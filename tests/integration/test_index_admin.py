@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import pytest
 from opensearchpy import OpenSearch
 
@@ -14,7 +17,7 @@ from service.settings import FUSION, IndexSettings
 pytestmark = pytest.mark.integration
 
 
-def _snapshot(client: OpenSearch, settings: IndexSettings) -> dict:
+def _snapshot(client: OpenSearch, settings: IndexSettings) -> dict[str, Any]:
     return {
         "template": client.indices.get_index_template(name=settings.template_name),
         "pipelines": client.search_pipeline.get(id=f"{settings.hybrid_pipeline},{settings.rrf_pipeline}"),
@@ -24,7 +27,7 @@ def _snapshot(client: OpenSearch, settings: IndexSettings) -> dict:
     }
 
 
-def test_templates_and_pipelines_apply_twice_without_change(client: OpenSearch, index_settings: IndexSettings):
+def test_templates_and_pipelines_apply_twice_without_change(client: OpenSearch, index_settings: IndexSettings) -> None:
     first = apply_all(client, index_settings)
     assert {c.action for c in first} == {"created"}
     before = _snapshot(client, index_settings)
@@ -36,12 +39,13 @@ def test_templates_and_pipelines_apply_twice_without_change(client: OpenSearch, 
     assert before["indices"] == [index_settings.first_index]
 
 
-def hybrid_normalization(client: OpenSearch, settings: IndexSettings) -> dict:
+def hybrid_normalization(client: OpenSearch, settings: IndexSettings) -> dict[str, Any]:
     stored = client.search_pipeline.get(id=settings.hybrid_pipeline)[settings.hybrid_pipeline]
-    return stored["phase_results_processors"][0]["normalization-processor"]
+    processor: dict[str, Any] = stored["phase_results_processors"][0]["normalization-processor"]
+    return processor
 
 
-def test_changed_weights_update_the_pipeline_in_place(client: OpenSearch, index_settings: IndexSettings):
+def test_changed_weights_update_the_pipeline_in_place(client: OpenSearch, index_settings: IndexSettings) -> None:
     apply_all(client, index_settings)
     reweighted = index_settings.model_copy(update={"bm25_weight": 0.3})
 
@@ -52,7 +56,7 @@ def test_changed_weights_update_the_pipeline_in_place(client: OpenSearch, index_
     assert hybrid_normalization(client, index_settings)["combination"]["parameters"]["weights"] == [0.3, 0.7]
 
 
-def test_min_max_floors_update_the_pipeline_once(client: OpenSearch, index_settings: IndexSettings):
+def test_min_max_floors_update_the_pipeline_once(client: OpenSearch, index_settings: IndexSettings) -> None:
     apply_all(client, index_settings)
     floored = index_settings.model_copy(update={"bm25_lower_bound": 0.0, "dense_lower_bound": 0.875})
 
@@ -72,7 +76,7 @@ class RecordedAs:
         self.identity = EmbedderIdentity(provider, f"{provider}-model", dimension)
 
 
-def test_pipelines_follow_the_embedder_the_index_records(client: OpenSearch, index_settings: IndexSettings):
+def test_pipelines_follow_the_embedder_the_index_records(client: OpenSearch, index_settings: IndexSettings) -> None:
     # configured for navec-like plain min-max, but the index records e5: a run with this configuration
     # (an ingest that will be refused, an `index init`) must leave e5's fusion in place
     apply_all(client, index_settings)
@@ -90,7 +94,7 @@ def test_pipelines_follow_the_embedder_the_index_records(client: OpenSearch, ind
     assert hybrid_normalization(client, index_settings)["combination"]["parameters"]["weights"] == [0.6, 0.4]
 
 
-def test_status_reports_ok_after_init_and_problems_before(client: OpenSearch, index_settings: IndexSettings):
+def test_status_reports_ok_after_init_and_problems_before(client: OpenSearch, index_settings: IndexSettings) -> None:
     assert not index_status(client, index_settings).ok
     apply_all(client, index_settings)
     status = index_status(client, index_settings)
@@ -100,7 +104,7 @@ def test_status_reports_ok_after_init_and_problems_before(client: OpenSearch, in
     assert status.doc_count == 0
 
 
-def test_dimension_mismatch_is_refused(client: OpenSearch, index_settings: IndexSettings):
+def test_dimension_mismatch_is_refused(client: OpenSearch, index_settings: IndexSettings) -> None:
     apply_all(client, index_settings)
     wider = index_settings.model_copy(update={"embedding_dim": 8})
 
@@ -110,7 +114,7 @@ def test_dimension_mismatch_is_refused(client: OpenSearch, index_settings: Index
     assert any("vector dimension 4" in p for p in caught.value.details["problems"])
 
 
-def test_a_plain_index_under_the_alias_name_is_refused(client: OpenSearch, index_settings: IndexSettings):
+def test_a_plain_index_under_the_alias_name_is_refused(client: OpenSearch, index_settings: IndexSettings) -> None:
     client.indices.create(index=index_settings.alias)
     try:
         with pytest.raises(IndexSetupError, match="plain index"):
@@ -119,7 +123,7 @@ def test_a_plain_index_under_the_alias_name_is_refused(client: OpenSearch, index
         client.indices.delete(index=index_settings.alias)
 
 
-def test_vector_field_is_lucene_hnsw_cosine(client: OpenSearch, index_settings: IndexSettings):
+def test_vector_field_is_lucene_hnsw_cosine(client: OpenSearch, index_settings: IndexSettings) -> None:
     apply_all(client, index_settings)
     mapping = client.indices.get_mapping(index=index_settings.alias)[index_settings.first_index]["mappings"]
     vector = mapping["properties"]["embedding"]
@@ -129,7 +133,7 @@ def test_vector_field_is_lucene_hnsw_cosine(client: OpenSearch, index_settings: 
 
 
 def test_migrate_rebuilds_from_a_changed_template_and_keeps_vectors(client: OpenSearch, index_settings: IndexSettings,
-                                                                    tmp_path):
+                                                                    tmp_path: Path) -> None:
     import json
     import shutil
     from types import SimpleNamespace
@@ -167,7 +171,7 @@ def test_migrate_rebuilds_from_a_changed_template_and_keeps_vectors(client: Open
 
 
 def test_a_side_index_deleted_under_a_writer_comes_back_with_its_own_mapping(client: OpenSearch,
-                                                                              index_settings: IndexSettings):
+                                                                              index_settings: IndexSettings) -> None:
     from opensearchpy.exceptions import RequestError
 
     from service.querylog import QueryLog
@@ -188,7 +192,7 @@ def test_a_side_index_deleted_under_a_writer_comes_back_with_its_own_mapping(cli
         "dynamic"] == "strict"
 
 
-def test_drop_all_leaves_no_template_behind(client: OpenSearch, index_settings: IndexSettings):
+def test_drop_all_leaves_no_template_behind(client: OpenSearch, index_settings: IndexSettings) -> None:
     from service.index_admin.apply import drop_all
 
     apply_all(client, index_settings)

@@ -10,9 +10,11 @@ import uuid
 from pathlib import Path
 
 import pytest
+from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.embedders.navec import NavecEmbedder
 from service.search import SearchService
 from service.security import Principal
 from tests.support.engine import drop_index_resources, product_settings
@@ -28,7 +30,7 @@ def rules_file(tmp_path: Path, pattern: str) -> Path:
     return path
 
 
-def groups_in_index(client, alias: str) -> set[str]:
+def groups_in_index(client: OpenSearch, alias: str) -> set[str]:
     client.indices.refresh(index=alias)
     hits = client.search(index=alias, body={"size": 100})["hits"]["hits"]
     return {g for h in hits for g in h["_source"]["access_groups"]}
@@ -41,8 +43,8 @@ def groups_in_index(client, alias: str) -> set[str]:
     (unicodedata.normalize("NFD", "Для служебного пользования"), "Для служебного пользования/*", False),
     ("Для служебного пользования", unicodedata.normalize("NFD", "Для служебного пользования/*"), True),
 ])
-def test_a_rule_matches_however_the_path_is_written(tmp_path, opensearch_url, client, navec_embedder,
-                                                    folder, pattern, root_is_folder):
+def test_a_rule_matches_however_the_path_is_written(tmp_path: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder,
+                                                    folder: Path, pattern: str, root_is_folder: bool) -> None:
     docs = tmp_path / "docs"
     (docs / folder).mkdir(parents=True)
     (docs / folder / "смета.txt").write_text(TEXT, encoding="utf-8")
@@ -58,7 +60,7 @@ def test_a_rule_matches_however_the_path_is_written(tmp_path, opensearch_url, cl
 
 
 def test_a_changed_rule_applies_on_the_next_ingest_and_no_cache_serves_the_old_rights(
-        tmp_path, opensearch_url, client, navec_embedder):
+        tmp_path: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     docs = tmp_path / "docs"
     (docs / "сметы").mkdir(parents=True)
     (docs / "сметы" / "смета.txt").write_text(TEXT, encoding="utf-8")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from opensearchpy import OpenSearch
@@ -32,12 +34,12 @@ DOCUMENTS = 30
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory):
+def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return write_corpus(tmp_path_factory.mktemp("crash") / "docs", DOCUMENTS)
 
 
 @pytest.fixture(scope="module")
-def reference(corpus, opensearch_url, client):
+def reference(corpus: Path, opensearch_url: str, client: OpenSearch) -> dict[str, str]:
     """The state an uninterrupted run leaves."""
     alias = new_alias()
     done = run_ingest_cli(corpus, ingest_env(opensearch_url, alias))
@@ -49,12 +51,13 @@ def reference(corpus, opensearch_url, client):
 
 def refresh_interval(client: OpenSearch, alias: str) -> str | None:
     settings = client.indices.get_settings(index=alias)
-    return next(iter(settings.values()))["settings"]["index"].get("refresh_interval")
+    value = next(iter(settings.values()))["settings"]["index"].get("refresh_interval")
+    return None if value is None else str(value)
 
 
 @pytest.mark.parametrize("after_files", [1, DOCUMENTS // 2])
 def test_ingest_killed_mid_run_then_rerun_equals_an_uninterrupted_run(
-        after_files, corpus, reference, opensearch_url, client, alias):
+        after_files: int, corpus: Path, reference: dict[str, str], opensearch_url: str, client: OpenSearch, alias: str) -> None:
     marker = new_marker()
     running = start_ingest(corpus, ingest_env(opensearch_url, alias, marker))
     assert wait_until(lambda: registry_count(client, alias) >= after_files, timeout=300), running.stderr
@@ -68,7 +71,7 @@ def test_ingest_killed_mid_run_then_rerun_equals_an_uninterrupted_run(
     assert registry_count(client, alias, done_only=False) == registry_count(client, alias) == DOCUMENTS
 
 
-def test_sigterm_stops_the_run_with_a_message_and_exit_143(corpus, reference, opensearch_url, client, alias):
+def test_sigterm_stops_the_run_with_a_message_and_exit_143(corpus: Path, reference: dict[str, str], opensearch_url: str, client: OpenSearch, alias: str) -> None:
     marker = new_marker()
     running = start_ingest(corpus, ingest_env(opensearch_url, alias, marker))
     assert wait_until(lambda: registry_count(client, alias) >= 1, timeout=300)
@@ -84,7 +87,7 @@ def test_sigterm_stops_the_run_with_a_message_and_exit_143(corpus, reference, op
 
 
 @pytest.fixture
-def own_engine():
+def own_engine() -> Iterator[EngineProcess]:
     """A node of its own, since this test kills it."""
     engine = EngineProcess(managed_engine_settings())
     engine.up()
@@ -93,13 +96,13 @@ def own_engine():
     shutil.rmtree(engine.paths.root, ignore_errors=True)
 
 
-def test_engine_killed_mid_ingest_then_rerun_equals_an_uninterrupted_run(corpus, reference, own_engine):
+def test_engine_killed_mid_ingest_then_rerun_equals_an_uninterrupted_run(corpus: Path, reference: dict[str, str], own_engine: EngineProcess) -> None:
     url = own_engine.url
     client = OpenSearch(hosts=[url], timeout=60)
     alias = "crash-engine"
     running = start_ingest(corpus, ingest_env(url, alias))
     assert wait_until(lambda: registry_count(client, alias) >= 3, timeout=300)
-    os.kill(running_pid(own_engine.paths), signal.SIGKILL)
+    os.kill(running_pid(own_engine.paths) or 0, signal.SIGKILL)
 
     _, stderr = running.communicate(timeout=300)  # the run ends (no hang), reporting what failed
     assert running.returncode != 0

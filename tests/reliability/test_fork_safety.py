@@ -13,11 +13,11 @@ from ingest.pool import worker_context
 from tests.support.documents import REPO
 
 
-def test_workers_come_from_a_fork_server_not_from_this_process():
+def test_workers_come_from_a_fork_server_not_from_this_process() -> None:
     assert worker_context(False).get_start_method() == "forkserver"
 
 
-def test_fresh_workers_start_while_the_main_thread_runs_threaded_svd():
+def test_fresh_workers_start_while_the_main_thread_runs_threaded_svd() -> None:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_NUM_THREADS")}
     try:
         done = subprocess.run([sys.executable, "-m", "tests.support.forkstress", "forkserver", "60"],

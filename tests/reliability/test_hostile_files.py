@@ -8,9 +8,10 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
-from opensearchpy import helpers
+from opensearchpy import OpenSearch, helpers
 
 from tests.support import hostile
 from tests.support.hostile import meets, outcome_name
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.integration
 NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
 
 
-def test_every_hostile_file_is_indexed_or_reported_and_the_batch_ends(tmp_path, opensearch_url, client, alias):
+def test_every_hostile_file_is_indexed_or_reported_and_the_batch_ends(tmp_path: Path, opensearch_url: str, client: OpenSearch, alias: str) -> None:
     root = tmp_path / "docs"
     expected = hostile.build(root, tmp_path / "outside")
     env = {**os.environ, "OPENSEARCH_URL": opensearch_url, "STROIDOK_INDEX_ALIAS": alias, "DO_NOT_TRACK": "1",

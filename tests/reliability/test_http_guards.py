@@ -6,10 +6,13 @@ bounded (413), every tool rate-limited per token, no stack trace in any error. A
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
+from typing import Any
 
 import httpx2
 import pytest
 
+from service.settings import Settings
 from tests.support.net import free_port
 from tests.support.servers import http_server, server_env
 
@@ -20,20 +23,21 @@ INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
-def call(name: str, arguments: dict, id_: int = 2) -> dict:
+def call(name: str, arguments: dict[str, Any], id_: int = 2) -> dict[str, Any]:
     return {"jsonrpc": "2.0", "id": id_, "method": "tools/call", "params": {"name": name, "arguments": arguments}}
 
 
-def payload(response: httpx2.Response) -> dict:
+def payload(response: httpx2.Response) -> dict[str, Any]:
     """The JSON-RPC message of a JSON or single-event SSE response."""
     text = response.text
     if "data:" in text:
         text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
-    return json.loads(text)
+    parsed: dict[str, Any] = json.loads(text)
+    return parsed
 
 
 @pytest.fixture(scope="module")
-def guarded(opensearch_url, corpus_settings):
+def guarded(opensearch_url: str, corpus_settings: Settings) -> Iterator[str]:
     port = free_port()
     env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_HOST="0.0.0.0",
                      STROIDOK_SERVER_TOKENS=json.dumps({"good-token-1": ["public"], "good-token-2": ["public"],
@@ -43,19 +47,19 @@ def guarded(opensearch_url, corpus_settings):
         yield url
 
 
-def post(url: str, body: dict | bytes, token: str | None = "good-token-1", **headers: str) -> httpx2.Response:
+def post(url: str, body: dict[str, Any] | bytes, token: str | None = "good-token-1", **headers: str) -> httpx2.Response:
     auth = {"Authorization": f"Bearer {token}"} if token else {}
     content = body if isinstance(body, bytes) else json.dumps(body).encode()
     return httpx2.post(url, content=content, headers={**ACCEPT, **auth, **headers}, timeout=60)
 
 
-def test_a_valid_token_with_loopback_host_is_served(guarded):
+def test_a_valid_token_with_loopback_host_is_served(guarded: str) -> None:
     response = post(guarded, INIT)
     assert response.status_code == 200, response.text
     assert payload(response)["result"]["serverInfo"]["name"] == "stroidok-search"
 
 
-def test_a_tool_call_is_answered_as_one_json_body(guarded):
+def test_a_tool_call_is_answered_as_one_json_body(guarded: str) -> None:
     """``json_response`` (the default): no SSE stream wrapping a single message."""
     response = post(guarded, call("list_sources", {}, id_=7), token="good-token-3")
     assert response.status_code == 200, response.text
@@ -64,7 +68,7 @@ def test_a_tool_call_is_answered_as_one_json_body(guarded):
 
 
 @pytest.mark.parametrize("token", [None, "good-token", "good-token-1x", "GOOD-TOKEN-1", ""])
-def test_without_a_valid_token_nothing_but_unauthorized(guarded, token):
+def test_without_a_valid_token_nothing_but_unauthorized(guarded: str, token: str | None) -> None:
     for body in (INIT, call("list_sources", {}), call("search_documents", {"query": "бетон"})):
         response = post(guarded, body, token=token)
         assert response.status_code == 401
@@ -72,23 +76,23 @@ def test_without_a_valid_token_nothing_but_unauthorized(guarded, token):
                                    "message": "a valid bearer token is required (Authorization: Bearer <token>)"}
 
 
-def test_a_foreign_host_header_is_refused_on_a_wildcard_bind(guarded):
+def test_a_foreign_host_header_is_refused_on_a_wildcard_bind(guarded: str) -> None:
     response = post(guarded, INIT, Host="evil.example:80")
     assert response.status_code in (400, 403, 421)
     assert "Traceback" not in response.text
 
 
-def test_a_foreign_origin_is_refused(guarded):
+def test_a_foreign_origin_is_refused(guarded: str) -> None:
     response = post(guarded, INIT, Origin="http://evil.example")
     assert response.status_code in (400, 403)
 
 
-def test_a_large_body_is_refused_with_413(guarded):
+def test_a_large_body_is_refused_with_413(guarded: str) -> None:
     big = dict(call("search_documents", {"query": "б" * 8000}))
     assert post(guarded, json.dumps(big).encode()).status_code == 413
 
 
-def test_every_tool_is_rate_limited_per_token(guarded):
+def test_every_tool_is_rate_limited_per_token(guarded: str) -> None:
     codes = []
     for i in range(4):
         response = post(guarded, call("list_sources", {}, id_=10 + i), token="good-token-2")

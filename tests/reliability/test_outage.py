@@ -9,6 +9,8 @@ import shutil
 import sys
 import time
 import uuid
+from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -18,6 +20,7 @@ from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.embedders.navec import NavecEmbedder
 from service.engine.process import EngineProcess
 from tests.support.engine import managed_engine_settings, product_settings
 from tests.support.net import free_port
@@ -28,11 +31,11 @@ CALLS = [("search_documents", {"query": "приемка ростверка"}), (
          ("list_sources", {})]
 
 
-def code_of(result) -> str:
+def code_of(result: Any) -> str:
     if not result.is_error:
         return "ok"
     text = result.content[0].text
-    return json.loads(text[text.index("{"):])["code"]
+    return str(json.loads(text[text.index("{"):])["code"])
 
 
 async def timed_calls(client: Client) -> list[tuple[str, str, float]]:
@@ -53,7 +56,7 @@ async def first_success_after(client: Client, limit_s: float) -> float | None:
     return None
 
 
-def test_outage_is_reported_fast_and_the_same_servers_recover(tmp_path, navec_embedder):
+def test_outage_is_reported_fast_and_the_same_servers_recover(tmp_path: Path, navec_embedder: NavecEmbedder) -> None:
     engine = EngineProcess(managed_engine_settings(heap="512m"))
     try:
         url = engine.up().url
@@ -67,7 +70,7 @@ def test_outage_is_reported_fast_and_the_same_servers_recover(tmp_path, navec_em
         port = free_port()
         stdio = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"], env=env)
 
-        async def scenario() -> dict:
+        async def scenario() -> dict[str, Any]:
             with http_server(env, port) as (http_url, _):
                 async with Client(stdio, read_timeout_seconds=60) as a, Client(http_url, read_timeout_seconds=60) as b:
                     before = [await timed_calls(c) for c in (a, b)]

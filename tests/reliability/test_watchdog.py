@@ -9,6 +9,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
 from tests.support.crash import REPO, write_corpus
 
@@ -31,7 +32,7 @@ def silent_server() -> tuple[socket.socket, int]:
     return listener, listener.getsockname()[1]
 
 
-def test_a_stuck_engine_call_ends_the_run_with_ingest_stalled(tmp_path):
+def test_a_stuck_engine_call_ends_the_run_with_ingest_stalled(tmp_path: Path) -> None:
     root = write_corpus(tmp_path / "docs", 2)
     listener, port = silent_server()
     env = {**os.environ, "OPENSEARCH_URL": f"http://127.0.0.1:{port}", "STROIDOK_INDEX_ALIAS": "stuck",

@@ -44,7 +44,7 @@ def write_file(path: Path, text: str) -> None:
 
         document = docx.Document()
         document.add_paragraph(text)
-        document.save(path)
+        document.save(str(path))
     elif path.suffix == ".xlsx":
         from openpyxl import Workbook
 

@@ -39,12 +39,12 @@ def ingest_env(url: str, alias: str, marker: str = "", **settings: str) -> dict[
     return env
 
 
-def start_ingest(root: Path, env: dict[str, str]) -> subprocess.Popen:
+def start_ingest(root: Path, env: dict[str, str]) -> subprocess.Popen[str]:
     return subprocess.Popen([sys.executable, "-m", "service.cli", "ingest", str(root)], cwd=REPO, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def run_ingest_cli(root: Path, env: dict[str, str], timeout: float = 900) -> subprocess.CompletedProcess:
+def run_ingest_cli(root: Path, env: dict[str, str], timeout: float = 900) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "service.cli", "ingest", str(root)], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
@@ -57,7 +57,7 @@ def registry_count(client: OpenSearch, alias: str, done_only: bool = True) -> in
         return 0
 
 
-def kill_hard(process: subprocess.Popen) -> None:
+def kill_hard(process: subprocess.Popen[str]) -> None:
     os.kill(process.pid, signal.SIGKILL)
     process.wait(timeout=30)
 

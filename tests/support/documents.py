@@ -16,7 +16,7 @@ GOST_JSON = CONSTRUCTION / "russian_construction_standards" / "metadata" / "ГО
 DOCX_DIR = CONSTRUCTION / "shasha_rag_task" / "docs"
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 
-XLSX_SHEETS = {
+XLSX_SHEETS: dict[str, list[list[object]]] = {
     "Смета": [["Наименование работ", "Ед. изм.", "Количество"],
               ["Устройство монолитной железобетонной фундаментной плиты", "м3", 120],
               ["Армирование каркаса стальной арматурой класса А500С", "т", 14.5]],

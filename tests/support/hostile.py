@@ -7,6 +7,7 @@ import os
 import zipfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from tests.support.documents import GOST_PDF
 
@@ -24,7 +25,7 @@ def docx_with_part(path: Path, part: str, xml: bytes) -> None:
     import docx
 
     base = path.with_name(path.name + ".base")
-    docx.Document().save(base)
+    docx.Document().save(str(base))
     with zipfile.ZipFile(base) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
         for item in source.infolist():
             out.writestr(item, xml if item.filename == part else source.read(item.filename))
@@ -133,9 +134,9 @@ def outcome_name(path: str) -> str:
     return path.rstrip("/").rsplit("/", 1)[-1]
 
 
-def meets(outcome: dict, want: str) -> bool:
+def meets(outcome: dict[str, Any], want: str) -> bool:
     """``want``: ``indexed``, ``skipped``, or phrases (``a|b``) one of which the failure reason contains."""
     if want in ("indexed", "skipped"):
-        return outcome["status"] == want
+        return bool(outcome["status"] == want)
     return any(outcome["status"] == w or (outcome["status"] == "failed" and w.lower() in outcome["reason"].lower())
                for w in want.split("|"))

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from service.index_admin.templates import (
@@ -13,7 +15,7 @@ from service.index_admin.templates import (
 from service.settings import IndexSettings
 
 
-def test_template_follows_settings():
+def test_template_follows_settings() -> None:
     settings = IndexSettings(alias="docs", embedding_dim=768, replicas=1)
     body = build_index_template(load_json("chunks.json"), settings)
     assert body["index_patterns"] == ["docs-0*"]
@@ -22,17 +24,20 @@ def test_template_follows_settings():
     assert "_comment" not in body
 
 
-def test_template_hash_changes_with_content_only():
+def template_hash(body: dict[str, Any]) -> str:
+    return str(body["template"]["mappings"]["_meta"][HASH_KEY])
+
+
+def test_template_hash_changes_with_content_only() -> None:
     raw = load_json("chunks.json")
     a = build_index_template(raw, IndexSettings(embedding_dim=300))
     b = build_index_template(raw, IndexSettings(embedding_dim=300))
     c = build_index_template(raw, IndexSettings(embedding_dim=384))
-    meta = lambda body: body["template"]["mappings"]["_meta"][HASH_KEY]  # noqa: E731
-    assert meta(a) == meta(b)
-    assert meta(a) != meta(c)
+    assert template_hash(a) == template_hash(b)
+    assert template_hash(a) != template_hash(c)
 
 
-def test_hybrid_pipeline_carries_weights_and_technique():
+def test_hybrid_pipeline_carries_weights_and_technique() -> None:
     body = build_hybrid_pipeline(load_json("pipelines/hybrid.json"),
                                  IndexSettings(bm25_weight=0.7, normalization="l2", combination="harmonic_mean"))
     processor = body["phase_results_processors"][0]["normalization-processor"]
@@ -41,7 +46,7 @@ def test_hybrid_pipeline_carries_weights_and_technique():
     assert processor["combination"]["technique"] == "harmonic_mean"
 
 
-def test_hybrid_pipeline_carries_min_max_floors_per_leg():
+def test_hybrid_pipeline_carries_min_max_floors_per_leg() -> None:
     raw = load_json("pipelines/hybrid.json")
     body = build_hybrid_pipeline(raw, IndexSettings(dense_lower_bound=0.875))
     normalization = body["phase_results_processors"][0]["normalization-processor"]["normalization"]
@@ -52,25 +57,25 @@ def test_hybrid_pipeline_carries_min_max_floors_per_leg():
     assert "parameters" not in z_score["phase_results_processors"][0]["normalization-processor"]["normalization"]
 
 
-def test_index_floors_read_none_from_the_environment(monkeypatch: pytest.MonkeyPatch):
+def test_index_floors_read_none_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("STROIDOK_INDEX_DENSE_LOWER_BOUND", "none")
     monkeypatch.setenv("STROIDOK_INDEX_BM25_LOWER_BOUND", "0")
     assert (IndexSettings().bm25_lower_bound, IndexSettings().dense_lower_bound) == (0.0, None)
 
 
-def test_rrf_pipeline_carries_rank_constant():
+def test_rrf_pipeline_carries_rank_constant() -> None:
     body = build_rrf_pipeline(load_json("pipelines/rrf.json"), IndexSettings(rrf_rank_constant=20))
     assert body["phase_results_processors"][0]["score-ranker-processor"]["combination"]["rank_constant"] == 20
 
 
-def test_default_weights_are_the_measured_best():
+def test_default_weights_are_the_measured_best() -> None:
     pipelines = wanted_pipelines(IndexSettings())
     hybrid = pipelines["stroidok-chunks-hybrid"]["phase_results_processors"][0]["normalization-processor"]
     assert hybrid["combination"]["parameters"]["weights"] == [0.9, 0.1]
     assert set(pipelines) == {"stroidok-chunks-hybrid", "stroidok-chunks-rrf", "stroidok-chunks-single"}
 
 
-def test_replicas_expand_to_a_second_node_unless_fixed():
+def test_replicas_expand_to_a_second_node_unless_fixed() -> None:
     from service.index_admin.templates import replica_settings
 
     assert replica_settings(IndexSettings()) == {"auto_expand_replicas": "0-1"}

@@ -17,13 +17,13 @@ def imported_modules(path: Path) -> set[str]:
     return names | {node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)}
 
 
-def test_no_module_of_the_search_package_imports_the_ingest_package():
+def test_no_module_of_the_search_package_imports_the_ingest_package() -> None:
     offenders = {str(p.relative_to(SERVICE)): sorted(m for m in imported_modules(p) if m.split(".")[0] == "ingest")
                  for p in SERVICE.rglob("*.py")}
     assert {p: m for p, m in offenders.items() if m} == {}
 
 
-def test_the_model_switch_filler_is_found_through_its_entry_point():
+def test_the_model_switch_filler_is_found_through_its_entry_point() -> None:
     from service.cli import model_switch_filler
 
     assert model_switch_filler().__module__ == "ingest.backfill"

@@ -7,20 +7,20 @@ from service.errors import IndexUnavailable, SearchError
 from service.opensearch import engine_errors, translate
 
 
-def test_connection_failure_is_index_unavailable():
+def test_connection_failure_is_index_unavailable() -> None:
     err = translate(os_exc.ConnectionError("N/A", "refused", Exception("refused")))
     assert isinstance(err, IndexUnavailable)
     assert err.code == "INDEX_UNAVAILABLE"
 
 
-def test_missing_index_is_index_unavailable():
+def test_missing_index_is_index_unavailable() -> None:
     info = {"error": {"root_cause": [{"type": "index_not_found_exception", "reason": "no such index [x]"}]}}
     err = translate(os_exc.NotFoundError(404, "index_not_found_exception", info))
     assert isinstance(err, IndexUnavailable)
     assert "no such index" not in err.message and "stroidok index init" in err.message
 
 
-def test_bad_request_is_a_database_error_whose_engine_reason_is_logged_not_sent(capsys):
+def test_bad_request_is_a_database_error_whose_engine_reason_is_logged_not_sent(capsys: pytest.CaptureFixture[str]) -> None:
     from loguru import logger
 
     sink = logger.add(lambda m: print(m, end="", file=__import__("sys").stderr), level="WARNING")
@@ -34,13 +34,13 @@ def test_bad_request_is_a_database_error_whose_engine_reason_is_logged_not_sent(
     assert "unknown query [foo] on [secret-index]" in capsys.readouterr().err
 
 
-def test_engine_errors_context_reraises_translated():
+def test_engine_errors_context_reraises_translated() -> None:
     with pytest.raises(IndexUnavailable):
         with engine_errors():
             raise os_exc.ConnectionTimeout("TIMEOUT", "timed out", Exception())
 
 
-def test_each_client_keeps_its_own_connect_timeout():
+def test_each_client_keeps_its_own_connect_timeout() -> None:
     from service.opensearch import build_client
     from service.settings import Settings
 

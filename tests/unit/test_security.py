@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Any
 
 import pytest
 
@@ -16,11 +17,11 @@ EMPTY_RESPONSE = {"results": [], "meta": {
     "facets": {}, "suggestions": {}, "pagination": {"page": 1, "limit": 10, "total_pages": 1, "has_more": False}}}
 
 
-def test_everyone_reads_public():
+def test_everyone_reads_public() -> None:
     assert Principal.of("a", ["legal", "legal"]).groups == ("legal", "public")
 
 
-def test_tokens_map_to_groups_and_unknown_tokens_are_refused():
+def test_tokens_map_to_groups_and_unknown_tokens_are_refused() -> None:
     settings = ServerSettings(tokens={"t1": ["legal"]})
     assert token_principal(settings, "Bearer t1").groups == ("legal", "public")
     for header in (None, "Bearer nope", "Basic t1"):
@@ -28,12 +29,12 @@ def test_tokens_map_to_groups_and_unknown_tokens_are_refused():
             token_principal(settings, header)
 
 
-def test_without_tokens_http_callers_get_the_configured_principal():
+def test_without_tokens_http_callers_get_the_configured_principal() -> None:
     settings = ServerSettings(principal="svc", groups=["eng"])
     assert token_principal(settings, None) == stdio_principal(settings) == Principal.of("svc", ["eng"])
 
 
-def test_rate_limiter_is_per_client():
+def test_rate_limiter_is_per_client() -> None:
     limiter = RateLimiter("2/minute")
     limiter.check("a")
     limiter.check("a")
@@ -42,9 +43,9 @@ def test_rate_limiter_is_per_client():
         limiter.check("a")
 
 
-def test_the_in_process_limiter_starts_no_thread_per_call_and_still_drops_expired_entries(monkeypatch):
+def test_the_in_process_limiter_starts_no_thread_per_call_and_still_drops_expired_entries(monkeypatch: pytest.MonkeyPatch) -> None:
     limiter = RateLimiter("3/second")
-    storage = limiter.limiter.storage
+    storage: Any = limiter.limiter.storage
     started: list[threading.Thread] = []
     monkeypatch.setattr(threading.Thread, "start", lambda thread: started.append(thread))
     for _ in range(3):
@@ -61,7 +62,7 @@ def test_the_in_process_limiter_starts_no_thread_per_call_and_still_drops_expire
     limiter.check("a")
 
 
-def test_a_redis_that_is_down_lets_calls_through_and_misses_the_cache():
+def test_a_redis_that_is_down_lets_calls_through_and_misses_the_cache() -> None:
     from service.cache import RedisCache, cache_key
     from service.security import RateLimiter
 
@@ -75,7 +76,7 @@ def test_a_redis_that_is_down_lets_calls_through_and_misses_the_cache():
     cache.put(key, SearchResponse.model_validate(EMPTY_RESPONSE))  # no exception
 
 
-def test_cache_keys_differ_by_generation_groups_request_and_index():
+def test_cache_keys_differ_by_generation_groups_request_and_index() -> None:
     from service.cache import cache_key
 
     base = cache_key(1, ("public",), '{"q":1}', "a")
@@ -83,7 +84,7 @@ def test_cache_keys_differ_by_generation_groups_request_and_index():
                 cache_key(1, ("public",), '{"q":2}', "a"), cache_key(1, ("public",), '{"q":1}', "b")}) == 5
 
 
-def test_memory_cache_round_trips_a_response():
+def test_memory_cache_round_trips_a_response() -> None:
     from service.cache import MemoryCache
 
     cache = MemoryCache(4, 60)

@@ -21,25 +21,25 @@ BODY = {"query": {"knn": {"embedding": {"vector": [0.25, -1.5e-07, 3.0], "k": 10
         "ok": True, "none": None}
 
 
-def test_it_writes_what_opensearch_py_writes():
+def test_it_writes_what_opensearch_py_writes() -> None:
     assert json.loads(FastJSONSerializer().dumps(BODY)) == json.loads(JSONSerializer().dumps(BODY))
     assert "Бетон" in FastJSONSerializer().dumps(BODY)  # UTF-8, not \\u escapes
 
 
-def test_strings_pass_through_and_responses_parse():
+def test_strings_pass_through_and_responses_parse() -> None:
     assert FastJSONSerializer().dumps('{"a":1}\n') == '{"a":1}\n'
     assert FastJSONSerializer().loads('{"hits": {"total": {"value": 3}}, "t": "ё"}') == {
         "hits": {"total": {"value": 3}}, "t": "ё"}
 
 
-def test_failures_are_the_clients_serialization_error():
+def test_failures_are_the_clients_serialization_error() -> None:
     with pytest.raises(SerializationError):
         FastJSONSerializer().dumps({"x": object()})
     with pytest.raises(SerializationError):
         FastJSONSerializer().loads("{not json")
 
 
-def test_the_client_uses_it():
+def test_the_client_uses_it() -> None:
     client = build_client(Settings())
     assert isinstance(client.transport.serializer, FastJSONSerializer)
     assert isinstance(client.transport.deserializer.serializers["application/json"], FastJSONSerializer)

@@ -39,7 +39,7 @@ class SlowService:
         return SearchResponse(results=[], meta=meta)
 
 
-def test_calls_beyond_max_inflight_wait_and_all_are_answered():
+def test_calls_beyond_max_inflight_wait_and_all_are_answered() -> None:
     service = SlowService()
     server = build_server(Settings(server=ServerSettings(max_inflight=3)), service=service)  # type: ignore[arg-type]
     answered: list[str] = []
@@ -60,7 +60,7 @@ def test_calls_beyond_max_inflight_wait_and_all_are_answered():
     assert service.most == 3
 
 
-def test_an_answer_is_structured_content_and_the_same_json_compact_as_text():
+def test_an_answer_is_structured_content_and_the_same_json_compact_as_text() -> None:
     server = build_server(Settings(), service=SlowService())  # type: ignore[arg-type]
 
     async def run() -> Any:

@@ -7,19 +7,19 @@ import pytest
 from service.settings import EngineSettings, Settings
 
 
-def test_opensearch_url_defaults_to_the_managed_engine(monkeypatch: pytest.MonkeyPatch):
+def test_opensearch_url_defaults_to_the_managed_engine(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("OPENSEARCH_URL", raising=False)
     monkeypatch.delenv("STROIDOK_OPENSEARCH_URL", raising=False)
     monkeypatch.setenv("STROIDOK_ENGINE_HTTP_PORT", "9311")
     assert Settings().opensearch_url == "http://127.0.0.1:9311"
 
 
-def test_opensearch_url_honours_the_conventional_variable(monkeypatch: pytest.MonkeyPatch):
+def test_opensearch_url_honours_the_conventional_variable(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENSEARCH_URL", "http://search:9200")
     assert Settings().opensearch_url == "http://search:9200"
 
 
-def test_java_homes_come_from_their_conventional_variables(monkeypatch: pytest.MonkeyPatch):
+def test_java_homes_come_from_their_conventional_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENSEARCH_JAVA_HOME", "/opt/a")
     monkeypatch.setenv("JAVA_HOME", "/opt/b")
     settings = EngineSettings()
@@ -27,16 +27,16 @@ def test_java_homes_come_from_their_conventional_variables(monkeypatch: pytest.M
     assert settings.java_home == Path("/opt/b")
 
 
-def test_state_dir_is_per_port(tmp_path: Path):
+def test_state_dir_is_per_port(tmp_path: Path) -> None:
     assert EngineSettings(home=tmp_path, http_port=9201).state_dir == tmp_path / "nodes" / "9201"
 
 
-def test_bad_heap_is_rejected():
+def test_bad_heap_is_rejected() -> None:
     with pytest.raises(ValueError):
         EngineSettings(heap="lots")
 
 
-def test_vector_dimension_and_fusion_weight_follow_the_embedder_unless_set(monkeypatch):
+def test_vector_dimension_and_fusion_weight_follow_the_embedder_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
     from ingest.evaluate import eval_settings
     from service.settings import Settings
 

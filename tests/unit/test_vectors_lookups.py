@@ -40,7 +40,7 @@ def at_once(fn: Any) -> list[Any]:
         return list(pool.map(call, range(CALLERS)))
 
 
-def test_coverage_is_read_once_per_window_for_concurrent_callers(monkeypatch: pytest.MonkeyPatch):
+def test_coverage_is_read_once_per_window_for_concurrent_callers(monkeypatch: pytest.MonkeyPatch) -> None:
     read = SlowCounter(Coverage(10, 3))
     monkeypatch.setattr(vectors, "read_coverage", read)
     cache = CoverageCache(client=None, index="idx", ttl_s=0.3)  # type: ignore[arg-type]
@@ -73,7 +73,7 @@ def resolver(monkeypatch: pytest.MonkeyPatch, index: list[str]) -> tuple[Embedde
     return EmbedderResolver(client=None, settings=Settings(), configured=None, ttl_s=0.3), lookup  # type: ignore[arg-type]
 
 
-def test_resolver_looks_up_once_and_serves_the_last_answer_while_refreshing(monkeypatch: pytest.MonkeyPatch):
+def test_resolver_looks_up_once_and_serves_the_last_answer_while_refreshing(monkeypatch: pytest.MonkeyPatch) -> None:
     index = ["idx-1"]
     res, lookup = resolver(monkeypatch, index)
 
@@ -87,7 +87,7 @@ def test_resolver_looks_up_once_and_serves_the_last_answer_while_refreshing(monk
     assert {i for i, _ in expired} <= {"idx-1", "idx-2"} and ("idx-2", res.current()[1]) in expired
 
 
-def test_after_invalidate_no_caller_gets_the_old_index(monkeypatch: pytest.MonkeyPatch):
+def test_after_invalidate_no_caller_gets_the_old_index(monkeypatch: pytest.MonkeyPatch) -> None:
     index = ["idx-1"]
     res, lookup = resolver(monkeypatch, index)
     res.current()
@@ -99,13 +99,17 @@ def test_after_invalidate_no_caller_gets_the_old_index(monkeypatch: pytest.Monke
     assert lookup.calls == 2
 
 
-def test_the_record_is_read_only_when_its_version_changes(monkeypatch: pytest.MonkeyPatch):
+def test_the_record_is_read_only_when_its_version_changes(monkeypatch: pytest.MonkeyPatch) -> None:
     """A refresh asks for the record's version (no source); the record itself (megabytes of navec
     statistics) is read for a new index or a rewritten record only."""
-    index, version, reads = ["idx-1"], [1], []
+    index, version, reads = ["idx-1"], [1], list[str]()
     monkeypatch.setattr(vectors, "concrete_index", lambda *a: index[0])
     monkeypatch.setattr(vectors, "embedder_meta_version", lambda client, settings, idx: ("embedder@" + idx, version[0], 1))
-    monkeypatch.setattr(vectors, "read_embedder_meta", lambda client, settings, idx: reads.append(idx) or {})
+    def read(client: object, settings: object, idx: str) -> dict[str, Any]:
+        reads.append(idx)
+        return {}
+
+    monkeypatch.setattr(vectors, "read_embedder_meta", read)
     monkeypatch.setattr(vectors, "embedder_for", lambda meta, *a: Fixed())
     res = EmbedderResolver(client=None, settings=Settings(), configured=None, ttl_s=0.0)  # type: ignore[arg-type]
     for _ in range(3):

@@ -4,6 +4,8 @@ node): documents know their designation, pages and clauses, and an agent can ope
 from __future__ import annotations
 
 import statistics
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from opensearchpy import OpenSearch, helpers
@@ -11,9 +13,11 @@ from opensearchpy import OpenSearch, helpers
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from ingest.sample import write_txt_corpus
+from service.embedders.navec import NavecEmbedder
 from service.errors import NotFound
 from service.search import SearchService
 from service.security import Principal
+from service.settings import Settings
 from tests.support.documents import SHARED
 from tests.support.engine import drop_index_resources, product_settings
 
@@ -22,7 +26,8 @@ NAMES = ("ГОСТ 10180-2012", "Свод правил 63.13330.2018", "Свод
 
 
 @pytest.fixture(scope="module")
-def ingested(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedder):
+def ingested(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
+             navec_embedder: NavecEmbedder) -> Iterator[tuple[SearchService, Settings]]:
     root = tmp_path_factory.mktemp("normative")
     paths = [p for p in write_txt_corpus(SHARED, root) if p.stem in NAMES]
     for path in root.glob("*.txt"):
@@ -41,12 +46,12 @@ def ingested(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_em
     drop_index_resources(client, settings.index)
 
 
-def all_chunks(client: OpenSearch, alias: str) -> list[dict]:
+def all_chunks(client: OpenSearch, alias: str) -> list[dict[str, Any]]:
     return [h["_source"] for h in helpers.scan(client, index=alias, query={"query": {"match_all": {}}},
                                                _source_excludes=["embedding"])]
 
 
-def test_indexed_chunks_have_size_pages_clauses_and_designation(ingested, client):
+def test_indexed_chunks_have_size_pages_clauses_and_designation(ingested: tuple[SearchService, Settings], client: OpenSearch) -> None:
     _, settings = ingested
     chunks = all_chunks(client, settings.index.alias)
     lengths = [len(c["text"]) for c in chunks]
@@ -61,7 +66,7 @@ def test_indexed_chunks_have_size_pages_clauses_and_designation(ingested, client
     assert all(len(pages) > 5 for pages in by_doc.values()), "form feeds are pages"
 
 
-def test_a_query_naming_a_code_brings_that_document_first(ingested):
+def test_a_query_naming_a_code_brings_that_document_first(ingested: tuple[SearchService, Settings]) -> None:
     service, _ = ingested
     public = Principal.of("tester", [])
     for query, designation in (("СП 63.13330", "СП 63.13330.2018"), ("ГОСТ 10180-2012 прочность", "ГОСТ 10180-2012"),
@@ -70,7 +75,7 @@ def test_a_query_naming_a_code_brings_that_document_first(ingested):
         assert top.designation == designation, (query, top.title)
 
 
-def test_get_document_opens_a_clause(ingested):
+def test_get_document_opens_a_clause(ingested: tuple[SearchService, Settings]) -> None:
     service, _ = ingested
     public = Principal.of("tester", [])
     doc = service.search({"query": "ширина эвакуационных выходов", "search_mode": "fulltext"}, public).results[0]

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pikepdf
 import pytest
@@ -15,6 +16,9 @@ from opensearchpy import OpenSearch
 from ingest.discover import document_id
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from ingest.report import RunReport
+from service.embedders.navec import NavecEmbedder
+from service.settings import Settings
 from tests.support.documents import GOST_PDF, make_scanned_pdf
 from tests.support.engine import drop_index_resources, product_settings
 
@@ -29,11 +33,11 @@ def write_doc(path: Path, paragraphs: int, marker: str) -> Path:
 
 
 def phrase_hits(client: OpenSearch, alias: str, phrase: str) -> int:
-    return client.count(index=alias, body={"query": {"match_phrase": {"text": phrase}}})["count"]
+    return int(client.count(index=alias, body={"query": {"match_phrase": {"text": phrase}}})["count"])
 
 
 def chunks_of(client: OpenSearch, alias: str, path: Path) -> int:
-    return client.count(index=alias, body={"query": {"term": {"doc_id": document_id(path)}}})["count"]
+    return int(client.count(index=alias, body={"query": {"term": {"doc_id": document_id(path)}}})["count"])
 
 
 @pytest.fixture
@@ -45,11 +49,11 @@ def folder(tmp_path: Path) -> Path:
     return root
 
 
-def ingest(root: Path, settings, client, embedder, **options):
+def ingest(root: Path, settings: Settings, client: OpenSearch, embedder: Any, **options: Any) -> RunReport:
     return run_ingest(IngestOptions([root], **options), settings, client, embedder, quiet=True)
 
 
-def test_unchanged_rerun_parses_and_embeds_nothing(folder, settings, client, navec_embedder):
+def test_unchanged_rerun_parses_and_embeds_nothing(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     first = ingest(folder, settings, client, navec_embedder)
     assert first.counts["indexed"] == 3
 
@@ -59,7 +63,7 @@ def test_unchanged_rerun_parses_and_embeds_nothing(folder, settings, client, nav
     assert again.timings == {"parse": 0.0, "embed": 0.0, "index": 0.0}
 
 
-def test_editing_one_file_reindexes_only_that_file(folder, settings, client, navec_embedder):
+def test_editing_one_file_reindexes_only_that_file(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     ingest(folder, settings, client, navec_embedder)
     write_doc(folder / "doc1.txt", 6, "совершенно новая редакция документа")
 
@@ -72,7 +76,7 @@ def test_editing_one_file_reindexes_only_that_file(folder, settings, client, nav
     assert phrase_hits(client, alias, "маркерный текст документа 1") == 0
 
 
-def test_a_shorter_new_version_leaves_no_stale_chunks(folder, settings, client, navec_embedder):
+def test_a_shorter_new_version_leaves_no_stale_chunks(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     ingest(folder, settings, client, navec_embedder)
     before = chunks_of(client, settings.index.alias, folder / "doc2.txt")
     write_doc(folder / "doc2.txt", 1, "короткая редакция")
@@ -84,7 +88,7 @@ def test_a_shorter_new_version_leaves_no_stale_chunks(folder, settings, client, 
     assert after == outcome.chunks < before
 
 
-def test_deleting_a_file_removes_its_chunks(folder, settings, client, navec_embedder):
+def test_deleting_a_file_removes_its_chunks(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     ingest(folder, settings, client, navec_embedder)
     assert chunks_of(client, settings.index.alias, folder / "doc0.txt") > 0
     (folder / "doc0.txt").unlink()
@@ -99,20 +103,20 @@ def test_deleting_a_file_removes_its_chunks(folder, settings, client, navec_embe
 class DropsTheIndex:
     """navec, but the chunk index is deleted (by an operator, another process) while the first batch embeds."""
 
-    def __init__(self, real, client: OpenSearch, alias: str) -> None:
+    def __init__(self, real: Any, client: OpenSearch, alias: str) -> None:
         self.real, self.identity, self.client, self.alias = real, real.identity, client, alias
 
-    def embed_documents(self, texts):
+    def embed_documents(self, texts: list[str]) -> Any:
         if self.client.indices.exists_alias(name=self.alias):
             self.client.indices.delete(index=list(self.client.indices.get_alias(name=self.alias)))
         return self.real.embed_documents(texts)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         return getattr(self.real, name)
 
 
-def test_chunks_written_after_the_index_vanished_fail_and_create_no_stray_index(folder, settings, client,
-                                                                              navec_embedder):
+def test_chunks_written_after_the_index_vanished_fail_and_create_no_stray_index(folder: Path, settings: Settings, client: OpenSearch,
+                                                                              navec_embedder: NavecEmbedder) -> None:
     """A write to the alias after its index was deleted must fail (reported), never auto-create a plain index
     of that name with guessed mappings, where the chunks would be unsearchable and block the next setup."""
     report = ingest(folder, settings, client, DropsTheIndex(navec_embedder, client, settings.index.alias))
@@ -121,7 +125,7 @@ def test_chunks_written_after_the_index_vanished_fail_and_create_no_stray_index(
     assert not client.indices.exists(index=settings.index.alias)
 
 
-def test_dry_run_changes_nothing(folder, settings, client, navec_embedder):
+def test_dry_run_changes_nothing(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     report = ingest(folder, settings, client, navec_embedder, dry_run=True)
     assert report.counts == {"planned": 3}
     assert client.count(index=settings.index.alias)["count"] == 0
@@ -134,7 +138,7 @@ def make_docx_bomb(path: Path) -> None:
     base = path.with_suffix(".base.docx")
     document = docx.Document()
     document.add_paragraph("x")
-    document.save(base)
+    document.save(str(base))
     paragraph = ("<w:p><w:r><w:t>" + "бетон " * 2000 + "</w:t></w:r></w:p>") * 100
     with zipfile.ZipFile(base) as source, zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as bomb:
         for item in source.infolist():
@@ -162,7 +166,7 @@ def make_bad_files(root: Path) -> dict[str, str]:
             "garbage.docx": "not a ZIP archive", "bomb.docx": "zip bomb"}
 
 
-def test_corrupt_files_are_reported_and_the_rest_indexed(folder, opensearch_url, client, navec_embedder):
+def test_corrupt_files_are_reported_and_the_rest_indexed(folder: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     bad = make_bad_files(folder)
     settings = product_settings(opensearch_url, file_memory_mb=1024,
                                 file_timeout_s=60)
@@ -178,7 +182,7 @@ def test_corrupt_files_are_reported_and_the_rest_indexed(folder, opensearch_url,
         drop_index_resources(client, settings.index)
 
 
-def test_a_file_over_the_time_cap_is_stopped_and_reported(tmp_path, opensearch_url, client, navec_embedder):
+def test_a_file_over_the_time_cap_is_stopped_and_reported(tmp_path: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     root = tmp_path / "slow"
     root.mkdir()
     make_scanned_pdf(root / "long-scan.pdf", pages=12)
@@ -194,7 +198,7 @@ def test_a_file_over_the_time_cap_is_stopped_and_reported(tmp_path, opensearch_u
         drop_index_resources(client, settings.index)
 
 
-def test_cli_exits_non_zero_when_a_file_failed(folder, settings, opensearch_url):
+def test_cli_exits_non_zero_when_a_file_failed(folder: Path, settings: Settings, opensearch_url: str) -> None:
     (folder / "empty.txt").write_bytes(b"")
     env = {**os.environ, "OPENSEARCH_URL": opensearch_url, "STROIDOK_INDEX_ALIAS": settings.index.alias,
            "DO_NOT_TRACK": "1"}

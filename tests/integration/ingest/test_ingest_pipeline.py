@@ -6,7 +6,9 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -16,24 +18,28 @@ from ingest.discover import document_id
 from ingest.index import context_text
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from ingest.report import RunReport
+from service.embedders.base import Embedder
+from service.embedders.navec import NavecEmbedder
 from service.errors import ConfigError
 from service.index_meta import concrete_index, embedder_meta_version, load_embedder_state, read_embedder_meta
 from service.query.passages import parse_spans, span_at
+from service.settings import Settings
 from tests.support.documents import DOCX_DIR, GOST_PDF, make_scanned_pdf, make_txt, make_xlsx
 from tests.support.engine import drop_index_resources, product_settings
 
 pytestmark = pytest.mark.integration
 
 
-def search_phrase(client: OpenSearch, alias: str, phrase: str, doc_id: str | None = None) -> list[dict]:
-    query: dict = {"bool": {"must": [{"match_phrase": {"text": phrase}}]}}
+def search_phrase(client: OpenSearch, alias: str, phrase: str, doc_id: str | None = None) -> list[dict[str, Any]]:
+    query: dict[str, Any] = {"bool": {"must": [{"match_phrase": {"text": phrase}}]}}
     if doc_id:
         query["bool"]["filter"] = [{"term": {"doc_id": doc_id}}]
     body = {"query": query, "size": 20, "_source": {"excludes": ["embedding"]}}
     return [h["_source"] for h in client.search(index=alias, body=body)["hits"]["hits"]]
 
 
-def page_of_phrase(source: dict, phrase: str) -> int | None:
+def page_of_phrase(source: dict[str, Any], phrase: str) -> int | None:
     """The page the chunk's spans give where ``phrase`` begins (a chunk may start pages earlier)."""
     match = re.search(r"\s+".join(map(re.escape, phrase.split())), source["text"])
     assert match, f"{phrase!r} is not in the chunk's text"
@@ -42,11 +48,15 @@ def page_of_phrase(source: dict, phrase: str) -> int | None:
 
 
 def chunk_count(client: OpenSearch, alias: str, doc_id: str) -> int:
-    return client.count(index=alias, body={"query": {"term": {"doc_id": doc_id}}})["count"]
+    return int(client.count(index=alias, body={"query": {"term": {"doc_id": doc_id}}})["count"])
+
+
+Corpus = tuple[Path, Settings, RunReport]
 
 
 @pytest.fixture(scope="module")
-def corpus(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch, navec_embedder):
+def corpus(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
+           navec_embedder: NavecEmbedder) -> Iterator[Corpus]:
     """One ingest of every kind of file, shared by the read-only tests below."""
     root = tmp_path_factory.mktemp("corpus")
     shutil.copy(GOST_PDF, root / GOST_PDF.name)
@@ -63,7 +73,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client
     drop_index_resources(client, settings.index)
 
 
-def test_every_file_is_indexed_and_reported(corpus):
+def test_every_file_is_indexed_and_reported(corpus: Corpus) -> None:
     _, _, report = corpus
     assert report.counts["indexed"] == 10, [o.line() for o in report.outcomes]
     assert not report.failed
@@ -84,7 +94,7 @@ def test_every_file_is_indexed_and_reported(corpus):
         ("акт-скан.pdf", "Бетонирование ростверка выполнено", 1),
     ],
 )
-def test_known_sentence_is_found_on_its_page(client: OpenSearch, corpus, file: str, phrase: str, page: int):
+def test_known_sentence_is_found_on_its_page(client: OpenSearch, corpus: Corpus, file: str, phrase: str, page: int) -> None:
     root, settings, _ = corpus
     (path,) = [p for p in root.rglob("*") if p.relative_to(root).as_posix().startswith(file)]
     hits = search_phrase(client, settings.index.alias, phrase, document_id(path))
@@ -93,7 +103,7 @@ def test_known_sentence_is_found_on_its_page(client: OpenSearch, corpus, file: s
     assert hits[0]["file_path"] == str(path.resolve())
 
 
-def test_chunks_carry_the_metadata_the_search_needs(client: OpenSearch, corpus):
+def test_chunks_carry_the_metadata_the_search_needs(client: OpenSearch, corpus: Corpus) -> None:
     root, settings, _ = corpus
     (hit,) = search_phrase(client, settings.index.alias, "Бетон тяжелый класса прочности В25")
     assert hit["file_type"] == "xlsx"
@@ -106,7 +116,7 @@ def test_chunks_carry_the_metadata_the_search_needs(client: OpenSearch, corpus):
     assert "embedding" not in hit
 
 
-def test_every_chunk_with_words_has_a_vector(client: OpenSearch, corpus):
+def test_every_chunk_with_words_has_a_vector(client: OpenSearch, corpus: Corpus) -> None:
     _, settings, _ = corpus
     alias = settings.index.alias
     total = client.count(index=alias)["count"]
@@ -114,8 +124,8 @@ def test_every_chunk_with_words_has_a_vector(client: OpenSearch, corpus):
     assert with_vector >= 0.97 * total
 
 
-def test_chunk_vectors_are_computed_with_the_document_and_section_titles(client: OpenSearch, corpus,
-                                                                         navec_embedder):
+def test_chunk_vectors_are_computed_with_the_document_and_section_titles(client: OpenSearch, corpus: Corpus,
+                                                                         navec_embedder: NavecEmbedder) -> None:
     _, settings, _ = corpus
     (hit,) = search_phrase(client, settings.index.alias, "Бетон тяжелый класса прочности В25")
     load_embedder_state(client, navec_embedder, settings.index)
@@ -127,7 +137,7 @@ def test_chunk_vectors_are_computed_with_the_document_and_section_titles(client:
     assert not np.allclose(stored, text_only, atol=1e-2)
 
 
-def test_embedder_identity_and_statistics_are_stored_with_the_index(client: OpenSearch, corpus, navec_embedder):
+def test_embedder_identity_and_statistics_are_stored_with_the_index(client: OpenSearch, corpus: Corpus, navec_embedder: NavecEmbedder) -> None:
     _, settings, _ = corpus
     meta = read_embedder_meta(client, settings.index)
     assert meta["provider"] == "navec" and meta["dimension"] == 300
@@ -137,17 +147,17 @@ def test_embedder_identity_and_statistics_are_stored_with_the_index(client: Open
     assert version is not None and version[0].startswith("embedder@") and version[1] >= 0  # read without source
 
 
-def test_an_index_built_by_another_embedder_is_refused(client: OpenSearch, corpus, navec_embedder):
+def test_an_index_built_by_another_embedder_is_refused(client: OpenSearch, corpus: Corpus, navec_embedder: NavecEmbedder) -> None:
     root, settings, _ = corpus
 
     class Impostor:
         identity = navec_embedder.identity.__class__("http", "other-model", 300)
 
     with pytest.raises(ConfigError, match="was built with navec"):
-        run_ingest(IngestOptions([root], dry_run=True), settings, client, Impostor(), quiet=True)
+        run_ingest(IngestOptions([root], dry_run=True), settings, client, cast(Embedder, Impostor()), quiet=True)
 
 
-def test_ingest_status_cli_summarises_the_registry(corpus, opensearch_url: str):
+def test_ingest_status_cli_summarises_the_registry(corpus: Corpus, opensearch_url: str) -> None:
     _, settings, _ = corpus
     env = {"OPENSEARCH_URL": opensearch_url, "STROIDOK_INDEX_ALIAS": settings.index.alias, "PATH": "/usr/bin:/bin",
            "DO_NOT_TRACK": "1"}

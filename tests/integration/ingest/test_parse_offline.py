@@ -14,6 +14,7 @@ import subprocess
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,19 +31,20 @@ DOCX_SENTENCES = {
 }
 
 
-def parse_offline(path: Path, *args: str) -> dict:
+def parse_offline(path: Path, *args: str) -> dict[str, Any]:
     env = {**os.environ, "DO_NOT_TRACK": "1", "UNSTRUCTURED_DISABLE_NOTICE": "1", "HF_HUB_OFFLINE": "1"}
     done = subprocess.run(["unshare", "-n", sys.executable, "-m", "ingest.parse", str(path), *args],
                           capture_output=True, text=True, env=env, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return json.loads(done.stdout)
+    parsed: dict[str, Any] = json.loads(done.stdout)
+    return parsed
 
 
-def page_of(parsed: dict, sentence: str) -> set[int]:
+def page_of(parsed: dict[str, Any], sentence: str) -> set[int]:
     return {b["page"] for b in parsed["blocks"] if sentence in b["text"]}
 
 
-def test_network_is_really_cut_inside_the_namespace():
+def test_network_is_really_cut_inside_the_namespace() -> None:
     probe = "import socket; socket.create_connection(('127.0.0.1', 9), timeout=2)"
     done = subprocess.run(["unshare", "-n", sys.executable, "-c", probe], capture_output=True, text=True)
     assert done.returncode != 0
@@ -50,7 +52,7 @@ def test_network_is_really_cut_inside_the_namespace():
 
 
 @pytest.mark.parametrize("prefix", sorted(DOCX_SENTENCES))
-def test_original_docx_parses_offline_with_known_sentence_on_its_page(prefix: str):
+def test_original_docx_parses_offline_with_known_sentence_on_its_page(prefix: str) -> None:
     (path,) = [p for p in DOCX_DIR.glob("*.docx") if p.name.startswith(prefix)]
     sentence, page = DOCX_SENTENCES[prefix]
     parsed = parse_offline(path)
@@ -58,7 +60,7 @@ def test_original_docx_parses_offline_with_known_sentence_on_its_page(prefix: st
     assert any(b["kind"] == "table" for b in parsed["blocks"]) or prefix.startswith("Постановление")
 
 
-def test_xlsx_sheets_become_labelled_pages_with_readable_rows(tmp_path: Path):
+def test_xlsx_sheets_become_labelled_pages_with_readable_rows(tmp_path: Path) -> None:
     parsed = parse_offline(make_xlsx(tmp_path / "смета.xlsx"))
     rows = {(b["page"], b["page_label"]): b["text"] for b in parsed["blocks"]}
     assert "Устройство монолитной железобетонной фундаментной плиты | м3 | 120" in rows[(1, "Смета")]
@@ -66,7 +68,7 @@ def test_xlsx_sheets_become_labelled_pages_with_readable_rows(tmp_path: Path):
 
 
 @pytest.mark.parametrize("encoding", ["utf-8", "cp1251"])
-def test_txt_parses_offline_in_either_encoding(tmp_path: Path, encoding: str):
+def test_txt_parses_offline_in_either_encoding(tmp_path: Path, encoding: str) -> None:
     parsed = parse_offline(make_txt(tmp_path / f"записка-{encoding}.txt", encoding))
     text = " ".join(b["text"] for b in parsed["blocks"])
     assert "Продолжительность строительства жилого дома составляет четырнадцать месяцев." in text
@@ -74,7 +76,7 @@ def test_txt_parses_offline_in_either_encoding(tmp_path: Path, encoding: str):
     assert text.count(" ") >= TXT_TEXT.count(" ") - 3
 
 
-def test_image_only_pdf_is_read_by_russian_ocr(tmp_path: Path):
+def test_image_only_pdf_is_read_by_russian_ocr(tmp_path: Path) -> None:
     path = make_scanned_pdf(tmp_path / "скан.pdf", pages=2)
     parsed = parse_offline(path)
     assert parsed["ocr_pages"] == 2
@@ -83,7 +85,7 @@ def test_image_only_pdf_is_read_by_russian_ocr(tmp_path: Path):
     assert "освидетельствования скрытых работ" in " ".join(b["text"] for b in parsed["blocks"] if b["page"] == 1)
 
 
-def test_image_only_pdf_without_ocr_is_an_error_not_an_empty_document(tmp_path: Path):
+def test_image_only_pdf_without_ocr_is_an_error_not_an_empty_document(tmp_path: Path) -> None:
     path = make_scanned_pdf(tmp_path / "скан.pdf")
     env = {**os.environ, "DO_NOT_TRACK": "1"}
     done = subprocess.run(["unshare", "-n", sys.executable, "-m", "ingest.parse", str(path), "--ocr", "never"],
@@ -92,7 +94,7 @@ def test_image_only_pdf_without_ocr_is_an_error_not_an_empty_document(tmp_path: 
     assert json.loads(done.stdout)["error"]["code"] == "PARSE_ERROR"
 
 
-def _words(text: str) -> Counter:
+def _words(text: str) -> Counter[str]:
     return Counter(re.findall(r"\w+", text.lower().replace("ё", "е")))
 
 
@@ -103,7 +105,7 @@ def similarity(a: str, b: str) -> float:
 
 
 @pytest.mark.parametrize(("pdf_parser", "worst_page"), [("pdfium", 0.25), ("unstructured", 0.1)])
-def test_gost_pdf_pages_match_the_reference_text(pdf_parser: str, worst_page: float):
+def test_gost_pdf_pages_match_the_reference_text(pdf_parser: str, worst_page: float) -> None:
     """Each PDF page against the reference JSON of the same standard (paginated one or two pages
     earlier: the JSON lacks the blank page and the correction sheet). unstructured's ``fast``
     strategy garbles the table pages 14-22 (similarity ~0.12), hence its lower floor."""

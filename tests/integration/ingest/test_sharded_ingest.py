@@ -6,6 +6,7 @@ import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opensearchpy import OpenSearch
@@ -24,7 +25,7 @@ def start(root: Path, shard: str, env: dict[str, str]) -> subprocess.Popen[str]:
                             cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def run_shards(root: Path, env: dict[str, str], count: int) -> list[dict]:
+def run_shards(root: Path, env: dict[str, str], count: int) -> list[dict[str, Any]]:
     """All N shard processes started together, their JSON reports once all have finished."""
     procs = [start(root, f"{k}/{count}", env) for k in range(1, count + 1)]
     reports = []
@@ -35,7 +36,7 @@ def run_shards(root: Path, env: dict[str, str], count: int) -> list[dict]:
     return reports
 
 
-def outcomes(report: dict, status: str) -> set[str]:
+def outcomes(report: dict[str, Any], status: str) -> set[str]:
     return {f["path"] for f in report["files"] if f["status"] == status}
 
 
@@ -48,7 +49,7 @@ def archive(tmp_path: Path) -> Path:
     return root
 
 
-def test_three_shards_at_once_index_every_file_once_and_delete_once(archive, opensearch_url, client: OpenSearch):
+def test_three_shards_at_once_index_every_file_once_and_delete_once(archive: Path, opensearch_url: str, client: OpenSearch) -> None:
     alias = new_alias()
     env = ingest_env(opensearch_url, alias)
     try:

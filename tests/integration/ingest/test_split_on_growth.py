@@ -5,16 +5,19 @@ record kept, the index writable again."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.embedders.navec import NavecEmbedder
 from service.index_admin.maintenance import primary_shards
 from service.index_meta import concrete_index, read_embedder_meta
 from service.search import SearchService
 from service.security import Principal
+from service.settings import Settings
 from tests.support.documents import TOPICS
 
 pytestmark = pytest.mark.integration
@@ -36,13 +39,13 @@ def chunk_ids(client: OpenSearch, alias: str) -> set[str]:
     return {h["_id"] for h in hits["hits"]["hits"]}
 
 
-def test_small_index_stays_on_one_shard_and_grown_one_is_split(tmp_path, settings, client, navec_embedder):
+def test_small_index_stays_on_one_shard_and_grown_one_is_split(tmp_path: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     names = list(TOPICS)
     settings.index.split_at_chunks = 1000  # the first run stays below it
     root = write_topics(tmp_path / "docs", names[:3])
     run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
     first = concrete_index(client, settings.index.alias)
-    assert primary_shards(client, first) == 1
+    assert primary_shards(client, str(first)) == 1
     small = chunk_ids(client, settings.index.alias)
     stats = read_embedder_meta(client, settings.index)["stats"]
 
@@ -53,7 +56,7 @@ def test_small_index_stays_on_one_shard_and_grown_one_is_split(tmp_path, setting
     assert report.counts == {"indexed": 3, "skipped": 3}
     grown = concrete_index(client, settings.index.alias)
     assert grown != first and not client.indices.exists(index=first)
-    assert primary_shards(client, grown) == settings.index.shards == 2
+    assert primary_shards(client, str(grown)) == settings.index.shards == 2
     every = chunk_ids(client, settings.index.alias)
     assert small < every and client.count(index=grown)["count"] == len(every)  # no chunk lost or doubled
     assert read_embedder_meta(client, settings.index, grown)["stats"] == stats
@@ -77,20 +80,20 @@ def test_small_index_stays_on_one_shard_and_grown_one_is_split(tmp_path, setting
     assert concrete_index(client, settings.index.alias) == grown
 
 
-def test_split_disabled_starts_with_every_shard(tmp_path, settings, client, navec_embedder):
+def test_split_disabled_starts_with_every_shard(tmp_path: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     settings.index.split_at_chunks = 0
     run_ingest(IngestOptions([write_topics(tmp_path / "docs", list(TOPICS)[:2])]), settings, client,
                navec_embedder, quiet=True)
-    assert primary_shards(client, concrete_index(client, settings.index.alias)) == 2
+    assert primary_shards(client, str(concrete_index(client, settings.index.alias))) == 2
 
 
-def test_a_failed_split_leaves_the_old_index_serving_and_writable(tmp_path, settings, client, navec_embedder,
-                                                                  monkeypatch):
+def test_a_failed_split_leaves_the_old_index_serving_and_writable(tmp_path: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     from opensearchpy.exceptions import ConnectionError as EngineConnectionError
 
     real_split = client.indices.split
 
-    def split_then_lose_the_answer(*args, **kwargs):
+    def split_then_lose_the_answer(*args: Any, **kwargs: Any) -> None:
         real_split(*args, **kwargs)  # the engine did split; the answer never arrived
         raise EngineConnectionError("N/A", "connection reset", None)
 
@@ -101,7 +104,7 @@ def test_a_failed_split_leaves_the_old_index_serving_and_writable(tmp_path, sett
 
     assert first.counts == {"indexed": 2}  # the chunks are written; only the split failed (logged)
     index = concrete_index(client, settings.index.alias)
-    assert primary_shards(client, index) == 1
+    assert primary_shards(client, str(index)) == 1
     assert not client.indices.exists(index=f"{settings.index.alias}-000002")
     write_topics(root, list(TOPICS)[2:4])
     again = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)

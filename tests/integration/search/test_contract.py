@@ -3,10 +3,15 @@
 from __future__ import annotations
 
 import itertools
+from pathlib import Path
+from typing import Any
 
 import pytest
 
+from service.query.models import SearchResponse
 from service.search import SearchService
+from service.security import Principal
+from service.settings import Settings
 
 pytestmark = pytest.mark.integration
 
@@ -16,7 +21,7 @@ QUERIES = ("теплоизоляция утеплителя", "бетон", "п�
            "плотность утеплителя кг/м3")
 
 
-def walk(service: SearchService, principal, arguments: dict) -> tuple[list[str], list]:
+def walk(service: SearchService, principal: Principal, arguments: dict[str, Any]) -> tuple[list[str], list[Any]]:
     """Every page of a query, following next_cursor; returns the document ids in order and each meta."""
     ids, metas = [], []
     response = service.search(arguments, principal)
@@ -31,7 +36,7 @@ def walk(service: SearchService, principal, arguments: dict) -> tuple[list[str],
 
 
 @pytest.mark.parametrize(("mode", "operator", "query"), list(itertools.product(MODES, OPERATORS, QUERIES)))
-def test_walking_every_page_yields_each_document_once_and_exactly_the_total(service, public, mode, operator, query):
+def test_walking_every_page_yields_each_document_once_and_exactly_the_total(service: SearchService, public: Principal, mode: str, operator: str, query: str) -> None:
     ids, metas = walk(service, public, {"query": query, "search_mode": mode, "operator": operator, "limit": 3,
                                         "max_chunks": 1})
     assert len(ids) == len(set(ids)), "a document came back on two pages"
@@ -43,7 +48,7 @@ def test_walking_every_page_yields_each_document_once_and_exactly_the_total(serv
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_page_past_the_end_is_an_empty_success_with_the_totals(service, public, mode):
+def test_a_page_past_the_end_is_an_empty_success_with_the_totals(service: SearchService, public: Principal, mode: str) -> None:
     args = {"query": "бетон", "search_mode": mode, "limit": 2}
     first = service.search(args, public)
     past = service.search({**args, "page": 50}, public)
@@ -52,7 +57,7 @@ def test_a_page_past_the_end_is_an_empty_success_with_the_totals(service, public
     assert past.meta.total_results == first.meta.total_results
 
 
-def test_a_response_cut_by_the_budget_continues_with_its_cursor(service, public):
+def test_a_response_cut_by_the_budget_continues_with_its_cursor(service: SearchService, public: Principal) -> None:
     args = {"query": "теплоизоляция", "limit": 20, "max_chunks": 5, "search_mode": "fulltext"}
     whole, _ = walk(service, public, args)
     service.settings.search.response_budget_chars = 5000
@@ -62,14 +67,14 @@ def test_a_response_cut_by_the_budget_continues_with_its_cursor(service, public)
     assert cut == whole, "the cursor after a cut must continue right after the last result returned"
 
 
-def chunk_similarities(response) -> dict[str, float]:
-    return {c.chunk_id: c.similarity for r in response.results for c in r.context_chunks}
+def chunk_similarities(response: SearchResponse) -> dict[str, float]:
+    return {c.chunk_id: c.similarity or 0.0 for r in response.results for c in r.context_chunks}
 
 
-def test_similarity_of_a_chunk_is_the_same_whatever_the_filters_page_limit_or_mode(service, public):
+def test_similarity_of_a_chunk_is_the_same_whatever_the_filters_page_limit_or_mode(service: SearchService, public: Principal) -> None:
     base = {"query": "теплоизоляция наружных стен", "max_chunks": 3, "operator": "OR"}
     seen: dict[str, float] = {}
-    variants = [{}, {"limit": 3}, {"limit": 3, "page": 2}, {"document_types": ["txt"]},
+    variants: list[dict[str, Any]] = [{}, {"limit": 3}, {"limit": 3, "page": 2}, {"document_types": ["txt"]},
                 {"search_mode": "fulltext"}, {"search_mode": "semantic"}, {"folder": "утеплители"},
                 {"date_range": {"from": "2024-03-01"}}]
     for variant in variants:
@@ -84,11 +89,11 @@ def test_similarity_of_a_chunk_is_the_same_whatever_the_filters_page_limit_or_mo
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_threshold_is_a_minimum_similarity_applied_before_totals_facets_and_pages(service, public, mode):
+def test_threshold_is_a_minimum_similarity_applied_before_totals_facets_and_pages(service: SearchService, public: Principal, mode: str) -> None:
     args = {"query": "теплоизоляция утеплителя", "search_mode": mode, "operator": "OR", "max_chunks": 10,
             "limit": 50}
     loose = service.search(args, public)
-    threshold = sorted(r.similarity for r in loose.results)[len(loose.results) // 2]
+    threshold = sorted(r.similarity or 0.0 for r in loose.results)[len(loose.results) // 2]
     strict = service.search({**args, "threshold": threshold}, public)
     assert 0 < strict.meta.total_results < loose.meta.total_results
     assert all(c.similarity >= threshold - 1e-4 for r in strict.results for c in r.context_chunks)
@@ -97,7 +102,7 @@ def test_threshold_is_a_minimum_similarity_applied_before_totals_facets_and_page
     assert len(ids) == len(set(ids)) == metas[0].total_results == strict.meta.total_results
 
 
-def test_path_filter_keeps_exactly_the_named_files(service, public, search_corpus):
+def test_path_filter_keeps_exactly_the_named_files(service: SearchService, public: Principal, search_corpus: tuple[Path, Settings]) -> None:
     root, _ = search_corpus
     wanted = [str(root / "нормы" / "бетон.docx"), str(root / "сметы" / "смета.xlsx")]
     response = service.search({"query": "бетон", "path": wanted, "operator": "OR"}, public)
@@ -105,7 +110,7 @@ def test_path_filter_keeps_exactly_the_named_files(service, public, search_corpu
     assert response.meta.total_results == 2
 
 
-def test_folder_filter_matches_whole_path_segments(service, public, search_corpus):
+def test_folder_filter_matches_whole_path_segments(service: SearchService, public: Principal, search_corpus: tuple[Path, Settings]) -> None:
     root, _ = search_corpus
     below = service.search({"query": "бетон пожарная сварка", "operator": "OR", "folder": str(root / "нормы")},
                            public)
@@ -117,7 +122,7 @@ def test_folder_filter_matches_whole_path_segments(service, public, search_corpu
     assert {r.id for r in relative.results} == {r.id for r in below.results}
 
 
-def test_filters_combine_with_and_and_bind_facets(service, public, search_corpus):
+def test_filters_combine_with_and_and_bind_facets(service: SearchService, public: Principal, search_corpus: tuple[Path, Settings]) -> None:
     root, _ = search_corpus
     response = service.search({"query": "бетон пожарная сварка", "operator": "OR", "folder": str(root / "нормы"),
                                "document_types": ["pdf", "txt"], "date_range": {"from": "2025-01-01"}}, public)
@@ -125,7 +130,7 @@ def test_filters_combine_with_and_and_bind_facets(service, public, search_corpus
     assert response.meta.facets.document_types == {"pdf": 1}
 
 
-def test_filters_never_widen_access(service, public, legal, search_corpus):
+def test_filters_never_widen_access(service: SearchService, public: Principal, legal: Principal, search_corpus: tuple[Path, Settings]) -> None:
     root, _ = search_corpus
     secret = str(root / "секретно" / "договор.txt")
     for arguments in ({"path": [secret]}, {"folder": str(root / "секретно")}, {"folder": "секретно"}):

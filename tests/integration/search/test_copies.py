@@ -4,12 +4,15 @@ read, counted once in totals, facets and list_sources (a real node, ingested thr
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 import pytest
 from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.embedders.navec import NavecEmbedder
+from service.query.models import DocumentResult
 from service.search import SearchService
 from service.security import Principal
 from tests.support.engine import drop_index_resources, product_settings
@@ -21,7 +24,8 @@ PUBLIC, LEGAL = Principal.of("p", []), Principal.of("l", ["legal"])
 
 
 @pytest.fixture(scope="module")
-def copies(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedder):
+def copies(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder,
+           ) -> Iterator[SearchService]:
     root = tmp_path_factory.mktemp("copies")
     for folder in FOLDERS:
         (root / folder).mkdir(parents=True)
@@ -40,11 +44,11 @@ def copies(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embe
     drop_index_resources(client, settings.index)
 
 
-def _paths(result) -> list[str]:
+def _paths(result: DocumentResult) -> list[str]:
     return [c.file_path for c in result.copies] if result.copies else [result.file_path]
 
 
-def test_a_file_and_its_copies_are_one_result_listing_every_readable_path(copies: SearchService):
+def test_a_file_and_its_copies_are_one_result_listing_every_readable_path(copies: SearchService) -> None:
     response = copies.search({"query": "прокат стальных конструкций марки стали С345"}, LEGAL)
     gost = [r for r in response.results if "27772" in r.title]
     assert len(gost) == 1
@@ -53,12 +57,12 @@ def test_a_file_and_its_copies_are_one_result_listing_every_readable_path(copies
     assert gost[0].file_path in paths and len({c.id for c in gost[0].copies or []}) == 3
 
 
-def test_a_principal_who_may_read_fewer_paths_sees_only_those(copies: SearchService):
+def test_a_principal_who_may_read_fewer_paths_sees_only_those(copies: SearchService) -> None:
     gost = [r for r in copies.search({"query": "прокат стальных конструкций"}, PUBLIC).results if "27772" in r.title]
     assert len(gost) == 1 and all("секретно" not in p for p in _paths(gost[0])) and len(_paths(gost[0])) == 2
 
 
-def test_copies_count_once_in_totals_facets_and_sources(copies: SearchService):
+def test_copies_count_once_in_totals_facets_and_sources(copies: SearchService) -> None:
     for principal, documents in ((PUBLIC, 7), (LEGAL, 7)):
         response = copies.search({"query": "прокат", "operator": "OR", "search_mode": "fulltext"}, principal)
         assert response.meta.total_results == len(response.results) == documents

@@ -4,21 +4,24 @@ from __future__ import annotations
 
 import shutil
 import uuid
+from pathlib import Path
 
 import pytest
 from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.embedders.navec import NavecEmbedder
 from service.engine.process import EngineProcess
 from service.errors import IndexUnavailable
 from service.search import SearchService
+from service.security import Principal
 from tests.support.engine import managed_engine_settings, product_settings
 
 pytestmark = pytest.mark.integration
 
 
-def test_engine_stopped_and_restarted_mid_session(tmp_path, navec_embedder, public):
+def test_engine_stopped_and_restarted_mid_session(tmp_path: Path, navec_embedder: NavecEmbedder, public: Principal) -> None:
     engine = EngineProcess(managed_engine_settings(heap="512m"))
     try:
         url = engine.up().url

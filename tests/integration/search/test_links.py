@@ -4,7 +4,9 @@ without being re-parsed, and search, get_document and list_sources show the link
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from opensearchpy import OpenSearch
@@ -12,6 +14,7 @@ from opensearchpy import OpenSearch
 from ingest.parse.titles import title_problems
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.embedders.navec import NavecEmbedder
 from service.query.models import DocumentResult
 from service.search import SearchService
 from service.security import Principal
@@ -45,8 +48,12 @@ CITING = ("СВОД ПРАВИЛ\nСП 777.1325800.2023\nЗДАНИЯ ЦЕНТР
           "5 Требования\n5.1 Системы электросвязи проектируют по СП 134.13330, щиты по ГОСТ 51234-2010.\n")
 
 
+Archive = tuple[SearchService, dict[str | None, DocumentResult]]
+
+
 @pytest.fixture(scope="module")
-def archive(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedder):
+def archive(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
+            navec_embedder: NavecEmbedder) -> Iterator[Archive]:
     root: Path = tmp_path_factory.mktemp("links")
     (root / "СП 134.13330.2012.txt").write_text(OLD, encoding="utf-8")
     (root / "ГОСТ 51234-2010.txt").write_text(BARE, encoding="utf-8")
@@ -63,7 +70,7 @@ def archive(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_emb
     drop_index_resources(client, settings.index)
 
 
-def _all(service: SearchService):
+def _all(service: SearchService) -> list[DocumentResult]:
     return service.search({"query": "распространяется", "operator": "OR", "search_mode": "fulltext",
                            "include_context": False}, ANYONE).results
 
@@ -72,14 +79,14 @@ def _by_designation(service: SearchService) -> dict[str | None, DocumentResult]:
     return {d.designation: d for d in _all(service)}
 
 
-def test_a_later_citing_document_names_an_earlier_bare_title_without_re_parsing_it(archive):
+def test_a_later_citing_document_names_an_earlier_bare_title_without_re_parsing_it(archive: Archive) -> None:
     service, before = archive
     assert title_problems(before["ГОСТ 51234-2010"].title, "ГОСТ 51234-2010")  # its own pages name nothing clean
     after = _by_designation(service)["ГОСТ 51234-2010"]
     assert after.title == "ГОСТ 51234-2010 Щиты распределительные для жилых зданий. Общие технические условия"
 
 
-def test_a_newer_edition_ingested_later_marks_the_older_one(archive):
+def test_a_newer_edition_ingested_later_marks_the_older_one(archive: Archive) -> None:
     service, before = archive
     assert all(d.superseded_by is None for d in before.values())
     docs = _by_designation(service)
@@ -88,7 +95,7 @@ def test_a_newer_edition_ingested_later_marks_the_older_one(archive):
     assert old.superseded_by.designation == "СП 134.13330.2022" and new.superseded_by is None
 
 
-def test_the_current_edition_ranks_first_unless_the_query_names_the_old_one(archive):
+def test_the_current_edition_ranks_first_unless_the_query_names_the_old_one(archive: Archive) -> None:
     service, _ = archive
     for mode in ("hybrid", "fulltext"):
         ranked = [r.designation for r in service.search(
@@ -107,14 +114,14 @@ def test_the_current_edition_ranks_first_unless_the_query_names_the_old_one(arch
     ("СП 134.13330.2022", set()),
     ("ГОСТ 51234-2010", {"СП 777.1325800.2023"}),
 ])
-def test_the_cites_filter_finds_the_documents_citing_a_designation(archive, cites, expected):
+def test_the_cites_filter_finds_the_documents_citing_a_designation(archive: Archive, cites: list[str], expected: Any) -> None:
     service, _ = archive
     response = service.search({"query": "здания", "operator": "OR", "cites": cites}, ANYONE)
     assert {r.designation for r in response.results} == expected
     assert response.meta.total_results == len(expected)
 
 
-def test_get_document_lists_what_a_document_cites_and_what_cites_it(archive):
+def test_get_document_lists_what_a_document_cites_and_what_cites_it(archive: Archive) -> None:
     service, _ = archive
     docs = _by_designation(service)
     citing = service.get_document(docs["СП 777.1325800.2023"].id, ANYONE)
@@ -130,14 +137,15 @@ def test_get_document_lists_what_a_document_cites_and_what_cites_it(archive):
     assert service.get_document(docs["СП 134.13330.2022"].id, ANYONE).replaces == ["СП 134.13330.2012"]
 
 
-def test_list_sources_reports_the_most_cited_designations(archive):
+def test_list_sources_reports_the_most_cited_designations(archive: Archive) -> None:
     service, _ = archive
     most = service.list_sources(ANYONE).most_cited
     assert most["ГОСТ 51234-2010"] == 1 and most["СП 134.13330.2012"] == 1
 
 
 @pytest.fixture(scope="module")
-def restricted(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedder):
+def restricted(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
+               navec_embedder: NavecEmbedder) -> Iterator[SearchService]:
     """The newer edition kept where only «legal» may read it; the older one and a citing document public."""
     import json
 
@@ -156,7 +164,7 @@ def restricted(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_
     drop_index_resources(client, settings.index)
 
 
-def test_a_newer_edition_the_caller_may_not_read_is_named_but_never_given_by_id(restricted: SearchService):
+def test_a_newer_edition_the_caller_may_not_read_is_named_but_never_given_by_id(restricted: SearchService) -> None:
     public, legal = ANYONE, Principal.of("l", ["legal"])
     seen = {p.name: _by_designation_as(restricted, p) for p in (public, legal)}
     assert "СП 134.13330.2022" not in seen["t"]

@@ -10,6 +10,7 @@ import sys
 import time
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -18,7 +19,9 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Tool
+from opensearchpy import OpenSearch
 
+from service.settings import Settings
 from tests.support.documents import REPO
 from tests.support.net import free_port
 from tests.support.servers import error_of, http_server, server_env
@@ -29,7 +32,7 @@ TOOLS = {"search_documents", "get_document", "list_sources"}
 NODE_CLIENT = REPO / "clients/node"
 
 
-async def exercise(client: Client) -> dict:
+async def exercise(client: Client) -> dict[str, Any]:
     tools = await client.list_tools()
     found = {t.name: t for t in tools.tools}
     search = await client.call_tool("search_documents", {"query": "монтажный стык", "limit": 2})
@@ -42,7 +45,7 @@ async def exercise(client: Client) -> dict:
             "sources": sources}
 
 
-def check(outcome: dict) -> None:
+def check(outcome: dict[str, Any]) -> None:
     tools = outcome["tools"]
     assert set(tools) == TOOLS
     for tool in tools.values():
@@ -60,11 +63,11 @@ def check(outcome: dict) -> None:
     assert outcome["sources"].structured_content["total_documents"] == 28
 
 
-def test_mcp_over_stdio(opensearch_url: str, corpus_settings):
+def test_mcp_over_stdio(opensearch_url: str, corpus_settings: Settings) -> None:
     params = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"],
                                    env=server_env(corpus_settings.index.alias, opensearch_url))
 
-    async def run() -> dict:
+    async def run() -> dict[str, Any]:
         async with Client(params, read_timeout_seconds=120) as client:
             return await exercise(client)
 
@@ -84,7 +87,7 @@ def node_client() -> Path:
     return NODE_CLIENT
 
 
-def test_mcp_over_stdio_through_claude_codes_client(opensearch_url: str, corpus_settings):
+def test_mcp_over_stdio_through_claude_codes_client(opensearch_url: str, corpus_settings: Settings) -> None:
     """The client Claude Code is built on (the MCP TypeScript SDK) checks every structured result against
     the tool's output schema with Ajv and refuses one that does not match."""
     package = node_client()
@@ -97,23 +100,23 @@ def test_mcp_over_stdio_through_claude_codes_client(opensearch_url: str, corpus_
            **{name: CallToolResult.model_validate(result) for name, result in raw.items()}})
 
 
-def test_mcp_over_streamable_http(opensearch_url: str, corpus_settings):
+def test_mcp_over_streamable_http(opensearch_url: str, corpus_settings: Settings) -> None:
     port = free_port()
     with http_server(server_env(corpus_settings.index.alias, opensearch_url), port) as (url, _):
-        async def run() -> dict:
+        async def run() -> dict[str, Any]:
             async with Client(url, read_timeout_seconds=120) as client:
                 return await exercise(client)
 
         check(anyio.run(run))
 
 
-def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings, client):
+def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings: Settings, client: OpenSearch) -> None:
     since = datetime.now(UTC).isoformat()
     tokens = json.dumps({"public-token": ["public"], "legal-token": ["legal"]})
     port = free_port()
     query = {"query": "гидрофобизатор кремнийорганический", "search_mode": "fulltext"}
     with http_server(server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_TOKENS=tokens), port) as (url, _):
-        async def run(token: str | None):
+        async def run(token: str | None) -> Any:
             headers = {"Authorization": f"Bearer {token}"} if token else {}
             transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=120))
             async with Client(transport, read_timeout_seconds=120) as client:
@@ -128,13 +131,13 @@ def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings, 
     assert logged_since(client, corpus_settings, since, error_code="UNAUTHORIZED")
 
 
-SCHEMA_ERRORS = [({"query": "бетон", "limit": "abc"}, "limit"), ({"query": "бетон", "search_mode": "bogus"}, "search_mode"),
+SCHEMA_ERRORS: list[tuple[dict[str, Any], str]] = [({"query": "бетон", "limit": "abc"}, "limit"), ({"query": "бетон", "search_mode": "bogus"}, "search_mode"),
                  ({}, "query"), ({"query": "бетон", "no_such_field": 1}, "no_such_field"),
                  ({"query": "бетон", "document_types": ["exe"]}, "document_types.0"),
                  ({"query": "бетон", "operator": "XOR"}, "operator")]
 
 
-def logged_since(client, settings, since: str, expected: int = 1, **term: str) -> list[dict]:
+def logged_since(client: OpenSearch, settings: Settings, since: str, expected: int = 1, **term: str) -> list[dict[str, Any]]:
     """Entries a server logged (its writer sends them in the background within about a second)."""
     index = settings.index.queries_index
     query = {"bool": {"filter": [{"range": {"timestamp": {"gte": since}}},
@@ -149,25 +152,25 @@ def logged_since(client, settings, since: str, expected: int = 1, **term: str) -
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_url: str, corpus_settings, client,
-                                                                    transport):
+def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_url: str, corpus_settings: Settings, client: OpenSearch,
+                                                                    transport: str) -> None:
     since = datetime.now(UTC).isoformat()
     env = server_env(corpus_settings.index.alias, opensearch_url)
 
-    async def calls(mcp: Client) -> list:
+    async def calls(mcp: Client) -> list[Any]:
         return [await mcp.call_tool("search_documents", arguments) for arguments, _ in SCHEMA_ERRORS]
 
     if transport == "stdio":
         params = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"], env=env)
 
-        async def run() -> list:
+        async def run() -> list[Any]:
             async with Client(params, read_timeout_seconds=120) as mcp:
                 return await calls(mcp)
 
         results = anyio.run(run)
     else:
         with http_server(env, free_port()) as (url, _):
-            async def run_http() -> list:
+            async def run_http() -> list[Any]:
                 async with Client(url, read_timeout_seconds=120) as mcp:
                     return await calls(mcp)
 

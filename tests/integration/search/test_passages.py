@@ -3,12 +3,17 @@ page with dotted leaders), ingested through ``run_ingest`` and searched through 
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.embedders.navec import NavecEmbedder
 from service.query.budget import dumped
+from service.query.models import ChunkResult, SearchResponse
 from service.search import SearchService
 from service.security import Principal
 from tests.support.engine import drop_index_resources, product_settings
@@ -30,7 +35,8 @@ PAGES = [
 
 
 @pytest.fixture(scope="module")
-def norm(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedder):
+def norm(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder,
+         ) -> Iterator[SearchService]:
     root = tmp_path_factory.mktemp("passages")
     (root / "СП 999.txt").write_text("\f".join(PAGES), encoding="utf-8")
     for i in range(12):  # other documents, so that term weights have something to compare with
@@ -44,11 +50,11 @@ def norm(tmp_path_factory, opensearch_url: str, client: OpenSearch, navec_embedd
     drop_index_resources(client, settings.index)
 
 
-def _chunks(response):
+def _chunks(response: SearchResponse) -> list[ChunkResult]:
     return [c for r in response.results for c in r.context_chunks]
 
 
-def test_the_answering_clause_is_shown_labelled_with_its_own_clause_and_page(norm: SearchService):
+def test_the_answering_clause_is_shown_labelled_with_its_own_clause_and_page(norm: SearchService) -> None:
     response = norm.search({"query": "какая минимальная высота жилых комнат в северных районах"}, Principal.of("t", []))
     first = response.results[0].context_chunks[0]
     assert "не менее 2,7 м" in first.text
@@ -56,7 +62,7 @@ def test_the_answering_clause_is_shown_labelled_with_its_own_clause_and_page(nor
     assert (first.clause, first.page_number) == ("5.8", 4)
 
 
-def test_passages_never_start_or_end_inside_a_word(norm: SearchService):
+def test_passages_never_start_or_end_inside_a_word(norm: SearchService) -> None:
     principal = Principal.of("t", [])
     for query in ("высота жилых комнат", "площадь спальни", "ширина марша лестницы", "воздухообмен вентиляция",
                   "классов функциональной пожарной опасности", "бетонные работы"):
@@ -69,7 +75,7 @@ def test_passages_never_start_or_end_inside_a_word(norm: SearchService):
             assert end == len(whole) or not whole[end].isalnum(), (query, whole[end - 20:end + 5])
 
 
-def test_the_clause_label_is_the_clause_in_effect_where_the_passage_starts(norm: SearchService):
+def test_the_clause_label_is_the_clause_in_effect_where_the_passage_starts(norm: SearchService) -> None:
     principal = Principal.of("t", [])
     for query, clause, page in (("ширина марша лестницы", "7.1", 6), ("площадь спальни мансардном", "5.7", 4),
                                 ("воздухообмен на 1 м2 площади", "5.9", 5)):
@@ -77,7 +83,7 @@ def test_the_clause_label_is_the_clause_in_effect_where_the_passage_starts(norm:
         assert (chunk.clause, chunk.page_number) == (clause, page), (query, chunk.text[:80])
 
 
-def test_highlights_never_repeat_the_passages(norm: SearchService):
+def test_highlights_never_repeat_the_passages(norm: SearchService) -> None:
     principal = Principal.of("t", [])
     with_context = norm.search({"query": "высота жилых комнат"}, principal)
     assert all(r.highlights is None for r in with_context.results)
@@ -86,7 +92,7 @@ def test_highlights_never_repeat_the_passages(norm: SearchService):
     assert without.results[0].highlights and not _chunks(without)
 
 
-def test_a_contents_page_is_never_a_passage(norm: SearchService):
+def test_a_contents_page_is_never_a_passage(norm: SearchService) -> None:
     principal = Principal.of("t", [])
     for query in ("требования к квартирам высота жилых комнат вентиляция", "лестницы и эвакуационные выходы",
                   "содержание область применения"):
@@ -95,7 +101,7 @@ def test_a_contents_page_is_never_a_passage(norm: SearchService):
 
 
 def test_the_contents_page_is_kept_as_such_and_readable_by_id_but_never_searched(norm: SearchService,
-                                                                                  client: OpenSearch):
+                                                                                  client: OpenSearch) -> None:
     doc_id = norm.search({"query": "высота жилых комнат"}, Principal.of("t", [])).results[0].id
     hits = client.search(index=norm.settings.index.alias, body={"query": {"bool": {"filter": [
         {"term": {"doc_id": doc_id}}, {"term": {"role": "contents"}}]}}, "_source": ["chunk_id", "text"]})["hits"]["hits"]
@@ -106,7 +112,7 @@ def test_the_contents_page_is_kept_as_such_and_readable_by_id_but_never_searched
     assert all(c.chunk_id != hits[0]["_source"]["chunk_id"] for c in _chunks(found))
 
 
-def test_a_truncated_answer_continues_by_its_cursor_with_nothing_lost_or_repeated(norm: SearchService):
+def test_a_truncated_answer_continues_by_its_cursor_with_nothing_lost_or_repeated(norm: SearchService) -> None:
     principal = Principal.of("t", [])
     args = {"query": "требования бетонные работы здания", "limit": 10, "operator": "OR"}
     everything = [r.id for r in norm.search(args, principal).results]
@@ -127,7 +133,7 @@ def test_a_truncated_answer_continues_by_its_cursor_with_nothing_lost_or_repeate
     assert seen[: len(everything)] == everything
 
 
-def test_totals_agree_on_every_page_of_a_walk_even_when_the_ranking_runs_out_first(norm: SearchService):
+def test_totals_agree_on_every_page_of_a_walk_even_when_the_ranking_runs_out_first(norm: SearchService) -> None:
     principal = Principal.of("t", [])
     args = {"query": "требования здания бетонные работы", "limit": 2, "operator": "OR", "search_mode": "fulltext"}
     depth = norm.settings.search.pagination_depth
@@ -149,7 +155,7 @@ def test_totals_agree_on_every_page_of_a_walk_even_when_the_ranking_runs_out_fir
     ({"query": '"требования к квартирам" высота жилых комнат'}, "Требования к квартирам"),
     ({"query": "требования к квартирам", "operator": "PHRASE"}, "Требования к квартирам"),
 ])
-def test_a_phrase_result_shows_the_phrase(norm: SearchService, request_: dict, phrase: str):
+def test_a_phrase_result_shows_the_phrase(norm: SearchService, request_: dict[str, Any], phrase: str) -> None:
     """The chunk also holds clause 5.8, which answers «высота жилых комнат» better than the heading does:
     the passage shown is still the one holding the phrase the query binds."""
     response = norm.search(request_, Principal.of("t", []))
@@ -159,7 +165,7 @@ def test_a_phrase_result_shows_the_phrase(norm: SearchService, request_: dict, p
     assert first.clause == "5", first.clause
 
 
-def test_a_phrase_matched_in_the_heading_alone_shows_the_heading(norm: SearchService):
+def test_a_phrase_matched_in_the_heading_alone_shows_the_heading(norm: SearchService) -> None:
     """Under AND the chunk must hold «высота» too: that is the one after the heading, matching the phrase by
     its section heading only. The heading comes with the passage."""
     response = norm.search({"query": "«требования к квартирам» высота", "operator": "AND"}, Principal.of("t", []))

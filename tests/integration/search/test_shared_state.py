@@ -6,12 +6,15 @@ import shutil
 import subprocess
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import pytest
 import redis
 from mcp import Client
+from mcp_types import CallToolResult
 
+from service.settings import Settings
 from tests.support.net import free_port
 from tests.support.servers import error_of, http_server, server_env
 
@@ -19,7 +22,7 @@ pytestmark = pytest.mark.integration
 
 
 @pytest.fixture
-def redis_url(tmp_path) -> Iterator[str]:
+def redis_url(tmp_path: Path) -> Iterator[str]:
     """A real redis-server (Debian's) on a free port, nothing persisted, stopped after the test."""
     binary = shutil.which("redis-server")
     assert binary, "redis-server is installed by scripts/install-system-deps.sh (make install)"
@@ -42,12 +45,12 @@ def redis_url(tmp_path) -> Iterator[str]:
         process.wait(10)
 
 
-async def search(url: str, query: str):
+async def search(url: str, query: str) -> CallToolResult:
     async with Client(url, read_timeout_seconds=120) as client:
         return await client.call_tool("search_documents", {"query": query, "limit": 2})
 
 
-def test_a_response_cached_by_one_process_is_served_by_the_other(opensearch_url, corpus_settings, redis_url):
+def test_a_response_cached_by_one_process_is_served_by_the_other(opensearch_url: str, corpus_settings: Settings, redis_url: str) -> None:
     env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_REDIS_URL=redis_url)
     with http_server(env, free_port()) as (first, _), http_server(env, free_port()) as (second, _):
         fresh = anyio.run(search, first, "монтажный стык колонн")
@@ -62,7 +65,7 @@ def test_a_response_cached_by_one_process_is_served_by_the_other(opensearch_url,
     assert list(redis.Redis.from_url(redis_url).scan_iter("stroidok:response:*"))
 
 
-def test_two_processes_enforce_one_rate_limit(opensearch_url, corpus_settings, redis_url):
+def test_two_processes_enforce_one_rate_limit(opensearch_url: str, corpus_settings: Settings, redis_url: str) -> None:
     env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_REDIS_URL=redis_url,
                      STROIDOK_SEARCH_RATE_LIMIT="4/minute", STROIDOK_SEARCH_CACHE_TTL_S="0")
     with http_server(env, free_port()) as (first, _), http_server(env, free_port()) as (second, _):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -11,10 +14,10 @@ from service.errors import ConfigError, EmbeddingError
 from service.settings import EmbedderSettings
 from tests.support.embedding_endpoint import embeddings_endpoint
 
-RECEIVED: list[dict] = []
+RECEIVED: list[dict[str, Any]] = []
 
 
-def fake_embeddings(body: dict, headers) -> tuple[int, dict | None]:
+def fake_embeddings(body: dict[str, Any], headers: Any) -> tuple[int, dict[str, Any] | None]:
     """[len(text), 1, 0] per input, in reverse order (the client must sort by index); keeps bodies."""
     RECEIVED.append(body)
     if headers.get("Authorization") != "Bearer k":
@@ -24,23 +27,23 @@ def fake_embeddings(body: dict, headers) -> tuple[int, dict | None]:
 
 
 @pytest.fixture
-def endpoint():
+def endpoint() -> Iterator[str]:
     with embeddings_endpoint(fake_embeddings) as url:
         yield url
 
 
-def settings(url: str, **extra) -> EmbedderSettings:
+def settings(url: str, **extra: Any) -> EmbedderSettings:
     return EmbedderSettings(provider="http", url=url, model="m", dimension=3, api_key="k", batch_size=2, **extra)
 
 
-def test_http_embedder_batches_orders_and_normalizes(endpoint):
+def test_http_embedder_batches_orders_and_normalizes(endpoint: str) -> None:
     vectors = HttpEmbedder(settings(endpoint)).embed_documents(["a", "bbb", "cc"])
     assert vectors.shape == (3, 3)
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0)
     assert vectors[1][0] > vectors[2][0] > vectors[0][0]
 
 
-def test_http_embedder_marks_queries_and_passages_for_asymmetric_models(endpoint):
+def test_http_embedder_marks_queries_and_passages_for_asymmetric_models(endpoint: str) -> None:
     RECEIVED.clear()
     embedder = HttpEmbedder(settings(endpoint, query_prefix="query: ", passage_prefix="passage: ", input_type=True))
     embedder.embed_documents(["бетон"])
@@ -49,44 +52,44 @@ def test_http_embedder_marks_queries_and_passages_for_asymmetric_models(endpoint
                                                                   (["query: прочность"], "query")]
 
 
-def test_http_embedder_sends_text_unchanged_by_default(endpoint):
+def test_http_embedder_sends_text_unchanged_by_default(endpoint: str) -> None:
     RECEIVED.clear()
     HttpEmbedder(settings(endpoint)).embed_query("прочность")
     assert RECEIVED == [{"model": "m", "input": ["прочность"]}]
 
 
-def test_http_embedder_reports_a_failing_endpoint(endpoint):
+def test_http_embedder_reports_a_failing_endpoint(endpoint: str) -> None:
     embedder = HttpEmbedder(settings(endpoint).model_copy(update={"api_key": "wrong"}))
     with pytest.raises(EmbeddingError, match="401"):
         embedder.embed_query("бетон")
 
 
-def test_http_embedder_refuses_a_dimension_mismatch(endpoint):
+def test_http_embedder_refuses_a_dimension_mismatch(endpoint: str) -> None:
     with pytest.raises(ConfigError, match="dimension 3"):
         HttpEmbedder(settings(endpoint).model_copy(update={"dimension": 4})).embed_documents(["x"])
 
 
-def test_http_embedder_needs_url_model_and_dimension():
+def test_http_embedder_needs_url_model_and_dimension() -> None:
     with pytest.raises(ConfigError):
         HttpEmbedder(EmbedderSettings(provider="http"))
 
 
-def test_tokenize_folds_case_yo_and_stress():
+def test_tokenize_folds_case_yo_and_stress() -> None:
     assert tokenize("Ёмкость УДАРЕ\u0301НИЕ, 48.13330 и тепло-изоляция") == ["емкость", "ударение", "и",
                                                                              "тепло-изоляция"]
 
 
-def test_fit_stats_counts_and_drops_rare_words():
+def test_fit_stats_counts_and_drops_rare_words() -> None:
     stats = fit_stats([["бетон", "бетон", "сталь"], ["бетон"]], min_count=2)
     assert stats == {"total": 4, "counts": {"бетон": 3}}
 
 
 @pytest.fixture(scope="module")
-def navec():
+def navec() -> NavecEmbedder:
     return NavecEmbedder(EmbedderSettings())
 
 
-def test_navec_vectors_are_unit_length_and_similar_for_related_texts(navec):
+def test_navec_vectors_are_unit_length_and_similar_for_related_texts(navec: NavecEmbedder) -> None:
     navec.fit(["пожарная безопасность зданий", "прочность бетона", "футбольный матч"] * 5)
     docs = navec.embed_documents(["требования пожарной безопасности", "испытание бетона на прочность"])
     query = navec.embed_query("прочность бетона на сжатие")
@@ -94,11 +97,11 @@ def test_navec_vectors_are_unit_length_and_similar_for_related_texts(navec):
     assert query @ docs[1] > query @ docs[0]
 
 
-def test_navec_gives_a_zero_vector_for_unknown_words(navec):
+def test_navec_gives_a_zero_vector_for_unknown_words(navec: NavecEmbedder) -> None:
     assert not navec.embed_documents(["48.13330 10180-2012"]).any()
 
 
-def test_navec_can_leave_question_and_stop_words_out_of_the_average():
+def test_navec_can_leave_question_and_stop_words_out_of_the_average() -> None:
     embedder = NavecEmbedder(EmbedderSettings(stop_words=True))
     stats = embedder.fit(["прочность бетона на сжатие", "пожарная безопасность зданий"] * 3)
     assert stats["stop_words"] is True and "на" not in stats["counts"]
@@ -106,14 +109,14 @@ def test_navec_can_leave_question_and_stop_words_out_of_the_average():
     assert np.allclose(plain, asked, atol=1e-5)
 
 
-def test_an_index_fitted_without_stop_words_keeps_embedding_them():
+def test_an_index_fitted_without_stop_words_keeps_embedding_them() -> None:
     embedder = NavecEmbedder(EmbedderSettings(stop_words=True))
     embedder.load_stats({"total": 0, "counts": {}, "pc": None})
     plain, asked = embedder.embed_documents(["прочность бетона", "в каком году прочность бетона"])
     assert not np.allclose(plain, asked, atol=1e-3)
 
 
-def test_navec_statistics_loaded_later_replace_the_word_weights_already_used(navec):
+def test_navec_statistics_loaded_later_replace_the_word_weights_already_used(navec: NavecEmbedder) -> None:
     """A word's weighted vector is cached; loading an index's statistics must drop those weights."""
     text = "бетон арматура"
     navec.load_stats({"total": 0, "counts": {}, "pc": None})

@@ -18,11 +18,11 @@ from service.errors import JavaNotFound
         ("no version here", None),
     ],
 )
-def test_parse_java_major_reads_the_version_line(output: str, major: int | None):
+def test_parse_java_major_reads_the_version_line(output: str, major: int | None) -> None:
     assert parse_java_major(output) == major
 
 
-def test_candidate_homes_put_explicit_homes_first_and_drop_duplicates(tmp_path: Path):
+def test_candidate_homes_put_explicit_homes_first_and_drop_duplicates(tmp_path: Path) -> None:
     root = tmp_path / "jvm"
     for name in ("java-17", "temurin-25", "java-21"):
         (root / name).mkdir(parents=True)
@@ -43,7 +43,7 @@ def fake_jdk(home: Path, version: str) -> Path:
     return home
 
 
-def test_find_jdk_skips_old_javas(tmp_path: Path):
+def test_find_jdk_skips_old_javas(tmp_path: Path) -> None:
     old = fake_jdk(tmp_path / "old", "17.0.1")
     new = fake_jdk(tmp_path / "roots" / "new", "21.0.2")
 
@@ -53,7 +53,7 @@ def test_find_jdk_skips_old_javas(tmp_path: Path):
     assert jdk.major == 21
 
 
-def test_find_jdk_lists_what_it_saw_when_nothing_fits(tmp_path: Path):
+def test_find_jdk_lists_what_it_saw_when_nothing_fits(tmp_path: Path) -> None:
     old = fake_jdk(tmp_path / "old", "17.0.1")
 
     with pytest.raises(JavaNotFound) as caught:

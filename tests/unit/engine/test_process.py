@@ -15,7 +15,7 @@ JVM_TEMPLATE = """-Xms1g
 """
 
 
-def test_opensearch_yml_binds_loopback_single_node_with_our_ports(tmp_path: Path):
+def test_opensearch_yml_binds_loopback_single_node_with_our_ports(tmp_path: Path) -> None:
     settings = EngineSettings(http_port=19200, transport_port=19300, home=tmp_path)
     text = render_opensearch_yml(settings, NodePaths(tmp_path / "n"))
     lines = dict(line.split(": ", 1) for line in text.splitlines())
@@ -28,7 +28,7 @@ def test_opensearch_yml_binds_loopback_single_node_with_our_ports(tmp_path: Path
     assert lines["cluster.default_number_of_replicas"] == "0", "a single node stays green"
 
 
-def test_jvm_options_get_our_heap_and_absolute_paths(tmp_path: Path):
+def test_jvm_options_get_our_heap_and_absolute_paths(tmp_path: Path) -> None:
     paths = NodePaths(tmp_path / "n")
     settings = EngineSettings(heap="2g", home=tmp_path)
     text = render_jvm_options(JVM_TEMPLATE, settings, paths, Path("/opt/os"))
@@ -40,7 +40,7 @@ def test_jvm_options_get_our_heap_and_absolute_paths(tmp_path: Path):
     assert "=logs/" not in text and "=data\n" not in text
 
 
-def test_port_is_free_sees_a_listening_socket():
+def test_port_is_free_sees_a_listening_socket() -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         sock.listen()
@@ -49,7 +49,7 @@ def test_port_is_free_sees_a_listening_socket():
     assert port_is_free(port)
 
 
-def test_cluster_members_get_consecutive_ports_and_discover_each_other(tmp_path: Path):
+def test_cluster_members_get_consecutive_ports_and_discover_each_other(tmp_path: Path) -> None:
     members = EngineSettings(home=tmp_path, http_port=9400, transport_port=9500, nodes=3).members()
     assert [(m.http_port, m.transport_port) for m in members] == [(9400, 9500), (9401, 9501), (9402, 9502)]
     assert len({m.state_dir for m in members}) == 3
@@ -61,7 +61,7 @@ def test_cluster_members_get_consecutive_ports_and_discover_each_other(tmp_path:
     assert 'node.name: "stroidok-9401"' in yml and "http.port: 9401" in yml
 
 
-def test_a_single_node_keeps_its_own_state_and_single_node_discovery(tmp_path: Path):
+def test_a_single_node_keeps_its_own_state_and_single_node_discovery(tmp_path: Path) -> None:
     single = EngineSettings(home=tmp_path, http_port=9400)
     assert single.state_dir == tmp_path / "nodes" / "9400" and single.recorded_nodes() == 1
     assert 'discovery.type: "single-node"' in render_opensearch_yml(single, NodePaths(single.state_dir))

@@ -20,16 +20,16 @@ from ingest.parse.text import clean_text, looks_like_heading, page_blocks, strip
         ("4 Приказом Федерального агентства по техническому регулированию и метрологии от 30 ноября", False),
     ],
 )
-def test_looks_like_heading(line, heading):
+def test_looks_like_heading(line: str, heading: bool) -> None:
     assert looks_like_heading(line) is heading
 
 
-def test_clean_text_joins_soft_hyphenated_words_and_dot_leaders():
+def test_clean_text_joins_soft_hyphenated_words_and_dot_leaders() -> None:
     assert clean_text("стандар\ufffe\nтизации") == "стандартизации"
     assert clean_text("Раздел 1 . . . . . . 5") == "Раздел 1 … 5"
 
 
-def test_running_headers_are_removed():
+def test_running_headers_are_removed() -> None:
     words = ["бетон", "арматура", "сварка", "кровля", "фасад", "фундамент", "окна", "лестница"]
     pages = [f"ГОСТ 27772—2021\nраздел про {w}\nтекст о том, что {w} важен\nещё о {w}\n{i}"
              for i, w in enumerate(words, 1)]
@@ -38,18 +38,18 @@ def test_running_headers_are_removed():
     assert all(f"раздел про {w}" in p and f"ещё о {w}" in p for w, p in zip(words, cleaned, strict=True))
 
 
-def test_page_blocks_mark_headings():
+def test_page_blocks_mark_headings() -> None:
     blocks = page_blocks("1 Область применения\nНастоящий стандарт\nраспространяется на прокат.", 3)
     assert [(b.kind, b.page) for b in blocks] == [("title", 3), ("text", 3)]
     assert blocks[1].text == "Настоящий стандарт распространяется на прокат."
 
 
-def test_table_html_becomes_rows():
+def test_table_html_becomes_rows() -> None:
     html = "<table><tr><th>Марка</th><th>Класс</th></tr><tr><td>М350</td><td>В25</td></tr><tr><td></td></tr></table>"
     assert html_table_text(html) == "Марка | Класс\nМ350 | В25"
 
 
-def test_chunks_fill_across_pages_and_start_at_headings_once_half_full():
+def test_chunks_fill_across_pages_and_start_at_headings_once_half_full() -> None:
     blocks = [Block("1 Общие положения", 1, "title"), Block("текст один. " * 30, 1),
               Block("продолжение на второй странице", 2), Block("2 Требования", 2, "title"), Block("требование", 2)]
     chunks = chunk_blocks(blocks, size=200, overlap=40)
@@ -62,7 +62,7 @@ def test_chunks_fill_across_pages_and_start_at_headings_once_half_full():
     assert [c.index for c in chunks] == list(range(len(chunks)))
 
 
-def test_short_clauses_share_a_chunk_and_each_chunk_knows_its_clauses():
+def test_short_clauses_share_a_chunk_and_each_chunk_knows_its_clauses() -> None:
     blocks = [Block("5.2.1 Первое требование к стенам.", 3), Block("5.2.2 Второе требование.", 3),
               Block("5.2.3 Третье требование " + "к перекрытиям " * 40, 4), Block("Приложение Б (справочное)", 9, "title"),
               Block("Таблица 4 — Значения", 9)]
@@ -72,13 +72,13 @@ def test_short_clauses_share_a_chunk_and_each_chunk_knows_its_clauses():
     assert chunks[-1].clause == "Приложение Б" and chunks[-1].clauses == ("Приложение Б", "Таблица 4")
 
 
-def test_overlap_carries_the_tail_of_a_full_chunk():
+def test_overlap_carries_the_tail_of_a_full_chunk() -> None:
     chunks = chunk_blocks([Block("слово " * 100, 1)], size=200, overlap=50)
     assert len(chunks) > 1
     tail = tail_at_word(chunks[0].text, 50)
     assert chunks[1].text.startswith(tail)
 
 
-def test_chunks_cut_at_spaces():
+def test_chunks_cut_at_spaces() -> None:
     chunks = chunk_blocks([Block("абв " * 100, 1)], 50, 0)
     assert all(len(c.text) <= 50 for c in chunks) and all(not c.text.endswith("аб") for c in chunks)

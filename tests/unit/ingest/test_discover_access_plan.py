@@ -11,7 +11,7 @@ from ingest.plan import plan_run
 from service.errors import ConfigError
 
 
-def test_discover_finds_supported_files_and_skips_hidden(tmp_path: Path):
+def test_discover_finds_supported_files_and_skips_hidden(tmp_path: Path) -> None:
     for name in ("a.pdf", "b.DOCX", "c.exe", ".hidden.txt", "~$lock.docx", "sub/d.txt", ".git/e.txt"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x")
@@ -25,30 +25,30 @@ def test_discover_finds_supported_files_and_skips_hidden(tmp_path: Path):
     ("нормы/сп.pdf", ["*.pdf"], [], True), ("нормы/сп.pdf", ["нормы/*"], [], True),
     ("нормы/сп.pdf", [], ["нормы/*"], False), ("сп.docx", ["*.pdf"], [], False),
 ])
-def test_matches(relative, include, exclude, ok):
+def test_matches(relative: str, include: list[str], exclude: list[str], ok: bool) -> None:
     assert matches(relative, include, exclude) is ok
 
 
-def test_document_id_is_stable_and_hides_the_path(tmp_path: Path):
+def test_document_id_is_stable_and_hides_the_path(tmp_path: Path) -> None:
     path = tmp_path / "секретный проект.pdf"
     assert document_id(path) == document_id(path) and len(document_id(path)) == 20
     assert "секрет" not in document_id(path)
 
 
-def test_access_rules_first_match_wins(tmp_path: Path):
+def test_access_rules_first_match_wins(tmp_path: Path) -> None:
     rules_file = tmp_path / "rules.json"
     rules_file.write_text(json.dumps({"rules": [{"pattern": "contracts/*", "groups": ["legal"]},
                                                 {"pattern": "*", "groups": ["staff"]}]}))
     rules = load_rules(rules_file, ["public"])
-    assert rules.groups_for("contracts/a.pdf") == ["legal"]
-    assert rules.groups_for("x.pdf") == ["staff"]
-    assert load_rules(None, ["public"]).groups_for("x.pdf") == ["public"]
+    assert rules.groups_for(Path("contracts/a.pdf")) == ["legal"]
+    assert rules.groups_for(Path("x.pdf")) == ["staff"]
+    assert load_rules(None, ["public"]).groups_for(Path("x.pdf")) == ["public"]
     rules_file.write_text("{not json")
     with pytest.raises(ConfigError):
         load_rules(rules_file, ["public"])
 
 
-def test_plan_skips_unchanged_and_finds_deleted(tmp_path: Path):
+def test_plan_skips_unchanged_and_finds_deleted(tmp_path: Path) -> None:
     (tmp_path / "same.txt").write_text("same")
     (tmp_path / "changed.txt").write_text("new")
     files = list(discover([tmp_path], [], []))
@@ -69,7 +69,7 @@ def test_plan_skips_unchanged_and_finds_deleted(tmp_path: Path):
     assert plan_run(files, {}, [tmp_path], force=False, max_bytes=2).too_big
 
 
-def test_a_change_of_parser_or_chunking_settings_re_indexes_unchanged_bytes(tmp_path: Path):
+def test_a_change_of_parser_or_chunking_settings_re_indexes_unchanged_bytes(tmp_path: Path) -> None:
     from ingest.plan import IngestOptions, fingerprint, processing_signature
     from service.settings import Settings
 
@@ -88,14 +88,14 @@ def test_a_change_of_parser_or_chunking_settings_re_indexes_unchanged_bytes(tmp_
                     processing=processing_signature(Settings(), IngestOptions([tmp_path], pdf_parser="unstructured"))).todo
 
 
-def test_shard_parse_refuses_malformed_partitions():
+def test_shard_parse_refuses_malformed_partitions() -> None:
     assert Shard.parse("2/3") == Shard(2, 3)
     for bad in ("0/3", "4/3", "3", "a/b", "1/0", "-1/2", "1/5000"):
         with pytest.raises(ValueError):
             Shard.parse(bad)
 
 
-def test_shards_partition_ids_and_rejected_paths_exactly_once():
+def test_shards_partition_ids_and_rejected_paths_exactly_once() -> None:
     keys = [f"{i:020x}" for i in range(0, 10**6, 997)] + [f"/archive/файл {i}.pdf" for i in range(300)]
     for count in (1, 2, 3, 7):
         owners = [[k for k in range(1, count + 1) if Shard(k, count).holds(key)] for key in keys]
@@ -104,7 +104,7 @@ def test_shards_partition_ids_and_rejected_paths_exactly_once():
         assert min(sizes) > len(keys) / count * 0.7  # roughly even
 
 
-def test_plan_removes_only_the_vanished_documents_of_its_shard(tmp_path):
+def test_plan_removes_only_the_vanished_documents_of_its_shard(tmp_path: Path) -> None:
     registry = {f"{i:020x}": {"doc_id": f"{i:020x}", "file_path": str(tmp_path / f"gone{i}.txt")} for i in range(40)}
     plans = [plan_run([], registry, [tmp_path], False, 10**6, shard=Shard(k, 3)) for k in (1, 2, 3)]
     removed = [{e["doc_id"] for e in p.gone} for p in plans]

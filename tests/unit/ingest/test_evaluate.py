@@ -6,7 +6,7 @@ from ingest.evaluate import EvalDocument, ModeResult, format_table, load_beir, p
 from service.settings import Settings
 
 
-def test_load_beir_keeps_only_judged_queries(tmp_path: Path):
+def test_load_beir_keeps_only_judged_queries(tmp_path: Path) -> None:
     (tmp_path / "c.jsonl").write_text('{"_id": "d1", "title": "T", "text": "бетон"}\n', encoding="utf-8")
     (tmp_path / "q.jsonl").write_text('{"_id": "q1", "text": "бетон?"}\n{"_id": "q2", "text": "сталь?"}\n',
                                       encoding="utf-8")
@@ -17,7 +17,7 @@ def test_load_beir_keeps_only_judged_queries(tmp_path: Path):
     assert evalset.documents[0].pages == ["бетон"]
 
 
-def test_prepared_document_keeps_pages_and_a_stable_id():
+def test_prepared_document_keeps_pages_and_a_stable_id() -> None:
     doc = EvalDocument("ГОСТ 1/2", "Заголовок", ["первая страница", "вторая страница"])
     first, again = prepared(doc, Settings()), prepared(doc, Settings())
     assert first.doc_id == again.doc_id
@@ -25,7 +25,7 @@ def test_prepared_document_keeps_pages_and_a_stable_id():
     assert first.parsed.title == "Заголовок"
 
 
-def test_table_lists_every_metric_per_mode():
+def test_table_lists_every_metric_per_mode() -> None:
     result = ModeResult("hybrid", {n: 0.5 for n in ("nDCG@10", "Recall@5", "Recall@10", "MRR@10", "P@5",
                                                     "success@5")}, 10.0, 20.0)
     table = format_table([result], "title")

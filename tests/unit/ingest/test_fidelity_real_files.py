@@ -27,7 +27,7 @@ _SPACED = re.compile(r"(?<!\w)(?:[А-Яа-яЁё] ){3,}[А-Яа-яЁё](?!\w)")
 
 
 @pytest.fixture(scope="module")
-def fixture_files(tmp_path_factory) -> list[Path]:
+def fixture_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
     txt = tmp_path_factory.mktemp("txt")
     names = list_standards(SHARED)
     step = max(1, len(names) // TXT_COUNT)
@@ -37,8 +37,11 @@ def fixture_files(tmp_path_factory) -> list[Path]:
     return [*docx, CONSTRUCTION / "gost_27772_2021" / "GOST_27772-2021.pdf", *written]
 
 
+Parsed = dict[Path, tuple[ParsedDocument, list[ChunkText]]]
+
+
 @pytest.fixture(scope="module")
-def parsed(fixture_files) -> dict[Path, tuple[ParsedDocument, list[ChunkText]]]:
+def parsed(fixture_files: list[Path]) -> dict[Path, tuple[ParsedDocument, list[ChunkText]]]:
     out = {}
     for path in fixture_files:
         document = parse_file(path)
@@ -54,7 +57,7 @@ def split_words(text: str) -> tuple[int, int]:
     return split, len(words)
 
 
-def test_titles_carry_the_designation_and_are_never_boilerplate(parsed):
+def test_titles_carry_the_designation_and_are_never_boilerplate(parsed: Parsed) -> None:
     for path, (document, _) in parsed.items():
         title = document.title or ""
         assert not is_boilerplate(title), (path.name, title)
@@ -65,7 +68,7 @@ def test_titles_carry_the_designation_and_are_never_boilerplate(parsed):
             assert len(title) > len(document.designation) + 3, f"{path.name}: a title needs its name: {title}"
 
 
-def test_form_feeds_are_pages(parsed):
+def test_form_feeds_are_pages(parsed: Parsed) -> None:
     for path, (document, chunks) in parsed.items():
         if path.suffix != ".txt":
             continue
@@ -75,7 +78,7 @@ def test_form_feeds_are_pages(parsed):
         assert len({c.page for c in chunks}) > min(3, pages // 3), path.name
 
 
-def test_words_broken_at_line_ends_are_joined(parsed):
+def test_words_broken_at_line_ends_are_joined(parsed: Parsed) -> None:
     split = words = 0
     for _, (_, chunks) in parsed.items():
         s, w = split_words(" ".join(c.text for c in chunks))
@@ -83,18 +86,18 @@ def test_words_broken_at_line_ends_are_joined(parsed):
     assert 1000 * split / words <= 1.0, f"{split} split words in {words}"
 
 
-def test_letter_spaced_words_are_collapsed(parsed):
+def test_letter_spaced_words_are_collapsed(parsed: Parsed) -> None:
     spaced = [m for _, (_, chunks) in parsed.items() for c in chunks for m in _SPACED.findall(c.text)
               if is_word(m.replace(" ", ""))]  # «Р п и К З» are formula symbols, not a spaced word
     assert len(spaced) <= 5, spaced[:10]
 
 
-def test_chunks_of_normative_documents_carry_a_clause(parsed):
+def test_chunks_of_normative_documents_carry_a_clause(parsed: Parsed) -> None:
     chunks = [c for path, (document, cs) in parsed.items() if document.designation for c in cs]
     assert sum(1 for c in chunks if c.clause) >= 0.6 * len(chunks)
 
 
-def test_txt_chunks_are_of_the_configured_size(parsed):
+def test_txt_chunks_are_of_the_configured_size(parsed: Parsed) -> None:
     lengths, characters = [], 0
     for path, (document, chunks) in parsed.items():
         if path.suffix == ".txt":
@@ -130,7 +133,7 @@ def test_txt_chunks_are_of_the_configured_size(parsed):
     ("марки АН и А по таблице", "марки АН и А по таблице"),
     ("ГОСТ Р 53195 т. е. 20 мм и в т. ч. СП и РФ", "ГОСТ Р 53195 т. е. 20 мм и в т. ч. СП и РФ"),
 ])
-def test_each_repair_on_a_real_pattern(text, repaired):
+def test_each_repair_on_a_real_pattern(text: str, repaired: str) -> None:
     from ingest.parse.repair import repair_text
 
     assert repair_text(text) == repaired

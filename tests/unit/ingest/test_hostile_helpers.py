@@ -24,16 +24,17 @@ from ingest.worker import ParseJob, run_job
 from service.errors import ParseError
 
 
-def test_display_path_decodes_cp1251_names_and_escapes_control_characters():
+def test_display_path_decodes_cp1251_names_and_escapes_control_characters() -> None:
     assert display_path(os.fsdecode("/a/отчёт.txt".encode("cp1251"))) == "/a/отчёт.txt"
     assert display_path("/a/evil\x1b[31m\n.txt") == "/a/evil\\x1b[31m\\x0a.txt"
     assert display_path(os.fsdecode(b"/a/\xff\xfe\x98.txt")).startswith("/a/")
     display_path(os.fsdecode(b"/a/\xff\xfe\x98.txt")).encode("utf-8")  # always storable
 
 
-def test_check_candidate_refuses_links_out_of_the_roots_fifos_and_missing_targets(tmp_path: Path):
+def test_check_candidate_refuses_links_out_of_the_roots_fifos_and_missing_targets(tmp_path: Path) -> None:
     root, outside = tmp_path / "root", tmp_path / "outside"
-    root.mkdir(), outside.mkdir()
+    root.mkdir()
+    outside.mkdir()
     (outside / "secret.txt").write_text("x")
     (root / "in.txt").write_text("x")
     (root / "out.txt").symlink_to(outside / "secret.txt")
@@ -48,12 +49,12 @@ def test_check_candidate_refuses_links_out_of_the_roots_fifos_and_missing_target
     assert isinstance(check_candidate(root / "dangling.txt", root, roots), Rejected)
 
 
-def test_strip_controls_removes_escapes_and_control_characters_but_keeps_layout():
+def test_strip_controls_removes_escapes_and_control_characters_but_keeps_layout() -> None:
     assert strip_controls("\x1b[31mКРАСНЫЙ\x1b[0m\tтекст\x07\x00\u202eобратно\u200b\nстрока\fстраница") == \
         "КРАСНЫЙ\tтекстобратно\nстрока\fстраница"
 
 
-def test_one_huge_line_is_chunked_at_spaces_keeping_every_word_in_linear_work():
+def test_one_huge_line_is_chunked_at_spaces_keeping_every_word_in_linear_work() -> None:
     text = " ".join(f"слово{i}" for i in range(200_000))
     began = time.perf_counter()
     chunks = chunk_blocks([Block(text, 1)], 2000, 0)
@@ -76,12 +77,12 @@ def make_zip(path: Path, parts: dict[str, bytes]) -> Path:
     ({"word/document.xml": b'<?xml version="1.0"?><!DOCTYPE a [<!ENTITY b "c">]><a/>'}, "DTD"),
     ({"word/document.xml": b'<?xml version="1.0"?><!-- ' + b" " * 9000 + b'--><!DOCTYPE a><a/>'}, "DTD"),
 ])
-def test_check_archive_refuses_bombs_and_dtds(tmp_path: Path, parts, reason):
+def test_check_archive_refuses_bombs_and_dtds(tmp_path: Path, parts: dict[str, bytes], reason: str) -> None:
     with pytest.raises(ParseError, match=reason):
         check_archive(make_zip(tmp_path / "x.docx", parts), ArchiveLimits(max_ratio=100))
 
 
-def test_check_archive_accepts_a_plain_office_file_and_refuses_a_non_zip(tmp_path: Path):
+def test_check_archive_accepts_a_plain_office_file_and_refuses_a_non_zip(tmp_path: Path) -> None:
     check_archive(make_zip(tmp_path / "ok.docx", {"word/document.xml": b"<w:document>text</w:document>"}))
     (tmp_path / "bad.docx").write_bytes(b"not a zip")
     with pytest.raises(ParseError, match="not a ZIP archive"):
@@ -97,28 +98,32 @@ def test_check_archive_accepts_a_plain_office_file_and_refuses_a_non_zip(tmp_pat
     (unicodedata.normalize("NFC", "й/*"), unicodedata.normalize("NFD", "/x/й/a.txt"), True),
     ("*.pdf", "/x/a.PDF", False),
 ])
-def test_rule_patterns_match_below_any_folder(pattern, path, hit):
+def test_rule_patterns_match_below_any_folder(pattern: str, path: str, hit: bool) -> None:
     from ingest.access import normalise_pattern
 
     assert rule_matches(normalise_pattern(pattern), Path(path)) is hit
 
 
-def test_first_matching_rule_wins_and_groups_are_sorted():
+def test_first_matching_rule_wins_and_groups_are_sorted() -> None:
     rules = AccessRules((("секретно/*", ("legal", "hr")), ("*", ("staff",))), ("public",))
     assert rules.groups_for(Path("/d/секретно/a.txt")) == ["hr", "legal"]
     assert rules.groups_for(Path("/d/a.txt")) == ["staff"]
 
 
-def test_watchdog_reports_a_stall_with_the_stage_and_file():
+def test_watchdog_reports_a_stall_with_the_stage_and_file() -> None:
     fired: list[str] = []
     event = threading.Event()
-    with Watchdog(0.4, lambda message: (fired.append(message), event.set())) as dog:
+    def fire(message: str) -> None:
+        fired.append(message)
+        event.set()
+
+    with Watchdog(0.4, fire) as dog:
         dog.progress("parsing", "/docs/a.pdf")
         assert event.wait(5)
     assert "INGEST_STALLED" in fired[0] and "parsing" in fired[0] and "/docs/a.pdf" in fired[0]
 
 
-def test_watchdog_stays_quiet_while_work_advances():
+def test_watchdog_stays_quiet_while_work_advances() -> None:
     fired: list[str] = []
     with Watchdog(0.5, fired.append) as dog:
         for _ in range(15):
@@ -127,7 +132,7 @@ def test_watchdog_stays_quiet_while_work_advances():
     assert fired == []
 
 
-def test_a_file_that_changes_while_it_is_read_is_refused(tmp_path: Path):
+def test_a_file_that_changes_while_it_is_read_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "a.txt"
     path.write_text("Бетон класса В25 для фундаментов.", encoding="utf-8")
     with pytest.raises(ParseError, match="changed while it was being read"):

@@ -34,7 +34,7 @@ FIRST_PAGE = """СТЕКЛО ЛИСТОВОЕ БЕСЦВЕТНОЕ
 Издание официальное"""
 
 
-def test_contents_cover_and_imprint_pages_are_recognised_and_content_is_not():
+def test_contents_cover_and_imprint_pages_are_recognised_and_content_is_not() -> None:
     assert page_role(clean_text(CONTENTS)) == "contents"
     assert page_role(clean_text(COVER)) == "imprint"
     assert page_role(clean_text(IMPRINT)) == "imprint"
@@ -42,11 +42,11 @@ def test_contents_cover_and_imprint_pages_are_recognised_and_content_is_not():
     assert page_role(clean_text("5.1 Толщина защитного слоя … не менее 20 мм.\nПримечание.")) is None
 
 
-def test_a_long_page_with_the_banner_is_content():
+def test_a_long_page_with_the_banner_is_content() -> None:
     assert page_role(clean_text("Издание официальное\n" + "Текст требований к бетону. " * 60)) is None
 
 
-def test_every_block_of_a_contents_page_carries_its_role_and_starts_its_own_chunk():
+def test_every_block_of_a_contents_page_carries_its_role_and_starts_its_own_chunk() -> None:
     blocks = page_blocks(CONTENTS, 3) + page_blocks("1 Область применения\nНастоящий стандарт распространяется на стекло.", 4)
     assert {b.role for b in blocks if b.page == 3} == {"contents"} and {b.role for b in blocks if b.page == 4} == {None}
     chunks = chunk_blocks(blocks, size=2000, overlap=100)
@@ -54,7 +54,7 @@ def test_every_block_of_a_contents_page_carries_its_role_and_starts_its_own_chun
     assert "Настоящий стандарт" in chunks[1].text and "Настоящий стандарт" not in chunks[0].text
 
 
-def test_a_contents_page_never_sets_the_clause_or_heading_of_the_body_after_it():
+def test_a_contents_page_never_sets_the_clause_or_heading_of_the_body_after_it() -> None:
     blocks = [
         Block("Содержание", 3, "title", role="contents"),
         Block("Приложение Г (обязательное) Схема условных обозначений", 3, "title", role="contents"),

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import date
+from typing import Any
 
 import pytest
 
@@ -9,6 +10,7 @@ from service.query.build import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
     EXTRA_CANDIDATES,
+    SearchPlan,
     SearchSettingsView,
     build_binding,
     build_bm25_leg,
@@ -27,14 +29,14 @@ from service.query.parse import parse_query
 from service.settings import SearchSettings
 
 
-def test_bm25_leg_uses_the_operator_and_code_fields():
+def test_bm25_leg_uses_the_operator_and_code_fields() -> None:
     leg = build_bm25_leg("пожарная безопасность", "OR")
     assert leg["multi_match"]["operator"] == "or"
     assert "text.codes^0.3" in leg["multi_match"]["fields"]
     assert leg["multi_match"]["type"] == "most_fields"
 
 
-def test_hybrid_body_excludes_vectors_and_carries_filter():
+def test_hybrid_body_excludes_vectors_and_carries_filter() -> None:
     body = build_hybrid_body([build_bm25_leg("x"), build_knn_leg([0.1, 0.2], 5)], 10, {"term": {"file_type": "pdf"}})
     assert body["_source"] == {"excludes": ["embedding"]}
     assert body["query"]["hybrid"]["filter"] == {"term": {"file_type": "pdf"}}
@@ -42,14 +44,14 @@ def test_hybrid_body_excludes_vectors_and_carries_filter():
     assert body["size"] == 10
 
 
-def test_text_query_with_and_requires_terms_and_phrases():
+def test_text_query_with_and_requires_terms_and_phrases() -> None:
     query = build_text_query(parse_query('контроль "сварных швов"'), "AND")
     must = query["bool"]["must"]
     assert must[0]["multi_match"]["type"] == "phrase" and must[0]["multi_match"]["query"] == "сварных швов"
     assert must[1]["multi_match"]["operator"] == "and"
 
 
-def test_text_query_with_or_needs_any_word_and_ranks_exact_phrases_higher():
+def test_text_query_with_or_needs_any_word_and_ranks_exact_phrases_higher() -> None:
     query = build_text_query(parse_query('контроль "сварных швов"'), "OR")
     words = query["bool"]["must"]["multi_match"]
     assert words["operator"] == "or" and words["query"] == "контроль сварных швов"
@@ -57,18 +59,18 @@ def test_text_query_with_or_needs_any_word_and_ranks_exact_phrases_higher():
         "query": "сварных швов", "fields": ["text", "title", "section_title", "text.codes"], "type": "phrase"}
 
 
-def test_text_query_with_or_and_no_quotes_is_one_match():
+def test_text_query_with_or_and_no_quotes_is_one_match() -> None:
     assert "multi_match" in build_text_query(parse_query("контроль швов"), "OR")
 
 
-def test_user_text_never_reaches_query_string():
+def test_user_text_never_reaches_query_string() -> None:
     body = build_text_query(parse_query('title:* OR (a AND "b") \\\\'), "AND")
     assert "query_string" not in str(body) and "simple_query_string" not in str(body)
 
 
-def test_filters_always_carry_access_groups_and_combine_kinds():
-    request = SearchRequest(query="x", document_types=["PDF", "docx"], source_filter="нормы",
-                            date_range={"from": "2024-01-01", "to": "2024-01-31"})
+def test_filters_always_carry_access_groups_and_combine_kinds() -> None:
+    request = SearchRequest(query="x", document_types=["PDF", "docx"],  # type: ignore[list-item]  # normalized by the model, source_filter="нормы",
+                            date_range={"from": "2024-01-01", "to": "2024-01-31"})  # type: ignore[arg-type]
     clauses = build_filters(request, ["public", "legal"])["bool"]["filter"]
     assert clauses[0] == {"terms": {"access_groups": ["legal", "public"]}}
     assert {"terms": {"file_type": ["docx", "pdf"]}} in clauses
@@ -76,24 +78,25 @@ def test_filters_always_carry_access_groups_and_combine_kinds():
     assert request.date_range.to == date(2024, 1, 31)
 
 
-def test_the_widest_date_range_builds_without_overflow():
-    request = SearchRequest(query="x", date_range={"from": "0001-01-01", "to": "9999-12-31"})
+def test_the_widest_date_range_builds_without_overflow() -> None:
+    request = SearchRequest(query="x", date_range={"from": "0001-01-01", "to": "9999-12-31"})  # type: ignore[arg-type]
     clauses = build_filters(request, ["public"])["bool"]["filter"]
     assert {"range": {"updated_at": {"gte": "0001-01-01", "lte": "9999-12-31||/d"}}} in clauses
 
 
-def test_source_filter_escapes_wildcards():
+def test_source_filter_escapes_wildcards() -> None:
     assert build_source_filter("a*b?") == {"wildcard": {"file_path": {"value": "*a\\*b\\?*"}}}
     assert build_source_filter("/data/x") == {"prefix": {"file_path": "/data/x"}}
 
 
-def _plan(vector=(0.6, 0.8), groups=("public",), offset=0, **arguments):
+def _plan(vector: tuple[float, ...] | None = (0.6, 0.8), groups: tuple[str, ...] = ("public",), offset: int = 0,
+          **arguments: Any) -> SearchPlan:
     request = SearchRequest(query=arguments.pop("query", "бетон"), **arguments)
     parsed = [parse_query(q) for q in request.all_queries]
     return plan_search(request, parsed, groups, list(vector) if vector else None, offset, SearchSettingsView.of(SearchSettings()))
 
 
-def test_request_groups_per_document_with_facets_similarity_and_threshold():
+def test_request_groups_per_document_with_facets_similarity_and_threshold() -> None:
     plan = _plan(offset=20, limit=10, max_chunks=2, threshold=0.4)
     body = build_request(plan)
     assert body["collapse"]["field"] == "doc_hash"  # one result per content: copies in other folders are one
@@ -110,14 +113,14 @@ def test_request_groups_per_document_with_facets_similarity_and_threshold():
         assert hit_fields["similarity"]["script"]["params"] == {"query_vector": [0.6, 0.8]}
 
 
-def test_request_fetches_document_fields_on_the_hit_and_chunk_fields_on_its_inner_hits():
+def test_request_fetches_document_fields_on_the_hit_and_chunk_fields_on_its_inner_hits() -> None:
     body = build_request(_plan())
     assert body["_source"] == {"includes": DOCUMENT_FIELDS} and "text" not in DOCUMENT_FIELDS
     assert body["collapse"]["inner_hits"][0]["_source"] == {"includes": CHUNK_FIELDS}
     assert "embedding" not in DOCUMENT_FIELDS + CHUNK_FIELDS
 
 
-def test_a_chunk_comes_whole_with_the_engines_marks_for_the_service_to_cut_its_passage():
+def test_a_chunk_comes_whole_with_the_engines_marks_for_the_service_to_cut_its_passage() -> None:
     plan = plan_search(SearchRequest(query="бетон"), [parse_query("бетон")], ("public",), None, 0,
                        SearchSettingsView.of(SearchSettings()))
     inner = build_request(plan)["collapse"]["inner_hits"][0]
@@ -126,7 +129,7 @@ def test_a_chunk_comes_whole_with_the_engines_marks_for_the_service_to_cut_its_p
                                                     "no_match_size": 100_000}
 
 
-def test_route_follows_mode_and_vector_and_says_why_it_fell_back():
+def test_route_follows_mode_and_vector_and_says_why_it_fell_back() -> None:
     assert _plan(search_mode="hybrid").route == "hybrid"
     assert _plan(search_mode="semantic").route == "knn"
     assert _plan(search_mode="fulltext").route == "bm25"
@@ -136,13 +139,13 @@ def test_route_follows_mode_and_vector_and_says_why_it_fell_back():
     assert "script_fields" not in build_request(fallen)
 
 
-def test_threshold_without_a_vector_is_refused_with_the_field():
+def test_threshold_without_a_vector_is_refused_with_the_field() -> None:
     with pytest.raises(InvalidQuery) as caught:
         _plan(vector=None, threshold=0.5)
     assert caught.value.details["field"] == "threshold"
 
 
-def test_path_and_folder_filters_are_exact_and_segment_aware():
+def test_path_and_folder_filters_are_exact_and_segment_aware() -> None:
     clauses = build_filters(SearchRequest(query="x", path=["/a/b.pdf", "/a/b.pdf", "/c.txt"], folder="/data/norms/"),
                             ["public"])["bool"]["filter"]
     assert {"terms": {"file_path": ["/a/b.pdf", "/c.txt"]}} in clauses
@@ -150,7 +153,7 @@ def test_path_and_folder_filters_are_exact_and_segment_aware():
     assert build_folder_filter("norms/fire") == {"wildcard": {"file_path": {"value": "*/norms/fire/*"}}}
 
 
-def test_auto_needs_most_words_and_requires_straight_quoted_phrases_only():
+def test_auto_needs_most_words_and_requires_straight_quoted_phrases_only() -> None:
     query = build_text_query(parse_query('контроль "сварных швов" «СП 70»'), "AUTO", minimum_should_match="25%")
     words, required = query["bool"]["must"]
     assert words["multi_match"]["minimum_should_match"] == "25%" and words["multi_match"]["operator"] == "or"
@@ -159,12 +162,12 @@ def test_auto_needs_most_words_and_requires_straight_quoted_phrases_only():
     assert [b["multi_match"]["query"] for b in query["bool"]["should"]] == ["СП 70"]
 
 
-def test_phrase_operator_is_the_whole_query_as_one_phrase():
+def test_phrase_operator_is_the_whole_query_as_one_phrase() -> None:
     query = build_text_query(parse_query('защитный "слой" бетона'), "PHRASE")
     assert query["multi_match"]["type"] == "phrase" and query["multi_match"]["query"] == "защитный слой бетона"
 
 
-def test_binding_per_operator():
+def test_binding_per_operator() -> None:
     parsed = parse_query('защитный слой "бетона"')
     assert build_binding(parsed, "OR") is None
     assert build_binding(parse_query("защитный слой"), "AUTO") is None
@@ -174,7 +177,7 @@ def test_binding_per_operator():
     assert build_binding(parsed, "PHRASE") == build_text_query(parsed, "PHRASE")
 
 
-def test_several_phrasings_bind_when_any_of_them_matches_and_not_at_all_if_one_is_free():
+def test_several_phrasings_bind_when_any_of_them_matches_and_not_at_all_if_one_is_free() -> None:
     one, two = parse_query("защитный слой"), parse_query("толщина покрытия")
     both = build_multi_binding([one, two], "AND")
     assert both["bool"]["minimum_should_match"] == 1 and len(both["bool"]["should"]) == 2
@@ -186,22 +189,22 @@ def test_several_phrasings_bind_when_any_of_them_matches_and_not_at_all_if_one_i
     ("СП 63.13330.2018", {"term": {"cites": "СП 63.13330.2018"}}),
     ("СНиП 52-01-2003", {"term": {"cites": "СНиП 52-01-2003"}}),
 ])
-def test_the_cites_filter_matches_an_edition_as_cited_or_any_edition_of_a_family(cites, clause):
+def test_the_cites_filter_matches_an_edition_as_cited_or_any_edition_of_a_family(cites: list[str], clause: dict[str, Any]) -> None:
     plan = _plan(query="бетон", cites=cites)
     assert clause in plan.filters["bool"]["filter"]
 
 
-def test_a_cites_value_that_is_no_designation_is_refused():
+def test_a_cites_value_that_is_no_designation_is_refused() -> None:
     with pytest.raises(ValueError, match="designation"):
         SearchRequest(query="бетон", cites="бетон тяжёлый")
 
 
-def test_current_only_leaves_replaced_editions_out_inside_the_engine():
+def test_current_only_leaves_replaced_editions_out_inside_the_engine() -> None:
     assert {"exists": {"field": "superseded_by"}} in _plan(query="бетон", current_only=True).filters["bool"]["must_not"]
     assert {"exists": {"field": "superseded_by"}} not in _plan(query="бетон").filters["bool"]["must_not"]
 
 
-def test_replaced_editions_score_lower_unless_the_query_names_a_designation():
+def test_replaced_editions_score_lower_unless_the_query_names_a_designation() -> None:
     demoted = _plan(query="краны мостовые ограждения").legs[0]
     assert demoted["boosting"]["negative"] == {"exists": {"field": "superseded_by"}}
     named = _plan(query="ГОСТ 32576.1-2015 ограждения").legs[0]

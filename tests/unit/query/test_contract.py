@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 import pytest
 import typer
@@ -16,17 +17,17 @@ from tests.support.documents import REPO
 FIELDS = set(SearchRequest.model_fields)
 
 
-def search_command():
+def search_command() -> Any:
     return typer.main.get_command(app).commands["search"]  # type: ignore[attr-defined]
 
 
-def mcp_input_schema() -> dict:
+def mcp_input_schema() -> dict[str, Any]:
     server = build_server(Settings(), service=object())  # type: ignore[arg-type]
     tools = asyncio.run(server.list_tools())
     return next(t for t in tools if t.name == "search_documents").input_schema
 
 
-def test_mcp_tool_parameters_are_the_request_model_fields_with_their_schemas():
+def test_mcp_tool_parameters_are_the_request_model_fields_with_their_schemas() -> None:
     schema = mcp_input_schema()
     assert set(schema["properties"]) == FIELDS
     assert schema["required"] == ["query"]
@@ -35,7 +36,7 @@ def test_mcp_tool_parameters_are_the_request_model_fields_with_their_schemas():
         assert published == {k: v for k, v in expected.items() if k != "title"}, name
 
 
-def test_cli_options_are_the_mcp_parameters_hyphenated_with_short_flags():
+def test_cli_options_are_the_mcp_parameters_hyphenated_with_short_flags() -> None:
     params = {p.name: p for p in search_command().params}
     assert set(params) - {"fmt"} == FIELDS
     assert params["query"].param_type_name == "argument"
@@ -46,7 +47,7 @@ def test_cli_options_are_the_mcp_parameters_hyphenated_with_short_flags():
     assert {"-l", "-t", "-m", "-f"} <= {o for p in params.values() for o in p.opts}
 
 
-def test_cli_defaults_are_the_contract_defaults():
+def test_cli_defaults_are_the_contract_defaults() -> None:
     params = {p.name: p for p in search_command().params}
     for name, field in SearchRequest.model_fields.items():
         if field.is_required():
@@ -61,11 +62,11 @@ def test_cli_defaults_are_the_contract_defaults():
             assert shown == (None if default is None else str(default)), name
 
 
-def test_every_parameter_says_which_engine_clause_it_becomes():
+def test_every_parameter_says_which_engine_clause_it_becomes() -> None:
     assert set(CLAUSES) == FIELDS
 
 
-def test_cli_values_become_contract_arguments():
+def test_cli_values_become_contract_arguments() -> None:
     arguments = cli_arguments({"query": "бетон", "document_types": ["pdf,docx", "txt"], "path": ["/a,b.pdf"],
                                "date_range": "2020-01-01..", "limit": "5", "cursor": None})
     assert arguments == {"query": "бетон", "document_types": ["pdf", "docx", "txt"], "path": ["/a,b.pdf"],
@@ -75,14 +76,14 @@ def test_cli_values_become_contract_arguments():
     assert {"document_types"} == SPLIT_AT_COMMAS
 
 
-def test_eval_sends_the_contract_defaults():
+def test_eval_sends_the_contract_defaults() -> None:
     request = SearchRequest.model_validate(eval_request("x" * 900, search_mode="fulltext"))
     defaults = SearchRequest(query="x")
     assert len(request.query) == 500
     assert request.model_dump(exclude={"query", "search_mode"}) == defaults.model_dump(exclude={"query", "search_mode"})
 
 
-def test_docs_carry_the_contract_table_as_generated():
+def test_docs_carry_the_contract_table_as_generated() -> None:
 
     from service.query.contract import contract_table
 
@@ -92,7 +93,7 @@ def test_docs_carry_the_contract_table_as_generated():
 
 
 @pytest.mark.parametrize("field", ["document_types", "path", "queries"])
-def test_an_object_in_any_list_parameter_is_an_invalid_query_naming_the_field(field):
+def test_an_object_in_any_list_parameter_is_an_invalid_query_naming_the_field(field: str) -> None:
     from service.errors import InvalidQuery
     from service.query.contract import validate_request
 

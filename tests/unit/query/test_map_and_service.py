@@ -13,21 +13,21 @@ from service.query.parse import parse_query
 from service.query.passages import POST, PRE
 
 
-def test_cut_at_word_never_splits_a_word_and_marks_the_cut():
+def test_cut_at_word_never_splits_a_word_and_marks_the_cut() -> None:
     text = "слово " * 200
     cut = cut_at_word(text, 500)
     assert len(cut) <= 500 and cut.endswith("…") and cut[:-1].endswith("слово")
     assert cut_at_word("коротко", 500) == "коротко"
 
 
-def test_snippet_starts_near_the_first_marked_word():
+def test_snippet_starts_near_the_first_marked_word() -> None:
     passage = "начало " * 60 + "**ширина** эвакуационного **выхода** не менее 1,2 м " + "конец " * 60
     out = snippet(passage, 240)
     assert out is not None and out.startswith("…") and len(out) <= 240
     assert "**ширина** эвакуационного **выхода**" in out and out.index("**") <= 240 // 5 + len("начало ")
 
 
-def test_snippet_of_a_passage_without_marks_is_none_and_a_cut_span_is_closed():
+def test_snippet_of_a_passage_without_marks_is_none_and_a_cut_span_is_closed() -> None:
     assert snippet("начало главы без совпадений", 240) is None
     out = snippet("**" + "длинная фраза " * 40 + "конец**", 120)
     assert out is not None and out.count("**") == 2 and out.endswith("**…") and len(out) <= 123
@@ -53,7 +53,7 @@ SPANS = [{"o": 0, "p": 13, "c": "5.7"}, {"o": CHUNK.index("5.8"), "p": 14, "c": 
          {"o": CHUNK.index("5.9"), "p": 14, "c": "5.9"}]
 
 
-def test_a_searched_chunk_shows_the_answering_clause_unmarked_with_its_own_clause_and_page():
+def test_a_searched_chunk_shows_the_answering_clause_unmarked_with_its_own_clause_and_page() -> None:
     inner = [{"_score": 3.0, "_source": {"chunk_id": "d1:2", "chunk_index": 2, "page_number": 13, "clause": "5.7",
                                          "spans": SPANS},
               "highlight": {"text": [_marked(CHUNK, "Высота", "жилых", "комнат")]}}]
@@ -63,14 +63,14 @@ def test_a_searched_chunk_shows_the_answering_clause_unmarked_with_its_own_claus
     assert (chunk.clause, chunk.page_number, chunk.clause_end, chunk.page_end) == ("5.8", 14, None, None)
 
 
-def test_a_chunk_of_an_older_index_without_spans_is_labelled_by_its_start():
+def test_a_chunk_of_an_older_index_without_spans_is_labelled_by_its_start() -> None:
     inner = [{"_score": 3.0, "_source": {"chunk_id": "d1:2", "chunk_index": 2, "page_number": 13, "clause": "5.7"},
               "highlight": {"text": [_marked(CHUNK, "Высота")]}}]
     chunk = map_hits([_collapsed("d1", inner)], True, 3, 600, 0.9)[0].context_chunks[0]
     assert (chunk.clause, chunk.page_number) == ("5.7", 13) and "Высота" in chunk.text
 
 
-def test_a_documents_chunks_are_ranked_by_fused_relevance_not_by_one_leg():
+def test_a_documents_chunks_are_ranked_by_fused_relevance_not_by_one_leg() -> None:
     def inner(index: int, score: float, similarity: float) -> dict[str, object]:
         return {"_score": score, "_source": {"chunk_id": f"d1:{index}", "chunk_index": index, "page_number": index},
                 "highlight": {"text": [f"Пункт {index} {PRE}бетон{POST} класса B{index}"]},
@@ -83,7 +83,7 @@ def test_a_documents_chunks_are_ranked_by_fused_relevance_not_by_one_leg():
     assert [c.chunk_id for c in map_hits(hits, True, 2, 600, 1.0)[0].context_chunks] == ["d1:0", "d1:1"]
 
 
-def test_highlights_are_short_lines_only_when_no_passage_is_shown():
+def test_highlights_are_short_lines_only_when_no_passage_is_shown() -> None:
     inner = [{"_score": 3.0, "_source": {"chunk_id": "d1:2", "chunk_index": 2, "spans": SPANS},
               "highlight": {"text": [_marked(CHUNK, "Высота", "жилых")]}}]
     with_context = map_hits([_collapsed("d1", inner)], True, 3, 600, 0.9)[0]
@@ -93,7 +93,7 @@ def test_highlights_are_short_lines_only_when_no_passage_is_shown():
     assert all(len(h) <= 120 and "**Высота**" in h for h in without.highlights)
 
 
-def test_overlapping_chunks_of_one_document_never_show_the_same_text_twice():
+def test_overlapping_chunks_of_one_document_never_show_the_same_text_twice() -> None:
     shared = "4.2 Ширина эвакуационного выхода должна быть не менее 1,2 м."
     inner = [{"_score": 2.0 - i, "_source": {"chunk_id": f"d1:{i}", "chunk_index": i},
               "highlight": {"text": [_marked(shared, "Ширина", "выхода")]}} for i in range(2)]
@@ -101,20 +101,20 @@ def test_overlapping_chunks_of_one_document_never_show_the_same_text_twice():
     assert len(chunks) == 1
 
 
-def test_correction_is_dropped_when_it_equals_the_query():
+def test_correction_is_dropped_when_it_equals_the_query() -> None:
     suggest = {"corrected": [{"options": [{"text": "пожарная безопасность"}]}]}
     assert map_correction(suggest, "Пожарная  безопасность") is None
     assert map_correction(suggest, "пожарнай безопастность") == "пожарная безопасность"
 
 
-def test_related_queries_broaden_the_query():
+def test_related_queries_broaden_the_query() -> None:
     related = related_queries(parse_query('"монтажный стык" сварка электродами'), "исправленный")
     assert related[0] == "исправленный"
     assert "монтажный стык сварка электродами" in related
     assert "электродами" in related and "сварка" in related
 
 
-def test_cursor_round_trip_and_foreign_cursor():
+def test_cursor_round_trip_and_foreign_cursor() -> None:
     request = validate_request({"query": "бетон", "limit": 5})
     assert request_offset(request) == 0
     assert request_offset(validate_request({"query": "бетон", "limit": 5, "page": 3})) == 10
@@ -128,7 +128,7 @@ def test_cursor_round_trip_and_foreign_cursor():
         assert caught.value.details["field"] == "cursor"
 
 
-def test_paginate_continues_after_the_last_result_returned():
+def test_paginate_continues_after_the_last_result_returned() -> None:
     request = validate_request({"query": "бетон", "limit": 10})
     full = paginate(request, 0, 10, 25, cut=False)
     assert (full.has_more, full.total_pages, request_offset(request.model_copy(
@@ -155,7 +155,7 @@ def _response(results: int, chunks: int, text: int = 500) -> SearchResponse:
     return SearchResponse(results=docs, meta=meta)
 
 
-def test_every_document_keeps_its_best_passage_and_further_ones_go_best_first_across_the_answer():
+def test_every_document_keeps_its_best_passage_and_further_ones_go_best_first_across_the_answer() -> None:
     fitted = fit_budget(_response(10, 3), 10_000_000, 8_000)
     assert not fitted.meta.truncated and len(dumped(fitted)) <= 8_000
     kept = [len(r.context_chunks) for r in fitted.results]
@@ -167,14 +167,14 @@ def test_every_document_keeps_its_best_passage_and_further_ones_go_best_first_ac
 
 
 @pytest.mark.parametrize("budget", [20_000, 5_000, 2_000])
-def test_results_past_the_budget_are_left_to_the_next_page_never_the_first(budget):
+def test_results_past_the_budget_are_left_to_the_next_page_never_the_first(budget: int) -> None:
     response = fit_budget(_response(50, 3), budget, 10_000_000)
     assert len(dumped(response)) <= budget and response.meta.truncated
     assert response.results, "the first result is never dropped"
     assert len(dumped(response)) > budget - 2_000  # nothing more was dropped than needed
 
 
-def test_fit_budget_counts_the_response_to_the_character():
+def test_fit_budget_counts_the_response_to_the_character() -> None:
     size = len(dumped(_response(5, 1)))
     for budget in (size + 1, size):
         assert not fit_budget(_response(5, 1), budget).meta.truncated
@@ -184,7 +184,7 @@ def test_fit_budget_counts_the_response_to_the_character():
         assert len(dumped(fitted)) <= budget
 
 
-def test_validation_names_every_bad_field():
+def test_validation_names_every_bad_field() -> None:
     with pytest.raises(InvalidQuery) as caught:
         validate_request({"query": "", "limit": 0, "search_mode": "x"})
     assert {p["field"] for p in caught.value.details["problems"]} == {"query", "limit", "search_mode"}
@@ -205,7 +205,7 @@ def _only(source: dict[str, object], fields: list[str]) -> dict[str, object]:
     return {k: v for k, v in source.items() if k in fields}
 
 
-def test_a_hit_fetched_with_the_request_fields_maps_like_one_with_everything_stored():
+def test_a_hit_fetched_with_the_request_fields_maps_like_one_with_everything_stored() -> None:
     def hit(narrow: bool) -> dict[str, object]:
         inner = [{"_score": 2.0 - i, "_source": _only(_stored_chunk(i), CHUNK_FIELDS) if narrow else _stored_chunk(i),
                   "highlight": {"text": [f"{PRE}бетон{POST} {i}"]}, "fields": {"similarity": [0.5]}} for i in range(3)]

@@ -16,11 +16,11 @@ from service.query.parse import parse_query
         ('""', "", ()),
     ],
 )
-def test_parse_query_splits_phrases_from_terms(text, terms, phrases):
+def test_parse_query_splits_phrases_from_terms(text: str, terms: str, phrases: list[str]) -> None:
     parsed = parse_query(text)
     assert parsed.terms == terms
-    assert parsed.phrases == phrases
+    assert list(parsed.phrases) == phrases
 
 
-def test_plain_keeps_the_words_in_the_order_typed_without_quotes():
+def test_plain_keeps_the_words_in_the_order_typed_without_quotes() -> None:
     assert parse_query('контроль "сварных швов" «СП 70»').plain == "контроль сварных швов СП 70"

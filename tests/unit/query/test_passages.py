@@ -26,33 +26,33 @@ def _mark(text: str, *words: str) -> str:
     return text
 
 
-def test_unmark_gives_back_the_stored_text_and_where_each_term_was():
+def test_unmark_gives_back_the_stored_text_and_where_each_term_was() -> None:
     marked = unmark(_mark("5.8 Высота жилых комнат", "Высота", "комнат"))
     assert marked.text == "5.8 Высота жилых комнат"
     assert [marked.text[a:b] for a, b in marked.marks] == ["Высота", "комнат"]
 
 
-def test_units_are_lines_and_long_lines_split_after_sentences():
+def test_units_are_lines_and_long_lines_split_after_sentences() -> None:
     text = "5.1 Короткий пункт.\n" + "Длинное предложение номер один про бетон и арматуру. " * 8 + "\n5.2 Ещё"
     units = split_units(text, 200)
     assert text[slice(*units[0])] == "5.1 Короткий пункт." and text[slice(*units[-1])] == "5.2 Ещё"
     assert len(units) > 3 and all(text[a:b] == text[a:b].strip() for a, b in units)
 
 
-def test_a_wrapped_line_continues_its_paragraph_and_a_new_clause_or_sentence_does_not():
+def test_a_wrapped_line_continues_its_paragraph_and_a_new_clause_or_sentence_does_not() -> None:
     text = "5.6 Габариты жилых комнат следует\nопределять с учетом эргономики.\nВысота коридоров не менее 2,1 м.\n5.7 Площадь"
     assert [text[a:b] for a, b in paragraphs(text)] == [
         "5.6 Габариты жилых комнат следует\nопределять с учетом эргономики.", "Высота коридоров не менее 2,1 м.",
         "5.7 Площадь"]
 
 
-def test_inflections_of_a_term_share_one_key_and_different_terms_do_not():
+def test_inflections_of_a_term_share_one_key_and_different_terms_do_not() -> None:
     assert term_key("жилой") == term_key("жилых") == term_key("Жилая")
     assert term_key("ограждений") == term_key("ограждение") != term_key("огнезащита")
     assert term_key("500") == "500"
 
 
-def test_the_passage_is_the_window_that_covers_most_of_the_query_not_the_best_single_line():
+def test_the_passage_is_the_window_that_covers_most_of_the_query_not_the_best_single_line() -> None:
     # the best line (5.7: three common terms) loses to clause 5.8, whose two lines together hold four
     text = ("5.7 Высота жилых комнат кухонь.\n5.8 Высота помещений в северных подрайонах\n"
             "Жилых комнат не менее 2,7 м.\nВысота коридоров 2,1 м.")
@@ -63,7 +63,7 @@ def test_the_passage_is_the_window_that_covers_most_of_the_query_not_the_best_si
     assert (passage.clause, passage.page) == ("5.8", 14)
 
 
-def test_a_passage_grows_back_to_its_clause_start_before_it_grows_on():
+def test_a_passage_grows_back_to_its_clause_start_before_it_grows_on() -> None:
     text = ("4.2 Ограждения лестниц.\nПримечание к ограждениям общее.\nВысота ограждений не менее 0,9 м.\n"
             "Далее другой текст про окна и двери зданий и сооружений.")
     marked = unmark(_mark(text, "Высота"))
@@ -71,7 +71,7 @@ def test_a_passage_grows_back_to_its_clause_start_before_it_grows_on():
     assert passage.text.startswith("4.2 Ограждения") and "0,9 м" in passage.text
 
 
-def test_a_contents_line_is_recognised_and_never_chosen():
+def test_a_contents_line_is_recognised_and_never_chosen() -> None:
     toc = "9.2 Расчет по прочности … 10 Конструктивные требования … 12 Защитный слой бетона … 14"
     assert is_contents(toc) and not is_contents("10.3 Толщина защитного слоя бетона … не менее 20 мм")
     text = toc + "\n10.3.1 Толщина защитного слоя бетона должна быть не менее 20 мм."
@@ -81,7 +81,7 @@ def test_a_contents_line_is_recognised_and_never_chosen():
     assert passage.text.startswith("10.3.1") and (passage.clause, passage.page) == ("10.3.1", 9)
 
 
-def test_a_passage_spanning_two_clauses_says_so():
+def test_a_passage_spanning_two_clauses_says_so() -> None:
     text = "4.1 Начало требования про лестницы.\n4.2 Ширина марша должна быть не менее 1,05 м."
     marked = unmark(_mark(text, "лестницы", "Ширина"))
     spans = [Span(0, 5, "4.1"), Span(text.index("4.2"), 6, "4.2")]
@@ -96,7 +96,7 @@ words = st.text(alphabet="абвгдежзиклмнопрстуфхцчшщыэ
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.lists(words, min_size=1, max_size=40), min_size=1, max_size=12), st.integers(60, 700),
        st.integers(0, 10_000))
-def test_a_passage_never_starts_or_ends_inside_a_word_and_fits_its_size(lines, size, seed):
+def test_a_passage_never_starts_or_ends_inside_a_word_and_fits_its_size(lines: list[str], size: int, seed: int) -> None:
     text = "\n".join(" ".join(line) + "." for line in lines)
     chosen = random.Random(seed).sample(sorted({w for line in lines for w in line}), 1)
     marked = unmark(" ".join(f"{PRE}{w}{POST}" if w in chosen else w for w in text.split(" ")))
@@ -107,14 +107,14 @@ def test_a_passage_never_starts_or_ends_inside_a_word_and_fits_its_size(lines, s
     assert passage.text and passage.text in " ".join(marked.text.split())
 
 
-def test_a_phrase_is_found_in_any_inflection_in_order_across_punctuation_and_lines():
+def test_a_phrase_is_found_in_any_inflection_in_order_across_punctuation_and_lines() -> None:
     text = "5 Требования к квартирам,\nих элементам. Требованиями квартир нет; требования к квартирам."
     found = [text[a:b] for a, b in phrase_spans(text, "требования к квартирам")]
     assert found == ["Требования к квартирам", "требования к квартирам"]
     assert phrase_spans(text, "квартирам требования") == [] and phrase_spans(text, "…") == []
 
 
-def test_a_bound_phrase_is_in_the_passage_even_when_another_window_answers_the_other_words_better():
+def test_a_bound_phrase_is_in_the_passage_even_when_another_window_answers_the_other_words_better() -> None:
     text = ("5 Требования к квартирам и их элементам.\n" + "Общие положения раздела о площадях. " * 6
             + "\n5.8 Высота жилых комнат и кухонь в северных районах не менее 2,7 м.")
     marked = unmark(_mark(text, "Требования", "квартирам", "Высота", "жилых", "комнат", "северных", "районах"))

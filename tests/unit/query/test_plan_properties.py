@@ -4,13 +4,21 @@ from __future__ import annotations
 
 import json
 import re
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from service.query.build import EXTRA_CANDIDATES, SearchSettingsView, build_access_filter, build_request, plan_search
+from service.query.build import (
+    EXTRA_CANDIDATES,
+    SearchPlan,
+    SearchSettingsView,
+    build_access_filter,
+    build_request,
+    plan_search,
+)
 from service.query.contract import FILE_TYPES, SearchRequest
 from service.query.parse import parse_query
 from service.settings import SearchSettings
@@ -18,7 +26,7 @@ from service.settings import SearchSettings
 text = st.lists(st.sampled_from(["бетон", "сварка", "СП", "63.13330", "\"", "«", "»", "*", "?", ":", "(", ")",
                                  "\\", "/", "AND", "OR", "~", "^", "[", "]", "{", "}", " ", "10180-2012", "title:*"]),
                min_size=1, max_size=12).map(" ".join).filter(lambda t: re.search(r"\w", t))
-requests = st.builds(
+requests: st.SearchStrategy[dict[str, Any]] = st.builds(
     dict,
     query=text,
     queries=st.lists(text, max_size=3),
@@ -39,7 +47,8 @@ groups = st.lists(st.sampled_from(["public", "legal", "hr", "admin"]), min_size=
 vectors = st.one_of(st.none(), st.just([0.6, 0.8]))
 
 
-def planned(arguments: dict, principal_groups: tuple[str, ...], vector: list[float] | None):
+def planned(arguments: dict[str, Any], principal_groups: tuple[str, ...], vector: list[float] | None,
+            ) -> tuple[SearchRequest, SearchPlan | None]:
     request = SearchRequest.model_validate({k: v for k, v in arguments.items() if v is not None})
     parsed = [parse_query(q) for q in request.all_queries]
     if request.threshold is not None and vector is None:
@@ -50,7 +59,7 @@ def planned(arguments: dict, principal_groups: tuple[str, ...], vector: list[flo
 
 @settings(max_examples=300, deadline=None)
 @given(requests, groups, vectors)
-def test_every_plan_is_access_filtered_bounded_and_free_of_query_syntax(arguments, principal_groups, vector):
+def test_every_plan_is_access_filtered_bounded_and_free_of_query_syntax(arguments: dict[str, Any], principal_groups: tuple[str, ...], vector: list[float] | None) -> None:
     if arguments["page"] * arguments["limit"] > 1000:
         arguments["page"] = 1
     request, plan = planned(arguments, principal_groups, vector)
@@ -80,7 +89,7 @@ def test_every_plan_is_access_filtered_bounded_and_free_of_query_syntax(argument
 
 @settings(max_examples=200, deadline=None)
 @given(requests, vectors)
-def test_and_phrase_and_required_phrases_bind_the_dense_leg(arguments, vector):
+def test_and_phrase_and_required_phrases_bind_the_dense_leg(arguments: dict[str, Any], vector: list[float] | None) -> None:
     arguments["page"] = 1
     request, plan = planned(arguments, ("public",), vector)
     if plan is None or plan.route == "bm25":
@@ -94,7 +103,7 @@ def test_and_phrase_and_required_phrases_bind_the_dense_leg(arguments, vector):
 
 
 @pytest.mark.parametrize("query", ['"', '" "', "«»", "* ? :", "—"])
-def test_a_query_without_words_is_refused(query):
+def test_a_query_without_words_is_refused(query: str) -> None:
     """AND over no words would match every chunk; the request is refused instead."""
     with pytest.raises(ValidationError, match="no words"):
         SearchRequest.model_validate({"query": query, "operator": "AND"})

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from service.query.models import (
     ChunkResult,
     DocumentResult,
@@ -16,17 +18,17 @@ from service.query.models import (
 from service.render import place, render_markdown, render_text
 
 
-def chunk(**fields) -> ChunkResult:
+def chunk(**fields: Any) -> ChunkResult:
     return ChunkResult(chunk_id="a:1", chunk_index=1, text="t", relevance_score=1.0, **fields)
 
 
-def test_a_chunk_is_cited_by_clause_and_pages():
+def test_a_chunk_is_cited_by_clause_and_pages() -> None:
     assert place(chunk(page_number=12, page_end=13, clause="5.2.3")) == "п. 5.2.3, с. 12–13"
     assert place(chunk(page_number=40, clause="Приложение Б")) == "Приложение Б, с. 40"
     assert place(chunk(page_number=2, page_label="Смета")) == "с. 2, «Смета»"
 
 
-def test_a_replaced_edition_says_which_replaces_it_in_text_and_markdown():
+def test_a_replaced_edition_says_which_replaces_it_in_text_and_markdown() -> None:
     doc = DocumentResult(id="a", title="СП 134.13330.2012 Системы электросвязи", file_path="/x.txt", file_type="txt",
                          relevance_score=1.0, superseded_by=Edition(id="b", designation="СП 134.13330.2022"))
     meta = SearchMeta(query="q", total_results=1, route_used="bm25", timings=Timings(), facets=Facets(),
