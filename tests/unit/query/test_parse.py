@@ -16,10 +16,10 @@ from service.query.parse import parse_query
         ('""', "", ()),
     ],
 )
-def test_parse_query_splits_phrases_from_terms(text: str, terms: str, phrases: list[str]) -> None:
+def test_parse_query_splits_phrases_from_terms(text: str, terms: str, phrases: tuple[str, ...]) -> None:
     parsed = parse_query(text)
     assert parsed.terms == terms
-    assert list(parsed.phrases) == phrases
+    assert parsed.phrases == phrases
 
 
 def test_plain_keeps_the_words_in_the_order_typed_without_quotes() -> None:
