@@ -17,7 +17,7 @@ from ingest.index import (
 from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.watchdog import Watchdog
 from service.embedders.base import Embedder
-from service.errors import StroidokError
+from service.errors import DiskFull, StroidokError
 from service.index_meta import bump_generation, claim_embedder_meta
 from service.settings import Settings
 
@@ -86,6 +86,8 @@ class Batcher:
                                      timeout_s=self.settings.opensearch.bulk_timeout_s,
                                      progress=self.watchdog.progress)
             bump_generation(self.client, self.settings.index)
+        except DiskFull:
+            raise  # every later batch would be refused too: the run stops, nothing of this batch recorded
         except StroidokError as exc:
             failed = {d.doc_id: exc.message for d in docs}
         self.report.timings["index"] += time.perf_counter() - began

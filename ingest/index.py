@@ -29,7 +29,8 @@ from ingest.chunk import ChunkText
 from ingest.discover import SourceFile, display_path
 from ingest.parse.model import ParsedDocument
 from service.designations import parse_designation
-from service.opensearch import engine_errors
+from service.errors import DiskFull, IngestError
+from service.opensearch import DISK_FULL_MESSAGE, engine_errors, is_disk_block
 from service.settings import IndexSettings
 
 
@@ -190,8 +191,7 @@ def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[Prep
             actions.append(action)
     failed: dict[str, str] = {}
     with engine_errors():
-        helpers.bulk(client, intent_actions(docs, settings.files_index), refresh=True, max_retries=max_retries,
-                     request_timeout=timeout_s)
+        _bulk_or_raise(client, intent_actions(docs, settings.files_index), max_retries, timeout_s)
         progress()
         # require_alias: should the index vanish mid-run, a write fails instead of auto-creating a plain index
         # named like the alias (guessed mappings, chunks no search finds, the next setup refused)
@@ -203,13 +203,27 @@ def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[Prep
             if not ok and not (op == "delete" and result.get("status") == 404):
                 failed.setdefault(owner[result["_id"]], str(result.get("error", result))[:300])
             progress()
+        if any(is_disk_block(reason) for reason in failed.values()):
+            raise DiskFull(DISK_FULL_MESSAGE, details={"documents_refused": len(failed)})
         client.indices.refresh(index=settings.alias, request_timeout=timeout_s)
         done = [d for d in docs if d.doc_id not in failed]
         registry = [{"_index": settings.files_index, "_id": d.doc_id, "_source": build_registry_source(d, now)}
                     for d in done]
         if registry:
-            helpers.bulk(client, registry, refresh=True, max_retries=max_retries, request_timeout=timeout_s)
+            _bulk_or_raise(client, registry, max_retries, timeout_s)
     return failed
+
+
+def _bulk_or_raise(client: OpenSearch, actions: list[dict[str, Any]], max_retries: int, timeout_s: float) -> None:
+    """A bulk that must succeed whole (registry entries): refused items raise, the disk block as DISK_FULL."""
+    try:
+        helpers.bulk(client, actions, refresh=True, max_retries=max_retries, request_timeout=timeout_s)
+    except helpers.BulkIndexError as exc:
+        reasons = [str(next(iter(e.values())).get("error", e)) for e in exc.errors]
+        if any(is_disk_block(r) for r in reasons):
+            raise DiskFull(DISK_FULL_MESSAGE, details={"refused": len(reasons)}) from exc
+        raise IngestError(f"the engine refused {len(reasons)} registry entries", details={"first": reasons[0][:300]}) \
+            from exc
 
 
 def delete_document(client: OpenSearch, settings: IndexSettings, doc_id: str) -> int:

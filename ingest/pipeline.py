@@ -9,11 +9,12 @@ with it (``service.index_meta``), then reused by every later run and by query-ti
 from __future__ import annotations
 
 import time
+from typing import Any
 
 from loguru import logger
 from opensearchpy import OpenSearch
 
-from ingest.access import load_rules
+from ingest.access import AccessRules, load_rules
 from ingest.batch import Batcher
 from ingest.discover import discover
 from ingest.index import (
@@ -21,6 +22,7 @@ from ingest.index import (
     ensure_manual_refresh,
     load_registry,
 )
+from ingest.lease import acquire
 from ingest.links import settle_links
 from ingest.plan import IngestOptions, Plan, dry_run_outcomes, plan_run, planned_outcomes, processing_signature
 from ingest.pool import parse_all
@@ -46,45 +48,55 @@ def stall_timeout(settings: Settings) -> float:
 
 def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, embedder: Embedder,
                quiet: bool = False) -> RunReport:
-    """Ingest ``options.paths`` into the configured index and report every file's outcome."""
+    """Ingest ``options.paths`` into the configured index and report every file's outcome. The run holds the
+    index's ingest lease (``ingest.lease``) from planning to the last merge: a second run refuses to start."""
     began = time.perf_counter()
     report = RunReport()
-    ingest = settings.ingest
     missing = [str(p) for p in options.paths if not p.exists()]
     if missing:
         raise StroidokError(f"path(s) not found: {', '.join(missing)}")
-    rules = load_rules(ingest.access_rules, ingest.default_groups)
+    rules = load_rules(settings.ingest.access_rules, settings.ingest.default_groups)
     with Watchdog(stall_timeout(settings)) as watchdog:
         watchdog.progress("preparing the index")
         apply_all(client, settings.index)
         if switching := pending_switch(client, settings.index):
             raise IngestError(f"a model switch is filling {switching}; finish it with `stroidok index migrate` "
                               "first (chunks written now would be missing from the new index)")
-        stats_ready = load_embedder_state(client, embedder, settings.index)
-        registry = load_registry(client, settings.index)
-        watchdog.progress("listing files")
-        files = [f for f in discover(options.paths, options.include, options.exclude)
-                 if options.shard is None or options.shard.holds_file(f)]
-        plan = plan_run(files, registry, options.paths, options.force, ingest.max_file_mb * 1024 * 1024, rules,
-                        processing_signature(settings, options), options.shard)
         if options.dry_run:
+            plan, _, _ = _plan(options, settings, client, rules, watchdog)
             for outcome in dry_run_outcomes(plan):
                 report.add(outcome)
             return report
-        ensure_manual_refresh(client, settings.index)
-        with Reporter(len(files), quiet) as reporter:
-            batcher = Batcher(client, settings, embedder, report, reporter,
-                              options.batch_size or ingest.batch_size, stats_ready, watchdog, options.vectors_later)
-            _remove_and_report(plan, client, settings, batcher, watchdog)
-            parse_all(plan, options, settings, rules, registry, batcher, watchdog)
-            batcher.flush()
-    if any(o.status in ("indexed", "deleted") for o in report.outcomes):
-        began_links = time.perf_counter()
-        settle_links(client, settings.index)
-        report.timings["links"] = time.perf_counter() - began_links
-    settle_index(client, settings, report, split=options.shard is None)
+    with acquire(client, settings.index, options.shard):
+        with Watchdog(stall_timeout(settings)) as watchdog:
+            stats_ready = load_embedder_state(client, embedder, settings.index)
+            plan, registry, files = _plan(options, settings, client, rules, watchdog)
+            ensure_manual_refresh(client, settings.index)
+            with Reporter(files, quiet) as reporter:
+                batcher = Batcher(client, settings, embedder, report, reporter, options.batch_size or
+                                  settings.ingest.batch_size, stats_ready, watchdog, options.vectors_later)
+                _remove_and_report(plan, client, settings, batcher, watchdog)
+                parse_all(plan, options, settings, rules, registry, batcher, watchdog)
+                batcher.flush()
+        if any(o.status in ("indexed", "deleted") for o in report.outcomes):
+            began_links = time.perf_counter()
+            settle_links(client, settings.index)
+            report.timings["links"] = time.perf_counter() - began_links
+        settle_index(client, settings, report, split=options.shard is None)
     report.wall_s = time.perf_counter() - began
     return report
+
+
+def _plan(options: IngestOptions, settings: Settings, client: OpenSearch, rules: AccessRules,
+          watchdog: Watchdog) -> tuple[Plan, dict[str, dict[str, Any]], int]:
+    """The run's plan, the registry it was made from, and how many files were found."""
+    registry = load_registry(client, settings.index)
+    watchdog.progress("listing files")
+    files = [f for f in discover(options.paths, options.include, options.exclude)
+             if options.shard is None or options.shard.holds_file(f)]
+    plan = plan_run(files, registry, options.paths, options.force, settings.ingest.max_file_mb * 1024 * 1024, rules,
+                    processing_signature(settings, options), options.shard)
+    return plan, registry, len(files)
 
 
 def settle_index(client: OpenSearch, settings: Settings, report: RunReport, split: bool = True) -> None:

@@ -103,7 +103,7 @@ def engine_status(as_json: bool = typer.Option(False, "--json", help="Machine-re
     settings = state.settings
     status = read_status(build_client(settings), settings.opensearch_url)
     if as_json:
-        out.print_json(json.dumps(asdict(status)))
+        out.print_json(json.dumps({**asdict(status), "disk": {**asdict(status.disk), "summary": status.disk.summary}}))
         return
     out.print(f"[bold]{status.url}[/] OpenSearch {status.version}, cluster {status.cluster_status}, "
               f"heap {status.heap_used_mb}/{status.heap_max_mb} MB")
@@ -112,6 +112,7 @@ def engine_status(as_json: bool = typer.Option(False, "--json", help="Machine-re
         nodes.add_row(node.name, node.address, node.roles, f"{node.heap_percent}%", "*" if node.manager else "")
     out.print(nodes)
     out.print("plugins: " + ", ".join(status.plugins))
+    out.print(status.disk.summary)
     table = Table("index", "health", "docs", "size")
     for index in status.indexes:
         table.add_row(index.name, index.health, str(index.docs), index.size)

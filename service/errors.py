@@ -125,6 +125,20 @@ class IndexSetupError(SearchError):
     code = "INDEX_SETUP_ERROR"
 
 
+class EngineBusy(SearchError):
+    """The engine refused for lack of memory (a circuit breaker) or of queue room (429): nothing is wrong with
+    the request; the same call later succeeds. ``details.retry_after_s`` says when to try again."""
+
+    code = "ENGINE_BUSY"
+
+
+class DiskFull(SearchError):
+    """The engine's disk is past its flood-stage watermark: it blocks writes to the index (searches go on)
+    until space is freed, then lifts the block itself."""
+
+    code = "DISK_FULL"
+
+
 class PastLastPage(SearchError):
     """The engine's hybrid query refuses a ``from`` past its last hit; the service turns this into an
     empty page, so the code never reaches a client."""

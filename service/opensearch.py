@@ -13,7 +13,15 @@ from opensearchpy import JSONSerializer, OpenSearch, Urllib3HttpConnection
 from opensearchpy import exceptions as os_exc
 from urllib3 import Timeout
 
-from service.errors import IndexUnavailable, InvalidQuery, PastLastPage, SearchError, StroidokError
+from service.errors import (
+    DiskFull,
+    EngineBusy,
+    IndexUnavailable,
+    InvalidQuery,
+    PastLastPage,
+    SearchError,
+    StroidokError,
+)
 from service.settings import Settings
 
 
@@ -95,6 +103,22 @@ def build_client(settings: Settings) -> OpenSearch:
 
 #: Engine rejections caused by what the caller asked for: an INVALID_QUERY, not a database error.
 INPUT_ERRORS = {"too_complex_to_determinize_exception", "too_many_clauses", "too_many_nested_clauses"}
+#: Rejections for lack of memory or queue room: the same request succeeds later (ENGINE_BUSY).
+BUSY_ERRORS = {"circuit_breaking_exception", "es_rejected_execution_exception", "rejected_execution_exception"}
+#: the engine's block exceptions, of which the flood-stage ones are DISK_FULL
+DISK_BLOCKS = {"cluster_block_exception", "index_create_block_exception"}
+#: how long a caller should wait before trying a busy engine again
+RETRY_AFTER_S = 2.0
+DISK_FULL_MESSAGE = ("the engine's disk is past its flood-stage watermark, so it blocks writes to the index until "
+                     "space is freed (then it lifts the block itself); searches keep working. Free disk space "
+                     "and run the ingest again: what was refused is not recorded as indexed")
+
+
+def is_disk_block(reason: str) -> bool:
+    """Whether an engine failure text is a flood-stage block: writes to an index on the full disk
+    (``index.blocks.read_only_allow_delete``), or creating any index while every node's disk is full."""
+    return any(mark in reason for mark in ("read_only_allow_delete", "flood-stage", "flood stage",
+                                           "create-index blocked"))
 
 
 def translate(exc: Exception) -> StroidokError:
@@ -115,6 +139,12 @@ def translate(exc: Exception) -> StroidokError:
                                 "index init`", details={"status": 400})
     if isinstance(exc, os_exc.RequestError) and "Reached end of search result" in str(exc.info):
         return PastLastPage("the requested page is past the last result")
+    if isinstance(exc, os_exc.TransportError) and _root_type(exc) in DISK_BLOCKS and is_disk_block(_reason(exc)):
+        return DiskFull(DISK_FULL_MESSAGE, details={"status": exc.status_code})
+    if isinstance(exc, os_exc.TransportError) and (_root_type(exc) in BUSY_ERRORS or exc.status_code == 429):
+        return EngineBusy(f"the search engine is short of memory or busy; try again in {RETRY_AFTER_S:.0f} s",
+                          details={"status": exc.status_code, "type": _root_type(exc) or None,
+                                   "retry_after_s": RETRY_AFTER_S})
     if isinstance(exc, os_exc.RequestError) and _root_type(exc) in INPUT_ERRORS:
         return InvalidQuery("the search engine could not run this query as given; simplify the query or its "
                             "filters", details={"reason": _root_type(exc)})
@@ -135,7 +165,7 @@ def _root_type(exc: os_exc.TransportError) -> str:
         return ""
     causes = [*(error.get("root_cause") or []), error, *((error.get("caused_by") and [error["caused_by"]]) or [])]
     types = [str(c.get("type", "")) for c in causes if isinstance(c, dict)]
-    return next((t for t in types if t in INPUT_ERRORS), types[0] if types else "")
+    return next((t for t in types if t in INPUT_ERRORS | BUSY_ERRORS), types[0] if types else "")
 
 
 def _reason(exc: os_exc.TransportError) -> str:

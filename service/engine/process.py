@@ -27,8 +27,8 @@ from loguru import logger
 from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_delay, wait_fixed
 
 from service.engine.artifacts import ensure_installed
-from service.engine.java import Jdk, find_jdk
-from service.errors import EngineError, EngineStartTimeout, NodeDied, PortInUse
+from service.engine.java import VECTOR_MODULE, Jdk, find_jdk
+from service.errors import ConfigError, EngineError, EngineStartTimeout, NodeDied, PortInUse
 from service.settings import EngineSettings
 
 
@@ -86,6 +86,16 @@ class _NotReady(Exception):
     """The node answers no health yet (retried)."""
 
 
+def disk_watermarks(settings: EngineSettings) -> dict[str, str]:
+    """The engine's disk guard: absolute free space (``500mb``) or used shares (``95%``), as configured."""
+    prefix = "cluster.routing.allocation.disk.watermark"
+    marks = {"low": settings.disk_low, "high": settings.disk_high, "flood_stage": settings.disk_flood}
+    if len({mark.endswith("%") for mark in marks.values()}) > 1:
+        raise ConfigError("the disk watermarks must all be free space (e.g. 500mb) or all percentages (e.g. 95%)",
+                          details=marks)
+    return {f"{prefix}.{name}": value for name, value in marks.items()}
+
+
 def render_opensearch_yml(settings: EngineSettings, paths: NodePaths) -> str:
     """The node's ``opensearch.yml``: loopback only, our ports and paths; a single node, or a member of
     a managed cluster that discovers the others on their transport ports."""
@@ -105,14 +115,19 @@ def render_opensearch_yml(settings: EngineSettings, paths: NodePaths) -> str:
         "transport.port": settings.transport_port,
         "path.data": str(paths.data),
         "path.logs": str(paths.logs),
-        "cluster.routing.allocation.disk.threshold_enabled": False,
+        "cluster.routing.allocation.disk.threshold_enabled": True,
+        **disk_watermarks(settings),
         "cluster.default_number_of_replicas": 0,
     }
     return "".join(f"{key}: {json.dumps(value)}\n" for key, value in config.items())
 
 
-def render_jvm_options(template: str, settings: EngineSettings, paths: NodePaths, install_dir: Path) -> str:
-    """The distribution's ``jvm.options`` with our heap and every relative path made absolute."""
+def render_jvm_options(template: str, settings: EngineSettings, paths: NodePaths, install_dir: Path,
+                       vector_module: bool = True) -> str:
+    """The distribution's ``jvm.options`` with our heap and every relative path made absolute; without the
+    JDK's vector module, the option adding it is left out (the JVM would refuse to start)."""
+    if not vector_module:
+        template = re.sub(rf"^.*--add-modules={re.escape(VECTOR_MODULE)}\s*$\n?", "", template, flags=re.M)
     text = re.sub(r"^-Xms\S+$", f"-Xms{settings.heap}", template, flags=re.M)
     text = re.sub(r"^-Xmx\S+$", f"-Xmx{settings.heap}", text, flags=re.M)
     text = text.replace("HeapDumpPath=data", f"HeapDumpPath={paths.data}")
@@ -203,7 +218,7 @@ class EngineProcess:
             return UpResult(self.url, pid, started=False, seconds=time.monotonic() - began, status=health["status"])
         jdk, install_dir = self.install()
         self._check_ports()
-        self._prepare_state(install_dir)
+        self._prepare_state(jdk, install_dir)
         process = self._spawn(jdk, install_dir)
         logger.info("OpenSearch starting (pid {}), waiting for green on {}", process.pid, self.url)
         try:
@@ -255,7 +270,7 @@ class EngineProcess:
             raise EngineError(f"could not create user {name}: {done.stderr.strip()}")
         return pwd.getpwnam(name)
 
-    def _prepare_state(self, install_dir: Path) -> None:
+    def _prepare_state(self, jdk: Jdk, install_dir: Path) -> None:
         paths = self.paths
         shutil.rmtree(paths.config, ignore_errors=True)
         shutil.copytree(install_dir / "config", paths.config)
@@ -263,7 +278,7 @@ class EngineProcess:
             directory.mkdir(parents=True, exist_ok=True)
         (paths.config / "opensearch.yml").write_text(render_opensearch_yml(self.settings, paths))
         jvm = paths.config / "jvm.options"
-        jvm.write_text(render_jvm_options(jvm.read_text(), self.settings, paths, install_dir))
+        jvm.write_text(render_jvm_options(jvm.read_text(), self.settings, paths, install_dir, jdk.has_vector_module))
         paths.pid_file.unlink(missing_ok=True)
         user = self._run_user()
         if user is not None:
@@ -357,7 +372,7 @@ class EngineCluster:
         for i, member in enumerate(self.members):
             if running_pid(member.paths) is None:
                 member._check_ports()
-                member._prepare_state(install_dir)
+                member._prepare_state(jdk, install_dir)
                 started[i] = member._spawn(jdk, install_dir)
         self.settings.cluster_dir.mkdir(parents=True, exist_ok=True)
         (self.settings.cluster_dir / "cluster.json").write_text(json.dumps({"nodes": len(self.members)}))

@@ -1,4 +1,4 @@
-"""What a running node reports about itself: version, plugins, health, heap, indexes."""
+"""What a running node reports about itself: version, plugins, health, heap, disk and its guard, indexes."""
 
 from __future__ import annotations
 
@@ -27,6 +27,29 @@ class NodeInfo:
 
 
 @dataclass(frozen=True)
+class DiskState:
+    """The engine's disk guard: free space per node, the watermarks, and the blocks in force."""
+
+    guard_on: bool
+    low: str
+    high: str
+    flood_stage: str
+    free: dict[str, str]
+    create_index_blocked: bool
+    write_blocked_indexes: list[str]
+
+    @property
+    def summary(self) -> str:
+        if not self.guard_on:
+            return "disk guard off"
+        state = ("writes blocked (flood stage): " + ", ".join(self.write_blocked_indexes) if self.write_blocked_indexes
+                 else "creating indexes blocked (every node past the high watermark)" if self.create_index_blocked
+                 else "ok")
+        free = ", ".join(f"{node} {avail}" for node, avail in self.free.items())
+        return f"disk free {free}; watermarks low {self.low} / high {self.high} / flood {self.flood_stage}: {state}"
+
+
+@dataclass(frozen=True)
 class NodeStatus:
     url: str
     version: str
@@ -36,6 +59,7 @@ class NodeStatus:
     heap_max_mb: int
     indexes: list[IndexInfo]
     nodes: list[NodeInfo]
+    disk: DiskState
 
 
 def read_status(client: OpenSearch, url: str) -> NodeStatus:
@@ -47,6 +71,7 @@ def read_status(client: OpenSearch, url: str) -> NodeStatus:
         jvm = next(iter(client.nodes.stats(metric="jvm")["nodes"].values()))["jvm"]["mem"]
         rows = client.cat.indices(format="json", expand_wildcards="open")
         members = client.cat.nodes(format="json", h="name,http_address,node.role,heap.percent,cluster_manager")
+        disk = read_disk(client)
     indexes = sorted(
         (IndexInfo(r["index"], r["health"], int(r["docs.count"] or 0), r["store.size"] or "0b")
          for r in rows if not r["index"].startswith(".")),
@@ -62,4 +87,23 @@ def read_status(client: OpenSearch, url: str) -> NodeStatus:
                                n["cluster_manager"] == "*") for n in members), key=lambda n: n.name),
         heap_max_mb=jvm["heap_max_in_bytes"] // 2**20,
         indexes=indexes,
+        disk=disk,
     )
+
+
+def read_disk(client: OpenSearch) -> DiskState:
+    """Free space per node, the disk watermarks in effect and the blocks the guard has set."""
+    flat = client.cluster.get_settings(include_defaults=True, flat_settings=True)
+    merged = {**flat.get("defaults", {}), **flat.get("persistent", {}), **flat.get("transient", {})}
+    mark = "cluster.routing.allocation.disk.watermark"
+    blocked = client.indices.get_settings(index="*", name="index.blocks.read_only_allow_delete",
+                                          expand_wildcards="open")
+    return DiskState(
+        guard_on=str(merged.get("cluster.routing.allocation.disk.threshold_enabled", "true")) == "true",
+        low=str(merged.get(f"{mark}.low")), high=str(merged.get(f"{mark}.high")),
+        flood_stage=str(merged.get(f"{mark}.flood_stage")),
+        free={row["node"]: row["disk.avail"] for row in client.cat.allocation(format="json", h="node,disk.avail")
+              if row.get("node") and row["node"] != "UNASSIGNED"},
+        create_index_blocked=str(merged.get("cluster.blocks.create_index")) == "true",
+        write_blocked_indexes=sorted(name for name, found in blocked.items() if not name.startswith(".")
+                                     and found["settings"]["index"]["blocks"]["read_only_allow_delete"] == "true"))

@@ -208,12 +208,25 @@ def _status(client: OpenSearch, settings: IndexSettings, templates_dir: Path) ->
         pending = client.count(index=settings.alias, body={"query": {"term": {"vector_pending": True}}})["count"] \
             if concrete else None
         dim, index_hash = _index_mapping_facts(client, concrete) if concrete else (None, None)
+        blocked = _write_blocked(client, [concrete, *side_indexes(settings)] if concrete else [])
     status = IndexStatus(settings.alias, concrete, count, template_hash == wanted_hash, pipelines, dim, pending)
-    status.problems = _problems(status, settings)
+    status.problems = _problems(status, settings) + [
+        f"writes to {', '.join(blocked)} are blocked: the engine's disk is past its flood-stage watermark (free "
+        "space; the engine lifts the block itself, `stroidok engine status` shows the disk)"] * bool(blocked)
     if concrete and dim == settings.embedding_dim and index_hash != wanted_hash:
         status.notices.append(f"index {concrete} was created from an older template (it works, without the newer "
                               "analysis): run `stroidok index migrate`")
     return status
+
+
+def _write_blocked(client: OpenSearch, indexes: list[str]) -> list[str]:
+    """Those of ``indexes`` the disk guard has made read-only (``index.blocks.read_only_allow_delete``)."""
+    if not indexes:
+        return []
+    found = client.indices.get_settings(index=",".join(indexes), name="index.blocks.read_only_allow_delete",
+                                        ignore_unavailable=True)
+    return sorted(name for name, value in found.items()
+                  if value["settings"]["index"]["blocks"]["read_only_allow_delete"] == "true")
 
 
 def _problems(status: IndexStatus, settings: IndexSettings) -> list[str]:

@@ -3,11 +3,14 @@ product's limits (connections, body size, keep-alive, header-read timeout); stdi
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import h11
 from loguru import logger
 from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from service.errors import Unauthorized
 from service.security import known_token
@@ -80,13 +83,62 @@ def run(settings: Settings, http_port: int | None = None, workers: int = 1) -> N
     if workers > 1:
         uvicorn.run("service.server.http:http_app_from_environment", factory=True, workers=workers, **options)
         return
-    uvicorn.Server(uvicorn.Config(http_app(build_server(settings), settings.server), **options)).run()
+    config = uvicorn.Config(http_app(build_server(settings), settings.server), **options)
+    setattr(config, HEADER_TIMEOUT, settings.server.header_timeout_s)
+    uvicorn.Server(config).run()
+
+
+#: where uvicorn's config carries the header deadline (set by ``run``; a worker process reads its settings)
+HEADER_TIMEOUT = "stroidok_header_timeout_s"
+
+
+class HeaderDeadline(H11Protocol):
+    """uvicorn's HTTP/1.1 protocol with a deadline for each request's line and headers: from the connection (or
+    a request's first byte on a kept-alive one) they must be complete within ``header_timeout_s``, else the
+    connection is closed. uvicorn alone cancels its idle timer on every byte, so a client sending a header byte
+    at a time holds a connection (and a slot of ``max_connections``) for ever."""
+
+    def __init__(self, config: Any, *args: Any, **kwargs: Any) -> None:
+        super().__init__(config, *args, **kwargs)
+        if getattr(config, HEADER_TIMEOUT, None) is None:  # `serve --workers N`: each worker reads its settings
+            setattr(config, HEADER_TIMEOUT, ServerSettings().header_timeout_s)
+        self.header_timeout_s: float = getattr(config, HEADER_TIMEOUT)
+        self.deadline: asyncio.TimerHandle | None = None
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def data_received(self, data: bytes) -> None:
+        if self.deadline is None and self.conn.their_state is h11.IDLE:
+            self._arm()  # the first bytes of the next request on a kept-alive connection
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE:
+            self._disarm()  # the request line and headers are in
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def _arm(self) -> None:
+        self.deadline = self.loop.call_later(self.header_timeout_s, self._too_slow)
+
+    def _disarm(self) -> None:
+        if self.deadline is not None:
+            self.deadline.cancel()
+            self.deadline = None
+
+    def _too_slow(self) -> None:
+        self.deadline = None
+        if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+            logger.info("closing a connection whose request headers took over {}s", self.header_timeout_s)
+            self.transport.close()
 
 
 def uvicorn_options(settings: ServerSettings, port: int) -> dict[str, Any]:
     """How uvicorn serves the HTTP app on ``port``."""
     return {
-        "host": settings.host, "port": port, "log_level": "warning",
+        "host": settings.host, "port": port, "log_level": "warning", "http": HeaderDeadline,
         "limit_concurrency": settings.max_connections,
         # longer than clients keep idle connections (httpx: 5 s), so a client never sends on a connection
         # the server is closing (that race reset 1 of 50 concurrent sessions at 5 s)

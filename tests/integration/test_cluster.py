@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import OpenSearch
 
 from ingest.discover import document_id
 from ingest.pipeline import run_ingest
@@ -28,7 +28,7 @@ from service.opensearch import build_client
 from service.search import SearchService
 from service.security import Principal
 from service.settings import EmbedderSettings, EngineSettings
-from tests.support.crash import REPO, ingest_env, registry_count, wait_until
+from tests.support.crash import REPO, chunks_per_document, ingest_env, registry_chunks, registry_count, wait_until
 from tests.support.engine import product_settings
 
 pytestmark = pytest.mark.integration
@@ -99,20 +99,6 @@ def green(client: OpenSearch, nodes: int, timeout_s: int = 300) -> None:
         explain = client.cluster.allocation_explain(params={"ignore": 400}) if unassigned else {}
         raise AssertionError(f"not green: {health}; {unassigned}; {explain}")
     assert health["number_of_nodes"] == nodes, health
-
-
-def chunks_per_document(client: OpenSearch, alias: str) -> dict[str, int]:
-    client.indices.refresh(index=alias)
-    counts: dict[str, int] = {}
-    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}, _source=["doc_id"]):
-        counts[hit["_source"]["doc_id"]] = counts.get(hit["_source"]["doc_id"], 0) + 1
-    return counts
-
-
-def registry_chunks(client: OpenSearch, files_index: str) -> dict[str, int]:
-    client.indices.refresh(index=files_index)
-    return {h["_source"]["doc_id"]: h["_source"]["chunk_count"]
-            for h in helpers.scan(client, index=files_index, query={"query": {"exists": {"field": "content_hash"}}})}
 
 
 def test_queries_survive_a_node_kill_and_no_chunk_is_lost(cluster: EngineCluster, tmp_path: Path) -> None:

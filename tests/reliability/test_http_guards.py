@@ -6,6 +6,8 @@ bounded (413), every tool rate-limited per token, no stack trace in any error. A
 from __future__ import annotations
 
 import json
+import socket
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -21,6 +23,7 @@ pytestmark = pytest.mark.integration
 INIT = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
     "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}}}
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+HEADER_TIMEOUT_S = 2.0
 
 
 def call(name: str, arguments: dict[str, Any], id_: int = 2) -> dict[str, Any]:
@@ -42,7 +45,8 @@ def guarded(opensearch_url: str, corpus_settings: Settings) -> Iterator[str]:
     env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_HOST="0.0.0.0",
                      STROIDOK_SERVER_TOKENS=json.dumps({"good-token-1": ["public"], "good-token-2": ["public"],
                                                            "good-token-3": ["public"]}),
-                     STROIDOK_SEARCH_RATE_LIMIT="3/minute", STROIDOK_SERVER_MAX_BODY_BYTES="4096")
+                     STROIDOK_SEARCH_RATE_LIMIT="3/minute", STROIDOK_SERVER_MAX_BODY_BYTES="4096",
+                     STROIDOK_SERVER_HEADER_TIMEOUT_S=str(HEADER_TIMEOUT_S))
     with http_server(env, port) as (url, _):
         yield url
 
@@ -103,3 +107,66 @@ def test_every_tool_is_rate_limited_per_token(guarded: str) -> None:
     # another token has its own window
     response = post(guarded, call("list_sources", {}, id_=20), token="good-token-1")
     assert not payload(response)["result"].get("isError")
+
+
+def closed_by_peer(sock: socket.socket) -> bool:
+    """Whether the server has closed ``sock`` (reading gives end of file or a reset)."""
+    try:
+        return sock.recv(1024) == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except TimeoutError:
+        return False
+
+
+def test_a_client_sending_its_headers_slowly_is_cut_off_while_others_are_served(guarded: str) -> None:
+    port = int(guarded.split(":")[2].split("/")[0])
+    began = time.monotonic()
+    with socket.create_connection(("127.0.0.1", port), timeout=0.5) as slow:
+        slow.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\n")
+        cut = False
+        for byte in b"X-Slow: " + b"a" * 40:  # one header byte every 0.25 s: never a complete header block
+            try:
+                slow.sendall(bytes([byte]))
+            except (ConnectionResetError, BrokenPipeError):
+                cut = True
+                break
+            if closed_by_peer(slow):
+                cut = True
+                break
+            if time.monotonic() - began < HEADER_TIMEOUT_S:  # meanwhile a whole request is answered
+                assert post(guarded, INIT, token="good-token-2").status_code == 200
+        assert cut, "the slow client still held its connection"
+        assert HEADER_TIMEOUT_S - 0.5 <= time.monotonic() - began <= HEADER_TIMEOUT_S + 3
+
+
+def raw_request(port: int, body: bytes, token: str) -> bytes:
+    return (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {token}\r\n"
+            f"Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+            f"Content-Length: {len(body)}\r\n\r\n").encode() + body
+
+
+def read_response(sock: socket.socket) -> bytes:
+    """One whole HTTP/1.1 response with a Content-Length body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += sock.recv(65536)
+    head, _, body = data.partition(b"\r\n\r\n")
+    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head
+
+
+def test_a_kept_alive_connection_waits_for_its_next_request_beyond_the_header_deadline(guarded: str) -> None:
+    """The deadline runs from a request's first byte: an idle kept-alive connection is the keep-alive's business."""
+    port = int(guarded.split(":")[2].split("/")[0])
+    request = raw_request(port, json.dumps(INIT).encode(), "good-token-2")
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as sock:
+        for _ in range(2):
+            sock.sendall(request)
+            assert read_response(sock).startswith(b"HTTP/1.1 200")
+            sock.settimeout(0.5)
+            time.sleep(HEADER_TIMEOUT_S + 1)
+            assert not closed_by_peer(sock), "an idle kept-alive connection was closed by the header deadline"
+            sock.settimeout(30)

@@ -93,3 +93,19 @@ def new_marker() -> str:
 def no_process_marked(marker: str) -> bool:
     """Whether every process carrying ``marker`` has ended."""
     return not marked_processes(marker)
+
+
+def chunks_per_document(client: OpenSearch, alias: str) -> dict[str, int]:
+    """doc id → how many chunks of it the index holds (refreshed first)."""
+    client.indices.refresh(index=alias)
+    counts: dict[str, int] = {}
+    for hit in helpers.scan(client, index=alias, query={"query": {"match_all": {}}}, _source=["doc_id"]):
+        counts[hit["_source"]["doc_id"]] = counts.get(hit["_source"]["doc_id"], 0) + 1
+    return counts
+
+
+def registry_chunks(client: OpenSearch, files_index: str) -> dict[str, int]:
+    """doc id → chunk count, of every document the registry records as fully written."""
+    client.indices.refresh(index=files_index)
+    return {h["_source"]["doc_id"]: int(h["_source"]["chunk_count"])
+            for h in helpers.scan(client, index=files_index, query={"query": {"exists": {"field": "content_hash"}}})}

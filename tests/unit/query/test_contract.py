@@ -9,7 +9,17 @@ import pytest
 import typer
 
 from service.cli import SPLIT_AT_COMMAS, app, cli_arguments
-from service.query.contract import CLAUSES, SHORT_FLAGS, SearchRequest, cli_flag, eval_request, parameter_schemas
+from service.errors import InvalidQuery
+from service.query.contract import (
+    CLAUSES,
+    SHORT_FLAGS,
+    DocumentRequest,
+    SearchRequest,
+    cli_flag,
+    eval_request,
+    parameter_schemas,
+    validate_document_request,
+)
 from service.server.tools import build_server
 from service.settings import Settings
 from tests.support.documents import REPO
@@ -21,10 +31,30 @@ def search_command() -> Any:
     return typer.main.get_command(app).commands["search"]  # type: ignore[attr-defined]
 
 
-def mcp_input_schema() -> dict[str, Any]:
+def mcp_input_schema(tool: str = "search_documents") -> dict[str, Any]:
     server = build_server(Settings(), service=object())  # type: ignore[arg-type]
     tools = asyncio.run(server.list_tools())
-    return next(t for t in tools if t.name == "search_documents").input_schema
+    return next(t for t in tools if t.name == tool).input_schema
+
+
+def test_get_document_parameters_and_bounds_come_from_its_request_model() -> None:
+    schema = mcp_input_schema("get_document")
+    assert set(schema["properties"]) == set(DocumentRequest.model_fields) == {"id", "clause"}
+    assert schema["required"] == ["id"]
+    for name, expected in parameter_schemas(DocumentRequest).items():
+        assert {k: v for k, v in schema["properties"][name].items() if k != "title"} == \
+            {k: v for k, v in expected.items() if k != "title"}, name
+    assert schema["properties"]["id"]["maxLength"] == 40
+
+
+@pytest.mark.parametrize(("arguments", "field"), [({"id": "0" * 41}, "id"), ({"id": ""}, "id"),
+                                                  ({"id": "0" * 20, "clause": "5" * 61}, "clause"),
+                                                  ({"id": ["0" * 20]}, "id"), ({"id": "0" * 20, "page": 2}, "page")])
+def test_get_document_arguments_out_of_bounds_are_an_invalid_query_naming_the_field(
+        arguments: dict[str, Any], field: str) -> None:
+    with pytest.raises(InvalidQuery) as raised:
+        validate_document_request(arguments)
+    assert [p["field"] for p in raised.value.details["problems"]] == [field]
 
 
 def test_mcp_tool_parameters_are_the_request_model_fields_with_their_schemas() -> None:
