@@ -3,10 +3,14 @@
 1. engine kills: ``kill -9`` of the node at a random moment of an ingest (the archive changes between
    rounds), restart, again; then one clean rerun, compared chunk by chunk with an uninterrupted run.
 2. ingest kills: the same with ``kill -9`` of the ingest process; orphan workers are counted.
-3. bad input: every hostile file kind of tests/reliability/hostile.py in one CLI run.
+3. bad input: every hostile file kind of tests/support/hostile.py in one CLI run.
 4. an access-control fuzz and 5. an injection corpus through the MCP HTTP transport with tokens.
 6. engine outage: time to INDEX_UNAVAILABLE per tool, and to the first answer after the node is back.
 7. big ingests: the normative documents as TXT files, default settings, several fresh runs in a row.
+8. long-lived faults (issue 32): disk-full rounds (flood stage forced through the node's cluster settings
+   mid-archive: the ingest must end with DISK_FULL, the rerun after the engine lifts its block completes;
+   compared chunk by chunk), searches while the normative documents are ingested, two ingests of one
+   index at once, and ``index migrate`` under a search load.
 
     .venv/bin/python -m benchmarks.chaos                       # the full run (about an hour)
     .venv/bin/python -m benchmarks.chaos --quick               # a few of each (minutes)
@@ -34,7 +38,12 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from ingest.sample import DEFAULT_SHARED, write_txt_corpus
+from service.embedders.navec import NavecEmbedder
 from service.engine.process import EngineProcess, running_pid
+from service.index_admin.maintenance import migrate
+from service.search import SearchService
+from service.security import Principal
+from service.settings import EmbedderSettings
 from tests.support import hostile, probes
 from tests.support.crash import (
     REPO,
@@ -44,16 +53,28 @@ from tests.support.crash import (
     marked_processes,
     new_marker,
     no_process_marked,
+    registry_chunks,
     registry_count,
     run_ingest_cli,
     start_ingest,
     wait_until,
 )
-from tests.support.engine import managed_engine_settings
+from tests.support.engine import managed_engine_settings, product_settings
+from tests.support.faults import (
+    blocks_lifted,
+    force_flood_stage,
+    release_flood_stage,
+    reset_disk_faults,
+    search_load,
+    write_blocked,
+)
 from tests.support.net import free_port
 from tests.support.servers import http_server, server_env
 
 NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+
+
+ANYONE = Principal.of("chaos", [])
 
 
 def mutate(root: Path, rng: random.Random, share: float, round_: int) -> None:
@@ -214,6 +235,66 @@ def big_runs(engine: EngineProcess, work: Path, runs: int, documents: int | None
     return {"documents": len(list(root.glob("*.txt"))), "runs": rows}
 
 
+def disk_full_rounds(url: str, root: Path, rounds: int, rng: random.Random) -> dict[str, Any]:
+    """Each round: the archive changes, the flood stage is forced, an ingest must stop with DISK_FULL and
+    record nothing refused; the node's watermarks come back, and once the engine lifts its blocks the rerun
+    completes. Then the index is compared chunk by chunk with an uninterrupted run."""
+    alias = f"chaos-df-{uuid.uuid4().hex[:6]}"
+    client = OpenSearch(hosts=[url], timeout=120)
+    assert run_ingest_cli(root, ingest_env(url, alias)).returncode == 0
+    index = sorted(client.indices.get_alias(name=alias))[-1]
+    refused_with_code = reruns_ok = registered_while_blocked = 0
+    try:
+        for round_ in range(rounds):
+            mutate(root, rng, 0.3, round_)
+            registered = registry_chunks(client, f"{alias}-files")
+            force_flood_stage(client)
+            assert wait_until(lambda: write_blocked(client, index), timeout=90, step=1), "no block"
+            blocked = run_ingest_cli(root, ingest_env(url, alias), timeout=600)
+            refused_with_code += blocked.returncode == 2 and "DISK_FULL" in blocked.stderr
+            registered_while_blocked += registry_chunks(client, f"{alias}-files") != registered
+            release_flood_stage(client)
+            assert blocks_lifted(client, index), "the engine kept its blocks"
+            reruns_ok += run_ingest_cli(root, ingest_env(url, alias), timeout=900).returncode == 0
+    finally:
+        reset_disk_faults(client)
+    return {"rounds": rounds, "refused_with_DISK_FULL": refused_with_code, "reruns_completed": reruns_ok,
+            "registry_changed_while_blocked": registered_while_blocked, **compare(client, alias, url, root)}
+
+
+def beside_searches(url: str, work: Path, documents: int | None, navec: NavecEmbedder) -> dict[str, Any]:
+    """Searches without pause (two threads, no cache) while the CLI ingests the normative documents, then
+    two ingests of one index at once, then ``index migrate`` under the same load."""
+    alias = f"chaos-ls-{uuid.uuid4().hex[:6]}"
+    root = write_txt_corpus(DEFAULT_SHARED, work / "ls", documents)[0].parent
+    client = OpenSearch(hosts=[url], timeout=120)
+    settings = product_settings(url, alias)
+    settings.search.cache_ttl_s = 0
+    settings.search.rate_limit = "100000000/minute"
+    seed = work / "ls-seed"
+    seed.mkdir()
+    (seed / "seed.txt").write_text("Ширина эвакуационного выхода из помещения не менее 1,2 м.", encoding="utf-8")
+    assert run_ingest_cli(seed, ingest_env(url, alias)).returncode == 0  # the index exists, searches answer
+    service = SearchService(settings, client, navec)
+    question = {"query": "минимальная ширина эвакуационного выхода"}
+    with search_load(lambda: service.search(question, ANYONE)) as during:
+        ingested = run_ingest_cli(root, ingest_env(url, alias), timeout=3600)
+    assert ingested.returncode == 0, ingested.stderr[-1000:]
+    mutate(root, random.Random(1), 1.0, 0)  # every file changed: the next run rewrites them all
+    first = start_ingest(root, ingest_env(url, alias))
+    time.sleep(3)
+    second = run_ingest_cli(root, ingest_env(url, alias), timeout=600)
+    first.communicate(timeout=3600)
+    (seed / "seed.txt").unlink()
+    assert run_ingest_cli(seed, ingest_env(url, alias)).returncode == 0  # the seed document is deleted
+    with search_load(lambda: service.search(question, ANYONE)) as migrating:
+        migrate(client, settings.index)
+    return {"during_ingest": during.summary(),
+            "concurrent_ingests": {"second_refused": second.returncode == 2 and "INGEST_RUNNING" in second.stderr,
+                                   "first_exit": first.returncode, **compare(client, alias, url, root)},
+            "migrate_under_load": migrating.summary()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
@@ -223,14 +304,18 @@ def main() -> None:
     parser.add_argument("--big-runs", type=int, default=5)
     parser.add_argument("--big-documents", type=int, default=None, help="Normative documents per big run (all).")
     parser.add_argument("--kill-documents", type=int, default=30, help="Normative documents in the kill rounds.")
-    parser.add_argument("--only", nargs="*", default=None, help="engine ingest bad acl outage big")
+    parser.add_argument("--disk-rounds", type=int, default=3)
+    parser.add_argument("--long-documents", type=int, default=None, help="Normative documents for the searches "
+                        "beside an ingest (all).")
+    parser.add_argument("--only", nargs="*", default=None, help="engine ingest bad acl outage big disk beside")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--seed", type=int, default=12)
     args = parser.parse_args()
     if args.quick:
-        args.engine_kills, args.ingest_kills, args.acl_requests, args.big_runs = 2, 2, 200, 1
+        args.engine_kills, args.ingest_kills, args.acl_requests, args.big_runs, args.disk_rounds = 2, 2, 200, 1, 1
         args.big_documents = args.big_documents or 10
-    only = set(args.only or ["engine", "ingest", "bad", "acl", "outage", "big"])
+        args.long_documents = args.long_documents or 20
+    only = set(args.only or ["engine", "ingest", "bad", "acl", "outage", "big", "disk", "beside"])
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="stroidok-chaos-"))
     engine = EngineProcess(managed_engine_settings(heap="2g"))
@@ -247,7 +332,12 @@ def main() -> None:
                                                                           args.kill_documents)[0].parent,
                                                  args.engine_kills, rng)),
                  ("outage", lambda: outage(engine, work)),
-                 ("big", lambda: big_runs(engine, work, args.big_runs, args.big_documents))]
+                 ("big", lambda: big_runs(engine, work, args.big_runs, args.big_documents)),
+                 ("disk", lambda: disk_full_rounds(engine.url, write_txt_corpus(DEFAULT_SHARED, work / "df",
+                                                                                args.kill_documents)[0].parent,
+                                                   args.disk_rounds, rng)),
+                 ("beside", lambda: beside_searches(engine.url, work, args.long_documents,
+                                                    NavecEmbedder(EmbedderSettings())))]
         for name, step in steps:
             if name in only:
                 began = time.perf_counter()

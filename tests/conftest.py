@@ -78,3 +78,13 @@ def alias(client: OpenSearch) -> Iterator[str]:
     name = new_alias()
     yield name
     drop_index_resources(client, IndexSettings(alias=name, embedding_dim=300))
+
+
+@pytest.fixture
+def own_engine() -> Iterator[EngineProcess]:
+    """A node of the test's own, for a test that kills or restarts it (the session's node stays untouched)."""
+    engine = EngineProcess(managed_engine_settings())
+    engine.up()
+    yield engine
+    engine.down()
+    shutil.rmtree(engine.paths.root, ignore_errors=True)

@@ -5,9 +5,7 @@ orphan worker, index settings as before, a clear message and a non-zero exit whe
 from __future__ import annotations
 
 import os
-import shutil
 import signal
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -27,7 +25,7 @@ from tests.support.crash import (
     wait_until,
     write_corpus,
 )
-from tests.support.engine import drop_index_resources, managed_engine_settings, new_alias
+from tests.support.engine import drop_index_resources, new_alias
 
 pytestmark = pytest.mark.integration
 DOCUMENTS = 30
@@ -84,16 +82,6 @@ def test_sigterm_stops_the_run_with_a_message_and_exit_143(corpus: Path, referen
     assert wait_until(lambda: not marked_processes(marker), timeout=10)
     assert run_ingest_cli(corpus, ingest_env(opensearch_url, alias)).returncode == 0
     assert chunk_state(client, alias) == reference
-
-
-@pytest.fixture
-def own_engine() -> Iterator[EngineProcess]:
-    """A node of its own, since this test kills it."""
-    engine = EngineProcess(managed_engine_settings())
-    engine.up()
-    yield engine
-    engine.down()
-    shutil.rmtree(engine.paths.root, ignore_errors=True)
 
 
 def test_engine_killed_mid_ingest_then_rerun_equals_an_uninterrupted_run(corpus: Path, reference: dict[str, str], own_engine: EngineProcess) -> None:

@@ -3,22 +3,34 @@ circuit breaker, searches while a large ingest runs, and two ingests of one inde
 
 from __future__ import annotations
 
+import os
+import signal
 import statistics
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
+import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
+from ingest.backfill import BackfillOptions, run_backfill
 from ingest.lease import KIND, lease_body, lease_id
-from service.errors import EngineBusy
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
+from service.embedders.base import Embedder
+from service.embedders.navec import NavecEmbedder
+from service.engine.process import EngineProcess, running_pid
+from service.errors import EngineBusy, StroidokError
+from service.index_admin.maintenance import migrate
+from service.opensearch import build_client
 from service.search import SearchService
 from service.security import Principal
 from service.settings import IndexSettings, Settings
+from service.vectors import read_coverage
 from tests.support.crash import (
     REPO,
     chunks_per_document,
@@ -30,12 +42,19 @@ from tests.support.crash import (
     write_corpus,
 )
 from tests.support.engine import product_settings
+from tests.support.faults import (
+    blocks_lifted,
+    force_flood_stage,
+    release_flood_stage,
+    reset_disk_faults,
+    search_load,
+    write_blocked,
+)
 from tests.support.load import percentile
 from tests.support.net import wait_until
 
 pytestmark = pytest.mark.integration
 
-WATERMARK = "cluster.routing.allocation.disk.watermark"
 ANYONE = Principal.of("t", [])
 
 
@@ -43,44 +62,17 @@ def chunk_index(client: OpenSearch, alias: str) -> str:
     return str(sorted(client.indices.get_alias(name=alias))[-1])
 
 
-def write_blocked(client: OpenSearch, index: str) -> bool:
-    found = client.indices.get_settings(index=index, name="index.blocks.read_only_allow_delete")
-    return str(found.get(index, {}).get("settings", {}).get("index", {}).get("blocks", {})
-               .get("read_only_allow_delete")) == "true"
-
-
-def create_blocked(client: OpenSearch) -> bool:
-    """Whether the engine blocks creating indexes (it does while every node is past the high watermark)."""
-    found = client.cluster.get_settings(flat_settings=True)
-    return any(part.get("cluster.blocks.create_index") == "true" for part in found.values())
-
-
 @pytest.fixture
-def flood_stage(client: OpenSearch) -> Iterator[Any]:
-    """Forces the node's flood stage through its own config (every watermark above its free space), and
-    puts the defaults back afterwards, whatever happened."""
-    def force() -> None:
-        client.cluster.put_settings(body={"transient": {
-            f"{WATERMARK}.low": "1002tb", f"{WATERMARK}.high": "1001tb", f"{WATERMARK}.flood_stage": "1000tb",
-            "cluster.info.update.interval": "10s"}})
-
-    def release() -> None:
-        client.cluster.put_settings(body={"transient": {f"{WATERMARK}.low": None, f"{WATERMARK}.high": None,
-                                                        f"{WATERMARK}.flood_stage": None}})
-
+def disk_faults(client: OpenSearch) -> Iterator[None]:
+    """Whatever the test forces on the disk guard is undone afterwards."""
     try:
-        yield force, release
-    finally:  # the engine lifts its blocks at its next disk check after space is back (up to a minute)
-        release()
-        wait_until(lambda: not create_blocked(client), timeout=150, step=2)
-        client.cluster.put_settings(body={"transient": {"cluster.info.update.interval": None},
-                                          "persistent": {"cluster.blocks.create_index": None}})
-        client.indices.put_settings(index="_all", body={"index.blocks.read_only_allow_delete": None})
+        yield
+    finally:
+        reset_disk_faults(client)
 
 
 def test_a_full_disk_stops_the_ingest_with_disk_full_search_goes_on_and_the_rerun_completes(
-        tmp_path: Path, opensearch_url: str, client: OpenSearch, alias: str, flood_stage: Any) -> None:
-    force, release = flood_stage
+        tmp_path: Path, opensearch_url: str, client: OpenSearch, alias: str, disk_faults: None) -> None:
     docs = write_corpus(tmp_path / "docs", 4, paragraphs=10)
     env = ingest_env(opensearch_url, alias)
     assert run_ingest_cli(docs, env).returncode == 0
@@ -89,7 +81,7 @@ def test_a_full_disk_stops_the_ingest_with_disk_full_search_goes_on_and_the_reru
     for extra in sorted((tmp_path / "more").iterdir())[4:]:
         extra.rename(docs / extra.name)  # two new files for the blocked run
 
-    force()
+    force_flood_stage(client)
     index = chunk_index(client, alias)
     assert wait_until(lambda: write_blocked(client, index), timeout=60, step=1), "the engine set no block"
     blocked = run_ingest_cli(docs, env, timeout=300)
@@ -99,9 +91,8 @@ def test_a_full_disk_stops_the_ingest_with_disk_full_search_goes_on_and_the_reru
     service = SearchService(product_settings(opensearch_url, alias), client, None)
     assert service.search({"query": "контроль прочности бетона", "search_mode": "fulltext"}, ANYONE).results
 
-    release()
-    assert wait_until(lambda: not write_blocked(client, index) and not create_blocked(client), timeout=150, step=2), \
-        "the engine did not lift its blocks"
+    release_flood_stage(client)
+    assert blocks_lifted(client, index), "the engine did not lift its blocks"
     rerun = run_ingest_cli(docs, env, timeout=600)
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     registered = registry_chunks(client, f"{alias}-files")
@@ -161,19 +152,21 @@ def test_searches_during_a_large_ingest_all_answer_and_never_show_half_a_documen
 
 def test_a_second_ingest_of_the_same_index_is_refused_while_the_first_runs(
         tmp_path: Path, opensearch_url: str, client: OpenSearch, alias: str) -> None:
-    docs = write_corpus(tmp_path / "docs", 30, paragraphs=20)
+    docs = write_corpus(tmp_path / "docs", 120, paragraphs=20)
     env = ingest_env(opensearch_url, alias)
     first = start_ingest(docs, env)
-    started = wait_until(lambda: registry_count(client, alias, done_only=False) > 0 or first.poll() is not None,
-                         timeout=300)
-    assert started and first.poll() is None, first.stderr.read()[-2000:] if first.stderr else "no run started"
+    meta = IndexSettings(alias=alias).meta_index
+    holds = wait_until(lambda: first.poll() is not None or bool(
+        client.exists(index=meta, id=lease_id("all"))), timeout=300, step=0.05)
+    assert holds and first.poll() is None, first.stderr.read()[-2000:] if first.stderr else "no lease taken"
     began = time.monotonic()
     second = run_ingest_cli(docs, env, timeout=300)
+    assert first.poll() is None, "the first run ended before the second was tried: make its corpus larger"
     assert second.returncode == 2 and "INGEST_RUNNING" in second.stderr, second.stderr[-2000:]
     assert time.monotonic() - began < 60, "refused at once, not after waiting"
-    assert first.wait(600) == 0
+    assert first.wait(900) == 0
     registered = registry_chunks(client, f"{alias}-files")
-    assert len(registered) == 30 and chunks_per_document(client, alias) == registered  # nothing doubled
+    assert len(registered) == 120 and chunks_per_document(client, alias) == registered  # nothing doubled
     assert run_ingest_cli(docs, env).returncode == 0, "the lease is released at the end of a run"
 
 
@@ -202,3 +195,60 @@ def test_a_lease_whose_holder_died_is_taken_over_once_expired(
     assert refused.returncode == 2 and "alive:2:live" in refused.stderr
     client.delete(index=meta, id=lease_id("all"), refresh=True)
     assert client.search(index=meta, body={"query": {"term": {"kind": KIND}}})["hits"]["total"]["value"] == 0
+
+
+class KillsTheNode:
+    """The real embedder; on its ``at``-th batch the engine is killed (``kill -9``), as a node dies mid-backfill."""
+
+    def __init__(self, real: NavecEmbedder, engine: EngineProcess, at: int | None = None) -> None:
+        self.real, self.engine, self.at, self.identity = real, engine, at, real.identity
+        self.texts: list[str] = []
+        self.batches = 0
+
+    def embed_documents(self, texts: list[str]) -> np.ndarray:
+        self.texts += texts
+        self.batches += 1
+        if self.batches == self.at and (pid := running_pid(self.engine.paths)):
+            os.kill(pid, signal.SIGKILL)
+            wait_until(lambda: running_pid(self.engine.paths) is None, timeout=30)
+        vectors: np.ndarray = self.real.embed_documents(texts)
+        return vectors
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.real, name)
+
+
+def test_a_backfill_cut_by_a_node_restart_resumes_without_embedding_anything_twice(
+        tmp_path: Path, own_engine: EngineProcess, navec_embedder: NavecEmbedder) -> None:
+    settings = product_settings(own_engine.url)
+    client = build_client(settings)
+    docs = write_corpus(tmp_path / "docs", 12, paragraphs=10)
+    run_ingest(IngestOptions([docs], vectors_later=True), settings, client, navec_embedder, quiet=True)
+    total = read_coverage(client, settings.index.alias).chunks
+    killer = KillsTheNode(navec_embedder, own_engine, at=3)
+    with pytest.raises(StroidokError):
+        run_backfill(settings, client, cast(Embedder, killer), BackfillOptions(batch_size=4, refresh_s=0), quiet=True)
+    own_engine.up()
+    pending = read_coverage(client, settings.index.alias).pending
+    assert 0 < pending < total, (pending, total)
+    resumed = KillsTheNode(navec_embedder, own_engine)
+    run_backfill(settings, client, cast(Embedder, resumed), BackfillOptions(batch_size=4), quiet=True)
+    after = read_coverage(client, settings.index.alias)
+    assert after.pending == 0 and after.chunks == total
+    assert len(resumed.texts) == pending  # only what had no vector stored: nothing embedded twice
+
+
+def test_index_migrate_under_a_query_load_loses_no_search(
+        tmp_path: Path, opensearch_url: str, client: OpenSearch, alias: str, navec_embedder: NavecEmbedder) -> None:
+    settings = product_settings(opensearch_url, alias)
+    settings.search.cache_ttl_s = 0
+    settings.search.rate_limit = "100000/minute"
+    docs = write_corpus(tmp_path / "docs", 20, paragraphs=10)
+    run_ingest(IngestOptions([docs]), settings, client, navec_embedder, quiet=True)
+    service = SearchService(settings, client, navec_embedder)
+    with search_load(lambda: service.search({"query": "контроль прочности бетона"}, ANYONE)) as load:
+        time.sleep(1)
+        old, new, count = migrate(client, settings.index)
+        time.sleep(1)
+    assert new != old and count == read_coverage(client, alias).chunks
+    assert not load.failures and len(load.latencies) > 10, (load.failures[:3], len(load.latencies))
