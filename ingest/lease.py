@@ -129,7 +129,7 @@ def _claim(client: OpenSearch, settings: IndexSettings, scope: str, holder: str,
         result = client.index(index=settings.meta_index, id=doc_id, body=body, refresh=True, op_type="create")
     except os_exc.ConflictError:
         found = client.get(index=settings.meta_index, id=doc_id)
-        if _expires(found["_source"]) > time.time():
+        if expires_at(found["_source"]) > time.time():
             raise _running(settings, found["_source"]) from None
         try:  # expired: take it over, unless another claimant did so first
             result = client.index(index=settings.meta_index, id=doc_id, body=body, refresh=True,
@@ -149,7 +149,7 @@ def _live_overlapping(client: OpenSearch, settings: IndexSettings, scope: str) -
     return [h["_source"] for h in hits if overlaps(scope, str(h["_source"].get("scope")))]
 
 
-def _expires(source: dict[str, Any]) -> float:
+def expires_at(source: dict[str, Any]) -> float:
     try:
         return datetime.fromisoformat(str(source["expires_at"])).timestamp()
     except (KeyError, ValueError):
@@ -157,7 +157,7 @@ def _expires(source: dict[str, Any]) -> float:
 
 
 def _running(settings: IndexSettings, source: dict[str, Any]) -> IngestRunning:
-    left = max(0, round(_expires(source) - time.time()))
+    left = max(0, round(expires_at(source) - time.time()))
     return IngestRunning(
         f"another ingest is writing {settings.alias} ({source.get('scope')}, held by {source.get('holder')}); "
         f"wait for it to finish, or — if its process is gone — for its lease to expire in {left} s",

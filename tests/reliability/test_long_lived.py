@@ -18,13 +18,14 @@ import pytest
 from opensearchpy import OpenSearch
 
 from ingest.backfill import BackfillOptions, run_backfill
-from ingest.lease import KIND, lease_body, lease_id
+from ingest.lease import KIND, IngestRunning, acquire, expires_at, lease_body, lease_id
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.base import Embedder
 from service.embedders.navec import NavecEmbedder
 from service.engine.process import EngineProcess, running_pid
 from service.errors import EngineBusy, StroidokError
+from service.index_admin.apply import apply_all
 from service.index_admin.maintenance import migrate
 from service.opensearch import build_client
 from service.search import SearchService
@@ -252,3 +253,15 @@ def test_index_migrate_under_a_query_load_loses_no_search(
         time.sleep(1)
     assert new != old and count == read_coverage(client, alias).chunks
     assert not load.failures and len(load.latencies) > 10, (load.failures[:3], len(load.latencies))
+
+
+def test_a_lease_is_renewed_while_its_run_lasts_and_released_at_its_end(
+        client: OpenSearch, index_settings: IndexSettings) -> None:
+    apply_all(client, index_settings)
+    with acquire(client, index_settings, None, ttl_s=1.5) as lease:
+        time.sleep(3.5)  # over twice the time to live: only renewals keep it
+        held = client.get(index=index_settings.meta_index, id=lease_id("all"))["_source"]
+        assert held["holder"] == lease.holder and expires_at(held) > time.time()
+        with pytest.raises(IngestRunning):
+            acquire(client, index_settings, None)
+    assert not client.exists(index=index_settings.meta_index, id=lease_id("all"))
