@@ -3,6 +3,7 @@ circuit breaker, searches while a large ingest runs, and two ingests of one inde
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import statistics
@@ -72,6 +73,11 @@ def disk_faults(client: OpenSearch) -> Iterator[None]:
         reset_disk_faults(client)
 
 
+def stroidok_cli(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "service.cli", *args], cwd=REPO, env=env, capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
 def test_a_full_disk_stops_the_ingest_with_disk_full_search_goes_on_and_the_rerun_completes(
         tmp_path: Path, opensearch_url: str, client: OpenSearch, alias: str, disk_faults: None) -> None:
     docs = write_corpus(tmp_path / "docs", 4, paragraphs=10)
@@ -91,6 +97,10 @@ def test_a_full_disk_stops_the_ingest_with_disk_full_search_goes_on_and_the_reru
     assert registry_chunks(client, f"{alias}-files") == before, "nothing refused is recorded as indexed"
     service = SearchService(product_settings(opensearch_url, alias), client, None)
     assert service.search({"query": "контроль прочности бетона", "search_mode": "fulltext"}, ANYONE).results
+    engine = json.loads(stroidok_cli(["engine", "status", "--json"], env).stdout)
+    assert index in engine["disk"]["write_blocked_indexes"] and engine["disk"]["flood_stage"] == "1000tb"
+    status = stroidok_cli(["index", "status", "--json"], env)
+    assert any("blocked" in problem for problem in json.loads(status.stdout)["problems"])
 
     release_flood_stage(client)
     assert blocks_lifted(client, index), "the engine did not lift its blocks"
