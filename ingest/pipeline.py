@@ -62,6 +62,7 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
         if switching := pending_switch(client, settings.index):
             raise IngestError(f"a model switch is filling {switching}; finish it with `stroidok index migrate` "
                               "first (chunks written now would be missing from the new index)")
+        stats_ready = load_embedder_state(client, embedder, settings.index)  # refuses an index of another model
         if options.dry_run:
             plan, _, _ = _plan(options, settings, client, rules, watchdog)
             for outcome in dry_run_outcomes(plan):
@@ -69,7 +70,6 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
             return report
     with acquire(client, settings.index, options.shard):
         with Watchdog(stall_timeout(settings)) as watchdog:
-            stats_ready = load_embedder_state(client, embedder, settings.index)
             plan, registry, files = _plan(options, settings, client, rules, watchdog)
             ensure_manual_refresh(client, settings.index)
             with Reporter(files, quiet) as reporter:
