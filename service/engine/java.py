@@ -85,10 +85,10 @@ def candidate_homes(explicit: list[Path | None], roots: list[Path]) -> list[Path
     return list(dict.fromkeys(p.resolve() for p in found))
 
 
-def find_jdk(explicit: list[Path | None], roots: list[Path]) -> Jdk:
+def find_jdk(explicit: list[Path | None], roots: list[Path], registry: bool = True) -> Jdk:
     """The first candidate JDK with Java >= 21; ``JavaNotFound`` listing what was seen otherwise."""
     seen: list[str] = []
-    for home in [*candidate_homes(explicit, roots), registry_jdk_home()]:
+    for home in [*candidate_homes(explicit, roots), registry_jdk_home() if registry else None]:
         jdk = probe_jdk(home) if home is not None else None
         if jdk is None:
             continue

@@ -206,7 +206,8 @@ class EngineProcess:
 
     def install(self) -> tuple[Jdk, Path]:
         """Find Java, then fetch and assemble the engine (cached). Java first: it fails fastest."""
-        jdk = find_jdk([self.settings.opensearch_java_home, self.settings.java_home], self.settings.jvm_roots)
+        jdk = find_jdk([self.settings.opensearch_java_home, self.settings.java_home], self.settings.jvm_roots,
+                       self.settings.registry_jdk)
         return jdk, ensure_installed(self.settings, jdk)
 
     def up(self) -> UpResult:

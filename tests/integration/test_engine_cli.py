@@ -118,7 +118,9 @@ def test_down_leaves_a_node_it_did_not_start_alone(ports: tuple[int, int], opens
 
 
 def test_missing_java_21_gives_a_clear_error(ports: tuple[int, int], tmp_path: Path) -> None:
-    env = node_env(*ports, STROIDOK_ENGINE_JVM_ROOTS=json.dumps([str(tmp_path)]),
+    """No JDK >= 21 named, none under the roots, and the registry JDK turned off (with it, the node starts:
+    tests/integration/test_registry_jdk.py)."""
+    env = node_env(*ports, STROIDOK_ENGINE_JVM_ROOTS=json.dumps([str(tmp_path)]), STROIDOK_ENGINE_REGISTRY_JDK="false",
                    JAVA_HOME="/usr/lib/jvm/java-17-openjdk-amd64", STROIDOK_ENGINE_HOME=str(tmp_path / "home"))
 
     result = stroidok("engine", "up", env=env, timeout=60)

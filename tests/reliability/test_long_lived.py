@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import statistics
 import subprocess
 import sys
@@ -201,6 +202,11 @@ def test_a_lease_whose_holder_died_is_taken_over_once_expired(
     client.index(index=meta, id=lease_id("all"), refresh=True, body=lease_body("all", "gone:1:dead", ttl_s=-5))
     taken = run_ingest_cli(docs, env)
     assert taken.returncode == 0, taken.stderr[-2000:]
+    ended = subprocess.Popen(["true"])  # a process of this host that has ended (and been reaped)
+    ended.wait()
+    dead_here = f"{socket.gethostname()}:{ended.pid}:x"
+    client.index(index=meta, id=lease_id("all"), refresh=True, body=lease_body("all", dead_here, ttl_s=600))
+    assert run_ingest_cli(docs, env).returncode == 0, "a holder of this host whose process is gone is not waited for"
     client.index(index=meta, id=lease_id("all"), refresh=True, body=lease_body("all", "alive:2:live", ttl_s=600))
     refused = run_ingest_cli(docs, env)
     assert refused.returncode == 2 and "alive:2:live" in refused.stderr
