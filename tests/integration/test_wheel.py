@@ -27,6 +27,17 @@ def uv() -> str:
     return str(found) if found.exists() else shutil.which("uv") or pytest.fail("uv is not installed")
 
 
+def tracked_copy(target: Path) -> Path:
+    """The repo's tracked files, copied: a build in the checkout would reuse its ``build/`` directory, where
+    setuptools keeps modules since deleted from the source and puts them in the wheel."""
+    files = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
+    for name in filter(None, files.decode().split("\0")):
+        if (REPO / name).is_file():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(REPO / name, target / name)
+    return target
+
+
 def run(command: list[str], cwd: Path, env: dict[str, str], timeout: float = 600) -> str:
     done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, check=False)
     assert done.returncode == 0, f"{command}: {done.stderr[-3000:]}"
@@ -42,7 +53,8 @@ def test_an_installed_wheel_initialises_ingests_and_searches_outside_the_repo(
         (docs / f"{name}.txt").write_text(f"{text}\n\n{text}\n", encoding="utf-8")
     render_pdf(["Сварка стальных конструкций. Контроль сварных швов ультразвуком."], docs / "сварка.pdf", "Сварка")
     bare = {k: v for k, v in os.environ.items() if not k.startswith(("STROIDOK_", "VIRTUAL_ENV", "PYTHON"))}
-    run([uv(), "build", "--wheel", "-q", "-o", str(tmp_path / "dist"), str(REPO)], REPO, bare)
+    source = tracked_copy(tmp_path / "source")
+    run([uv(), "build", "--wheel", "-q", "-o", str(tmp_path / "dist"), str(source)], source, bare)
     wheel = next((tmp_path / "dist").glob("stroidok-*.whl"))
     venv = tmp_path / "venv"
     run([uv(), "venv", "-q", "-p", sys.executable, str(venv)], away, bare)
