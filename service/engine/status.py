@@ -96,8 +96,6 @@ def read_disk(client: OpenSearch) -> DiskState:
     flat = client.cluster.get_settings(include_defaults=True, flat_settings=True)
     merged = {**flat.get("defaults", {}), **flat.get("persistent", {}), **flat.get("transient", {})}
     mark = "cluster.routing.allocation.disk.watermark"
-    blocked = client.indices.get_settings(index="*", name="index.blocks.read_only_allow_delete",
-                                          expand_wildcards="open")
     return DiskState(
         guard_on=str(merged.get("cluster.routing.allocation.disk.threshold_enabled", "true")) == "true",
         low=str(merged.get(f"{mark}.low")), high=str(merged.get(f"{mark}.high")),
@@ -105,5 +103,13 @@ def read_disk(client: OpenSearch) -> DiskState:
         free={row["node"]: row["disk.avail"] for row in client.cat.allocation(format="json", h="node,disk.avail")
               if row.get("node") and row["node"] != "UNASSIGNED"},
         create_index_blocked=str(merged.get("cluster.blocks.create_index")) == "true",
-        write_blocked_indexes=sorted(name for name, found in blocked.items() if not name.startswith(".")
-                                     and found["settings"]["index"]["blocks"]["read_only_allow_delete"] == "true"))
+        write_blocked_indexes=[name for name in write_blocked(client, "*") if not name.startswith(".")])
+
+
+def write_blocked(client: OpenSearch, indexes: str) -> list[str]:
+    """Those of ``indexes`` (names, comma-separated, or a pattern) the disk guard has made read-only
+    (``index.blocks.read_only_allow_delete``); indexes that do not exist are left out."""
+    found = client.indices.get_settings(index=indexes, name="index.blocks.read_only_allow_delete",
+                                        expand_wildcards="open", ignore_unavailable=True)
+    return sorted(name for name, value in found.items()
+                  if value["settings"]["index"]["blocks"]["read_only_allow_delete"] == "true")

@@ -14,6 +14,7 @@ from loguru import logger
 from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
+from service.engine.status import write_blocked
 from service.errors import IndexSetupError
 from service.index_admin.templates import (
     HASH_KEY,
@@ -208,25 +209,17 @@ def _status(client: OpenSearch, settings: IndexSettings, templates_dir: Path) ->
         pending = client.count(index=settings.alias, body={"query": {"term": {"vector_pending": True}}})["count"] \
             if concrete else None
         dim, index_hash = _index_mapping_facts(client, concrete) if concrete else (None, None)
-        blocked = _write_blocked(client, [concrete, *side_indexes(settings)] if concrete else [])
+        blocked = write_blocked(client, ",".join([concrete, *side_indexes(settings)])) if concrete else []
     status = IndexStatus(settings.alias, concrete, count, template_hash == wanted_hash, pipelines, dim, pending)
-    status.problems = _problems(status, settings) + [
-        f"writes to {', '.join(blocked)} are blocked: the engine's disk is past its flood-stage watermark (free "
-        "space; the engine lifts the block itself, `stroidok engine status` shows the disk)"] * bool(blocked)
+    status.problems = _problems(status, settings)
+    if blocked:
+        status.problems.append(f"writes to {', '.join(blocked)} are blocked: the engine's disk is past its "
+                               "flood-stage watermark (free space; the engine lifts the block itself, `stroidok "
+                               "engine status` shows the disk)")
     if concrete and dim == settings.embedding_dim and index_hash != wanted_hash:
         status.notices.append(f"index {concrete} was created from an older template (it works, without the newer "
                               "analysis): run `stroidok index migrate`")
     return status
-
-
-def _write_blocked(client: OpenSearch, indexes: list[str]) -> list[str]:
-    """Those of ``indexes`` the disk guard has made read-only (``index.blocks.read_only_allow_delete``)."""
-    if not indexes:
-        return []
-    found = client.indices.get_settings(index=",".join(indexes), name="index.blocks.read_only_allow_delete",
-                                        ignore_unavailable=True)
-    return sorted(name for name, value in found.items()
-                  if value["settings"]["index"]["blocks"]["read_only_allow_delete"] == "true")
 
 
 def _problems(status: IndexStatus, settings: IndexSettings) -> list[str]:
