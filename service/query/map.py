@@ -178,10 +178,11 @@ def unit_similarities(candidates: list[Candidate], lexical: list[list[float]],
 
 def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
              lexical_weight: float, similarity: Similarity | None = None,
-             phrases: tuple[str, ...] = ()) -> list[DocumentResult]:
+             phrases: tuple[str, ...] = (), value_weight: float = 0.0) -> list[DocumentResult]:
     """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
     context, a few short highlights; term weights are taken over every candidate chunk of the answer.
-    ``phrases``: what the query binds word for word; a passage holding them is shown first."""
+    ``phrases``: what the query binds word for word; a passage holding them is shown first.
+    ``value_weight``: what stating a value adds to a passage, in units of the answer's highest term weight."""
     top = max((h.get("_score") or 0.0 for hit in hits for h in inner_hits(hit)), default=0.0)
     groups = [[Candidate(h, marked_of(h), spans_of(h["_source"]),
                          fused_score(h.get("_score") or 0.0, top, similarity_of(h), lexical_weight))
@@ -191,10 +192,11 @@ def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int,
     lexical = [lexical_scores(c.marked, split_units(c.marked.text), weights) for c in flat]
     cosines = unit_similarities(flat, lexical, similarity) if similarity else [{} for _ in flat]
     semantic = SEMANTIC_WEIGHT * max(weights.values(), default=0.0)
+    value = value_weight * max(weights.values(), default=0.0)
     results, at = [], 0
     for hit, group in zip(hits, groups, strict=True):
         results.append(map_hit(hit, group, weights, include_context, max_chunks, passage_chars,
-                               cosines[at:at + len(group)], semantic, phrases, lexical[at:at + len(group)]))
+                               cosines[at:at + len(group)], semantic, phrases, lexical[at:at + len(group)], value))
         at += len(group)
     return results
 
@@ -202,7 +204,7 @@ def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int,
 def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str, float], include_context: bool,
             max_chunks: int, passage_chars: int, cosines: list[dict[int, float]] | None = None,
             semantic_weight: float = 0.0, phrases: tuple[str, ...] = (),
-            lexical: list[list[float]] | None = None) -> DocumentResult:
+            lexical: list[list[float]] | None = None, value_weight: float = 0.0) -> DocumentResult:
     """A collapsed hit: the document and the passages of its chunks that answer best (scores scaled to the
     document's). A chunk ranks by its fused relevance and by how well its best passage answers, equally: a
     long chunk matching many words ranks high by BM25 although the clause that answers sits in another."""
@@ -212,9 +214,11 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
                           if s is not None), default=None)
     doc.copies = copies_of(hit)
     cosines = cosines or [{} for _ in candidates]
+    value_weight = value_weight if doc.designation else 0.0  # a requirement's figure: normative documents only
     given: list[list[float] | None] = list(lexical) if lexical else [None] * len(candidates)
     passages = [choose_passage(c.marked, c.spans, weights, passage_chars, similarity=cos,
-                               semantic_weight=semantic_weight, phrases=phrases, lexical=scores)
+                               semantic_weight=semantic_weight, phrases=phrases, lexical=scores,
+                               value_weight=value_weight)
                 for c, cos, scores in zip(candidates, cosines, given, strict=True)]
     top_fused = max((c.fused for c in candidates), default=0.0) or 1.0
     top_passage = max((p.score for p in passages), default=0.0) or 1.0

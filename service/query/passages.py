@@ -29,6 +29,10 @@ _MARK_RE = re.compile(f"{PRE}(.*?){POST}", re.DOTALL)
 _SENTENCE_RE = re.compile(r"(?<=[.;!?])\s+(?=[«\"(]?[А-ЯЁA-Z0-9])")
 _TOC_LEADER_RE = re.compile(r"…\s*\d{1,3}\b")
 _WORD_RE = re.compile(r"\w+")
+#: a requirement's value: a bound («не менее», «не более» …) or a number with a unit of measure or a percent
+_VALUE_RE = re.compile(
+    r"\bне\s+(?:менее|более|ниже|выше|реже|чаще|превыша)|\d(?:[.,]\d+)?\s*(?:%|мм|см|м|км|м2|м²|м3|м³|кг|т|"
+    r"°\s*[СC]|дБА?|МПа|кПа|Па|ч|мин|сут|лет|кВ|Вт|кВт|лк|раз)(?![а-яёa-z])", re.IGNORECASE)
 UNIT_CHARS = 320  # a block longer than this is split into sentences
 
 
@@ -198,6 +202,11 @@ def clause_bounds(spans: Sequence[Span], offset: int, length: int) -> tuple[int,
     return begin, end
 
 
+def has_value(text: str) -> bool:
+    """Whether ``text`` states a value: a bound or a quantity with its unit (what a requirement sets)."""
+    return _VALUE_RE.search(text) is not None
+
+
 def lexical_scores(chunk: Marked, units: list[tuple[int, int]], weights: dict[str, float]) -> list[float]:
     """Each unit's lexical score; a contents line scores nothing."""
     return [0.0 if is_contents(chunk.text[a:b]) else unit_score(chunk.terms(a, b), weights) for a, b in units]
@@ -206,7 +215,7 @@ def lexical_scores(chunk: Marked, units: list[tuple[int, int]], weights: dict[st
 def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, float], size: int,
                    unit_chars: int = UNIT_CHARS, similarity: dict[int, float] | None = None,
                    semantic_weight: float = 0.0, phrases: Sequence[str] = (),
-                   lexical: Sequence[float] | None = None) -> Passage:
+                   lexical: Sequence[float] | None = None, value_weight: float = 0.0) -> Passage:
     """The best ≤ ``size``-character passage of ``chunk``, labelled by ``spans``.
 
     Each unit that matches a term seeds a passage: the unit widened to its whole clause where that fits, a
@@ -214,7 +223,9 @@ def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, floa
     terms it covers (rare ones count more) plus ``semantic_weight`` × its best unit's cosine to the query
     (``similarity``: unit start → cosine): «вместимость» answers «сколько вмещает» though no stem is shared.
     When the query binds ``phrases``, only windows holding one of their occurrences compete (when the chunk
-    holds any: a document can match a phrase in its title alone). ``lexical``: the units' scores, when the
+    holds any: a document can match a phrase in its title alone). A passage that states a value (a bound, a
+    quantity with its unit) gains ``value_weight``: engineers ask what a requirement sets, and among passages
+    covering the same words the one holding the figure answers. ``lexical``: the units' scores, when the
     caller has them already."""
     units = split_units(chunk.text, unit_chars) or [(0, len(chunk.text))]
     if lexical is None or len(lexical) != len(units):
@@ -224,7 +235,9 @@ def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, floa
              else [i for i, score in enumerate(lexical) if score > 0] or [0])
     windows = dict.fromkeys(cover(units, grow_forward(units, *grow_to_clause(units, i, clause_bounds(
         spans, units[i][0], len(chunk.text)), size), size // 2), occurrences) for i in seeds)
-    scored = [(window_score(chunk, units, window, lexical, weights, similarity or {}, semantic_weight), window)
+    scored = [(window_score(chunk, units, window, lexical, weights, similarity or {}, semantic_weight)
+               + (value_weight if value_weight and has_value(chunk.text[units[window[0]][0]:units[window[1]][1]])
+                  else 0.0), window)
               for window in windows]
     # equal coverage: the window within fewer clauses (its label is the answer's own), then the earlier one
     score, (first, last) = max(scored, key=lambda sw: (sw[0], -crossings(spans, units, sw[1]), -sw[1][0]))

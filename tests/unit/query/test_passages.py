@@ -10,6 +10,7 @@ from service.query.passages import (
     PRE,
     Span,
     choose_passage,
+    has_value,
     is_contents,
     paragraphs,
     phrase_spans,
@@ -125,3 +126,26 @@ def test_a_bound_phrase_is_in_the_passage_even_when_another_window_answers_the_o
     assert "Требования к квартирам" in bound.text and bound.clause == "5" and bound.has_phrases
     absent = choose_passage(marked, spans, term_weights([marked]), 120, phrases=["вентиляция кухонь"])
     assert not absent.has_phrases and absent.clause == "5.8"
+
+
+def test_a_value_is_a_bound_or_a_quantity_with_its_unit_not_any_number() -> None:
+    for text in ("должна быть не менее 2,7 м", "не более 10 %", "через каждые 30 мин", "0,04 м", "до 60 °С",
+                 "на 15 дБА выше", "свыше 0,07 МПа"):
+        assert has_value(text), text
+    for text in ("согласно таблице 4", "по ГОСТ 22733", "в 2 ряда", "раздел 5.3 СП 17.13330.2017",
+                 "10 в течение года", "3 места"):
+        assert not has_value(text), text
+
+
+def test_among_passages_covering_the_same_words_the_one_stating_the_value_answers() -> None:
+    # two clauses hold the same query words; only the second sets a figure
+    text = ("6.1 Уклон лестничных маршей на путях эвакуации принимают по таблице 4.\n"
+            + "Прочий текст раздела без чисел и без слов запроса. " * 3
+            + "\n7.1 Уклон лестничных маршей на путях эвакуации должен быть не более 1:2 и 45 %.")
+    marked = unmark(_mark(text, "Уклон", "лестничных", "маршей", "эвакуации"))
+    spans = [Span(0, 5, "6.1"), Span(text.index("7.1"), 6, "7.1")]
+    weights = term_weights([marked])
+    plain = choose_passage(marked, spans, weights, 90)
+    valued = choose_passage(marked, spans, weights, 90, value_weight=max(weights.values()))
+    assert plain.clause == "6.1"  # equal coverage: the earlier clause, as before
+    assert valued.clause == "7.1" and "не более 1:2" in valued.text
