@@ -20,7 +20,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 import snowballstemmer
 
@@ -49,6 +49,16 @@ class Marked:
     def __post_init__(self) -> None:
         object.__setattr__(self, "keys", tuple(term_key(self.text[a:b]) for a, b in self.marks))
         object.__setattr__(self, "starts", tuple(a for a, _ in self.marks))
+
+    @cached_property
+    def values(self) -> tuple[int, ...]:
+        """Where the text states a value (``has_value``), found once per chunk."""
+        return tuple(m.start() for m in _VALUE_RE.finditer(self.text))
+
+    def has_value(self, start: int, end: int) -> bool:
+        """Whether a value starts in ``[start, end)``."""
+        at = bisect_left(self.values, start)
+        return at < len(self.values) and self.values[at] < end
 
     def terms(self, start: int, end: int) -> list[str]:
         """The keys of the marks that start in ``[start, end)``."""
@@ -236,7 +246,7 @@ def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, floa
     windows = dict.fromkeys(cover(units, grow_forward(units, *grow_to_clause(units, i, clause_bounds(
         spans, units[i][0], len(chunk.text)), size), size // 2), occurrences) for i in seeds)
     scored = [(window_score(chunk, units, window, lexical, weights, similarity or {}, semantic_weight)
-               + (value_weight if value_weight and has_value(chunk.text[units[window[0]][0]:units[window[1]][1]])
+               + (value_weight if value_weight and chunk.has_value(units[window[0]][0], units[window[1]][1])
                   else 0.0), window)
               for window in windows]
     # equal coverage: the window within fewer clauses (its label is the answer's own), then the earlier one
