@@ -125,11 +125,14 @@ def test_abbreviations_expand_at_search_time(client: OpenSearch, index: str) -> 
 
 
 @pytest.mark.parametrize(("query", "expected"), [("ППР", "full"), ("проекта производства работ", "abbr"),
-                                                 ("входы для МГН", "mgn")])
+                                                 ("входы для МГН", "mgn"), ("ИТП", "itp"),
+                                                 ("до открытого распределительного устройства", "oru")])
 def test_abbreviation_and_full_form_find_each_other(client: OpenSearch, index: str, query: str, expected: str) -> None:
     docs = {"full": "Состав проекта производства работ определяет подрядчик.",
             "abbr": "ППР утверждает главный инженер.",
             "mgn": "Входы для маломобильных групп населения оборудуют пандусами.",
+            "itp": "Индивидуальный тепловой пункт размещают в отдельном помещении.",
+            "oru": "Расстояние от склада угля до ОРУ принимают не менее 80 м.",
             "other": "Проект организации дорожного движения."}
     for doc_id, text in docs.items():
         client.index(index=index, id=doc_id, body={"text": text})
