@@ -55,6 +55,26 @@ def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...
     return {"multi_match": leg}
 
 
+#: the most words an AND query checks one by one (the contract bounds a query at 500 characters)
+MAX_AND_WORDS = 64
+
+
+def build_every_word(text: str, fields: tuple[str, ...] = TEXT_FIELDS, match_type: str = "most_fields",
+                     ) -> dict[str, Any]:
+    """AND: every word somewhere in the chunk's fields — «высота комнат СП 54.13330» finds the chunk whose text
+    holds the words and whose title the designation (a ``multi_match`` with operator AND asks each field for
+    all of them). Each word must match some field (a stop word binds nothing); the whole query in one field
+    still admits a chunk (a multi-word synonym, «проект производства работ» for ППР, matches only so). The
+    score is the words' BM25 over the fields, as in OR."""
+    words = list(dict.fromkeys(text.split()))[:MAX_AND_WORDS]
+    each = {"bool": {"filter": [{"multi_match": {"query": word, "fields": list(fields), "type": "best_fields",
+                                                 "operator": "and", "zero_terms_query": "all"}}
+                                for word in words]}}
+    admitted = {"bool": {"should": [each, build_bm25_leg(text, "AND", fields, match_type)],
+                         "minimum_should_match": 1}}
+    return {"bool": {"must": build_bm25_leg(text, "OR", fields, match_type), "filter": [admitted]}}
+
+
 def build_phrase(text: str) -> dict[str, Any]:
     return {"multi_match": {"query": text, "fields": list(PHRASE_FIELDS), "type": "phrase"}}
 
@@ -71,7 +91,7 @@ def build_text_query(parsed: ParsedQuery, operator: Operator, fields: tuple[str,
         return build_phrase(parsed.plain)
     if operator == "AND":
         phrases = [build_phrase(p) for p in parsed.phrases]
-        parts = phrases + ([build_bm25_leg(parsed.terms, operator, fields, match_type)] if parsed.terms else [])
+        parts = phrases + ([build_every_word(parsed.terms, fields, match_type)] if parsed.terms else [])
         return parts[0] if len(parts) == 1 else {"bool": {"must": parts}}
     words = build_bm25_leg(parsed.plain, operator, fields, match_type, minimum_should_match)
     required = [build_phrase(p) for p in parsed.exact] if operator == "AUTO" else []

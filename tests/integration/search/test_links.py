@@ -185,3 +185,15 @@ def _by_designation_as(service: SearchService, principal: Principal) -> dict[str
     return {d.designation: d for d in service.search({"query": "распространяется", "operator": "OR",
                                                       "search_mode": "fulltext", "include_context": False},
                                                      principal).results}
+
+
+def test_and_finds_the_words_in_the_text_and_the_designation_in_the_title(archive: Archive) -> None:
+    service, _ = archive
+    for mode in ("fulltext", "hybrid"):
+        found = service.search({"query": "прокладывают в трубах СП 134.13330.2022", "operator": "AND",
+                                "search_mode": mode}, ANYONE).results
+        assert [r.designation for r in found] == ["СП 134.13330.2022"], mode
+        assert found[0].context_chunks and "прокладывают в трубах" in found[0].context_chunks[0].text
+    missing = service.search({"query": "прокладывают в трубах СП 134.13330.2022 вентиляция", "operator": "AND"},
+                             ANYONE)
+    assert missing.meta.total_results == 0 and not missing.results

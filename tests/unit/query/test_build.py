@@ -48,7 +48,20 @@ def test_text_query_with_and_requires_terms_and_phrases() -> None:
     query = build_text_query(parse_query('контроль "сварных швов"'), "AND")
     must = query["bool"]["must"]
     assert must[0]["multi_match"]["type"] == "phrase" and must[0]["multi_match"]["query"] == "сварных швов"
-    assert must[1]["multi_match"]["operator"] == "and"
+    words = must[1]["bool"]["filter"][0]["bool"]["should"]
+    each, whole = words[0]["bool"]["filter"], words[1]["multi_match"]
+    assert [w["multi_match"]["query"] for w in each] == ["контроль"]
+    assert all(w["multi_match"]["operator"] == "and" for w in each) and whole["operator"] == "and"
+
+
+def test_and_asks_every_word_of_some_field_not_every_field_for_every_word() -> None:
+    query = build_text_query(parse_query("высота комнат СП 54.13330 высота"), "AND")
+    admitted = query["bool"]["filter"][0]["bool"]
+    each = admitted["should"][0]["bool"]["filter"]
+    assert [w["multi_match"]["query"] for w in each] == ["высота", "комнат", "СП", "54.13330"]
+    assert {w["multi_match"]["type"] for w in each} == {"best_fields"}
+    assert admitted["minimum_should_match"] == 1
+    assert query["bool"]["must"]["multi_match"]["operator"] == "or"  # the score: the words' BM25, as in OR
 
 
 def test_text_query_with_or_needs_any_word_and_ranks_exact_phrases_higher() -> None:
