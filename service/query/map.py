@@ -31,7 +31,7 @@ PASSAGE_SHARE = 0.5
 #: a unit's cosine to the query, in units of the answer's highest term weight (docs/relevance.md)
 SEMANTIC_WEIGHT = 0.5
 #: the most units of one answer embedded for the semantic signal (the best-matching ones)
-SEMANTIC_UNITS = 100
+SEMANTIC_UNITS = 50
 
 
 def cut_at_word(text: str, limit: int) -> str:
