@@ -20,8 +20,15 @@ from ingest.parse.model import Block, PageRole
 _CLAUSE_RE = re.compile(
     r"^(?:(?P<num>\d{1,2}(?:\.\d{1,3}){1,5})\.?(?=\s|$)"
     r"|(?P<head>\d{1,2})\.?\s+(?=[А-ЯЁA-Z])"
-    r"|(?P<named>(?:Приложение|ПРИЛОЖЕНИЕ|Таблица|ТАБЛИЦА|Раздел|РАЗДЕЛ)\s+(?:[N№]\s*(?=\d))?"
+    r"|(?P<named>(?:Приложение|ПРИЛОЖЕНИЕ|Таблица|ТАБЛИЦА|Раздел|РАЗДЕЛ|Статья|СТАТЬЯ)\s+(?:[N№]\s*(?=\d))?"
     r"(?!N\b)[А-ЯЁA-Z0-9]{1,3}(?:\.\d{1,3})*)(?=[\s.—–-]|$))")
+
+
+#: a paragraph of flat numbering, as orders, federal norms and rules number theirs: «1197. При установке …»
+_FLAT_RE = re.compile(r"^(?P<num>\d{1,4})\.\s+(?=[А-ЯЁA-Z])")
+#: flat numbering is the document's own when at least this many paragraphs have it, and more than twice as
+#: many as its dotted clauses (an СП's lists «1. …» inside a clause or a note stay part of that clause)
+FLAT_MIN = 10
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,26 @@ class ChunkText:
     role: PageRole | None = None
 
 
-def clause_of(block: Block) -> str | None:
+def flat_numbered(blocks: list[Block]) -> bool:
+    """Whether the document numbers its paragraphs flat («1.», «2.», … «1197.») rather than by section
+    («5.2.3») or by article (a law's «1.», «2.» are parts of its «Статья 89»): then such a paragraph starts
+    a clause of its own."""
+    body = [b.text for b in blocks if b.role is None and b.kind != "title"]
+    if any(text.startswith(("Статья ", "СТАТЬЯ ")) for text in body):
+        return False  # a law numbers the parts of each article: the article is the clause
+    flat = sum(1 for text in body if _FLAT_RE.match(text))
+    dotted = sum(1 for text in body if (m := _CLAUSE_RE.match(text)) is not None and m["num"])
+    return flat >= FLAT_MIN and flat > 2 * dotted
+
+
+def clause_of(block: Block, flat: bool = False) -> str | None:
     """The clause a block starts, if it starts one: «5.2.3 …», a heading «5 Общие требования»,
-    «Приложение Б», «Таблица 4». A bare single number starts a clause only in a heading."""
+    «Приложение Б», «Таблица 4», «Статья 89»; with ``flat`` numbering, «1197. При …». A bare single number
+    starts a clause only in a heading, or in a document numbered flat."""
     match = _CLAUSE_RE.match(block.text)
+    if flat and block.kind != "title" and (plain := _FLAT_RE.match(block.text)) and (
+            match is None or not match["named"]):
+        return plain["num"]
     if match is None:
         return None
     if match["num"]:
@@ -66,8 +89,9 @@ def tail_at_word(text: str, size: int) -> str:
 
 
 class _Chunker:
-    def __init__(self, size: int, overlap: int) -> None:
+    def __init__(self, size: int, overlap: int, flat: bool = False) -> None:
         self.size, self.overlap = size, min(overlap, size // 2)
+        self.flat = flat
         self.chunks: list[ChunkText] = []
         self.parts: list[str] = []
         self.where: list[tuple[int, str | None]] = []  # each part's page and clause in effect
@@ -106,7 +130,7 @@ class _Chunker:
             self.label, self.role = block.page_label, block.role
         # a contents or imprint page names clauses and headings it does not hold: it never sets them
         body = block.role is None
-        clause, before = clause_of(block) if body else None, self.clause
+        clause, before = clause_of(block, self.flat) if body else None, self.clause
         if (block.kind == "title" or clause) and self.has_body and self.length >= self.size // 2:
             self.flush(keep_tail=False)
         if block.kind == "title" and body:
@@ -161,7 +185,7 @@ def take(text: str, start: int, room: int, hard: bool = False) -> tuple[str, int
 
 def chunk_blocks(blocks: list[Block], size: int = 1000, overlap: int = 150) -> list[ChunkText]:
     """Chunks of at most about ``size`` characters (plus the carried overlap), in document order."""
-    chunker = _Chunker(size, overlap)
+    chunker = _Chunker(size, overlap, flat_numbered(blocks))
     previous = None
     for block in blocks:
         chunker.add(block, previous)

@@ -22,3 +22,27 @@ def test_a_chunk_continued_from_the_previous_one_starts_in_the_clause_it_carries
     for chunk in chunks[1:-1]:
         assert chunk.spans[0] == (0, 9, "7.1")
     assert chunks[-1].spans[-1][2] == "7.2" and chunks[-1].text[chunks[-1].spans[-1][0]:].startswith("7.2")
+
+
+def test_an_article_of_a_law_is_a_clause_and_its_numbered_parts_stay_in_it() -> None:
+    blocks = [Block("Статья 89. Требования к эвакуационным путям", 12)]
+    blocks += [Block(f"{n}. Часть статьи о путях эвакуации " + "текст " * 10, 12) for n in range(1, 15)]
+    chunk = chunk_blocks(blocks, 5000, 100)[0]
+    assert chunk.clause == "Статья 89" and {c for _, _, c in chunk.spans} == {"Статья 89"}
+
+
+def test_flat_numbered_paragraphs_are_clauses_where_the_document_numbers_so() -> None:
+    order = [Block(f"{n}. При работе конвейера номер {n} " + "слово " * 30, 1 + n // 10) for n in range(1190, 1202)]
+    chunks = chunk_blocks(order, 1500, 100)
+    clauses = [c for chunk in chunks for _, _, c in chunk.spans]
+    assert "1197" in clauses and chunks[0].clause == "1190"
+    for chunk in chunks:
+        for offset, _, clause in chunk.spans:
+            assert clause is not None and (offset == 0 or chunk.text[offset:].startswith(f"{clause}. "))
+
+
+def test_a_numbered_list_inside_the_clauses_of_a_code_stays_in_its_clause() -> None:
+    code = [Block(f"5.{n} Пункт свода правил " + "текст " * 10, 3) for n in range(1, 12)]
+    code += [Block("1. Первый элемент перечня.", 3), Block("2. Второй элемент перечня.", 3)]
+    chunks = chunk_blocks(code, 5000, 100)
+    assert [c for _, _, c in chunks[-1].spans][-1] == "5.11"
