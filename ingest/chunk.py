@@ -63,10 +63,9 @@ def clause_of(block: Block, flat: bool = False) -> str | None:
     """The clause a block starts, if it starts one: «5.2.3 …», a heading «5 Общие требования»,
     «Приложение Б», «Таблица 4», «Статья 89»; with ``flat`` numbering, «1197. При …». A bare single number
     starts a clause only in a heading, or in a document numbered flat."""
-    match = _CLAUSE_RE.match(block.text)
-    if flat and block.kind != "title" and (plain := _FLAT_RE.match(block.text)) and (
-            match is None or not match["named"]):
+    if flat and block.kind != "title" and (plain := _FLAT_RE.match(block.text)):
         return plain["num"]
+    match = _CLAUSE_RE.match(block.text)
     if match is None:
         return None
     if match["num"]:

@@ -93,7 +93,8 @@ class SearchRequest(BaseModel):
         "AUTO (default, for questions): the configured share of the words must match (default: any word, "
         "ranked by how many), \"straight-quoted\" parts are required phrases; "
         "AND: every word and quoted part (a word may be in the chunk's text, its document's title or designation, "
-        "or its section title: «высота комнат СП 54.13330» finds the clause of СП 54.13330.2016); OR: any word; PHRASE: the whole query as one phrase. AND, PHRASE and "
+        "or its section title: «высота комнат СП 54.13330» finds the clause of СП 54.13330.2016); OR: any word; "
+        "PHRASE: the whole query as one phrase. AND, PHRASE and "
         "required phrases bind in every search_mode."))
     threshold: float | None = Field(default=None, ge=0, le=1, description=(
         "Minimum similarity 0-1 (cosine of query and chunk vectors, the results' `similarity`), applied "
