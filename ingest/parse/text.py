@@ -66,7 +66,8 @@ def strip_running_lines(pages: list[str], edge: int = 4, min_share: float = 0.3)
             for text, keys in zip(pages, edges, strict=True)]
 
 
-_CLAUSE_START_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3}){1,5}\.?\s+\S|(?:Таблица|Приложение|ТАБЛИЦА|ПРИЛОЖЕНИЕ)\s+[А-ЯЁA-Z0-9])")
+_CLAUSE_START_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3}){1,5}\.?\s+\S|(?:Таблица|Приложение|ТАБЛИЦА|ПРИЛОЖЕНИЕ)\s+[А-ЯЁA-Z0-9]"
+                              r"|(?:Статья|СТАТЬЯ)\s+\d)")
 
 
 #: a contents line: a title, leaders (``clean_text`` makes them «…») and a page number, or leaders ending it
