@@ -30,8 +30,8 @@ HIGHLIGHT_CHARS = 120
 PASSAGE_SHARE = 0.5
 #: a unit's cosine to the query, in units of the answer's highest term weight (docs/relevance.md)
 SEMANTIC_WEIGHT = 0.5
-#: the most units of one answer embedded for the semantic signal (the best-matching ones)
-SEMANTIC_UNITS = 50
+#: the most units of one document embedded for the semantic signal (its best-matching ones)
+SEMANTIC_UNITS = 10
 
 
 def cut_at_word(text: str, limit: int) -> str:
@@ -160,44 +160,51 @@ def map_chunk_passage(candidate: Candidate, passage: Passage, score: float) -> C
                        section_title=None if passage.has_phrases else src.get("section_title"))
 
 
-def unit_similarities(candidates: list[Candidate], lexical: list[list[float]],
-                      similarity: Similarity) -> list[dict[int, float]]:
-    """Per candidate, unit start → the unit's cosine to the query, for the units that match a term (the
-    best-matching ``SEMANTIC_UNITS`` of the answer by their ``lexical`` scores), embedded in one batch."""
-    units = []
-    for i, (candidate, scores) in enumerate(zip(candidates, lexical, strict=True)):
-        spans = split_units(candidate.marked.text)
-        units += [(score, i, a, candidate.marked.text[a:b])
-                  for score, (a, b) in zip(scores, spans, strict=True) if score > 0]
-    units = sorted(units, key=lambda u: -u[0])[:SEMANTIC_UNITS]
-    out: list[dict[int, float]] = [{} for _ in candidates]
-    for (_, i, start, _), cosine in zip(units, similarity([u[3] for u in units]) if units else [], strict=True):
-        out[i][start] = cosine
+def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list[float]]],
+                      similarity: Similarity) -> list[list[dict[int, float]]]:
+    """Per document, per candidate, unit start → the unit's cosine to the query, for the units that match a
+    term (each document's best-matching ``SEMANTIC_UNITS`` by their ``lexical`` scores: what one document
+    shows does not depend on the others), embedded in one batch for the whole answer."""
+    chosen: list[tuple[int, int, int, str]] = []
+    for d, (group, scores_of) in enumerate(zip(candidates, lexical, strict=True)):
+        units = [(score, d, i, a, candidate.marked.text[a:b])
+                 for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True))
+                 for score, (a, b) in zip(scores, split_units(candidate.marked.text), strict=True) if score > 0]
+        chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:SEMANTIC_UNITS]]
+    out: list[list[dict[int, float]]] = [[{} for _ in group] for group in candidates]
+    for (d, i, start, _), cosine in zip(chosen, similarity([u[3] for u in chosen]) if chosen else [], strict=True):
+        out[d][i][start] = cosine
     return out
+
+
+def document_candidates(hit: dict[str, Any], lexical_weight: float) -> list[Candidate]:
+    """A document's candidate chunks, each fused on the document's own scale (its best chunk's score), so
+    its passages do not depend on the rest of the answer."""
+    chunks = inner_hits(hit)
+    top = max((h.get("_score") or 0.0 for h in chunks), default=0.0)
+    return [Candidate(h, marked_of(h), spans_of(h["_source"]),
+                      fused_score(h.get("_score") or 0.0, top, similarity_of(h), lexical_weight)) for h in chunks]
 
 
 def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
              lexical_weight: float, similarity: Similarity | None = None,
              phrases: tuple[str, ...] = (), value_weight: float = 0.0) -> list[DocumentResult]:
     """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
-    context, a few short highlights; term weights are taken over every candidate chunk of the answer.
+    context, a few short highlights. Everything a document's passages are chosen by — term weights, the
+    fused scale, the units embedded — is taken over that document's candidate chunks alone: the same
+    document shows the same passages whatever else the answer holds (its limit, its page).
     ``phrases``: what the query binds word for word; a passage holding them is shown first.
-    ``value_weight``: what stating a value adds to a passage, in units of the answer's highest term weight."""
-    top = max((h.get("_score") or 0.0 for hit in hits for h in inner_hits(hit)), default=0.0)
-    groups = [[Candidate(h, marked_of(h), spans_of(h["_source"]),
-                         fused_score(h.get("_score") or 0.0, top, similarity_of(h), lexical_weight))
-               for h in inner_hits(hit)] for hit in hits]
-    flat = [c for group in groups for c in group]
-    weights = term_weights([c.marked for c in flat])
-    lexical = [lexical_scores(c.marked, split_units(c.marked.text), weights) for c in flat]
-    cosines = unit_similarities(flat, lexical, similarity) if similarity else [{} for _ in flat]
-    semantic = SEMANTIC_WEIGHT * max(weights.values(), default=0.0)
-    value = value_weight * max(weights.values(), default=0.0)
-    results, at = [], 0
-    for hit, group in zip(hits, groups, strict=True):
-        results.append(map_hit(hit, group, weights, include_context, max_chunks, passage_chars,
-                               cosines[at:at + len(group)], semantic, phrases, lexical[at:at + len(group)], value))
-        at += len(group)
+    ``value_weight``: what stating a value adds to a passage, in units of the document's highest term weight."""
+    groups = [document_candidates(hit, lexical_weight) for hit in hits]
+    weights = [term_weights([c.marked for c in group]) for group in groups]
+    lexical = [[lexical_scores(c.marked, split_units(c.marked.text), w) for c in group]
+               for group, w in zip(groups, weights, strict=True)]
+    cosines = unit_similarities(groups, lexical, similarity) if similarity else [[{} for _ in g] for g in groups]
+    results = []
+    for hit, group, w, cos, lex in zip(hits, groups, weights, cosines, lexical, strict=True):
+        top_weight = max(w.values(), default=0.0)
+        results.append(map_hit(hit, group, w, include_context, max_chunks, passage_chars, cos,
+                               SEMANTIC_WEIGHT * top_weight, phrases, lex, value_weight * top_weight))
     return results
 
 

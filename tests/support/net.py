@@ -6,6 +6,12 @@ import socket
 import time
 from collections.abc import Callable
 
+from opensearchpy.exceptions import ConnectionError as EngineConnectionError
+from opensearchpy.exceptions import TransportError
+
+#: what an engine answers for a moment (a shard that is starting, a node that is busy): a poll tries again
+TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
+
 
 def free_port() -> int:
     """A loopback TCP port nobody listens on right now."""
@@ -14,14 +20,27 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def holds(predicate: Callable[[], object]) -> bool:
+    """``predicate()``, false while the engine answers transiently (503 while a new index's shard starts)."""
+    try:
+        return bool(predicate())
+    except EngineConnectionError:
+        return False
+    except TransportError as exc:
+        if exc.status_code in TRANSIENT_STATUS:
+            return False
+        raise
+
+
 def wait_until(predicate: Callable[[], object], timeout: float, step: float = 0.05) -> bool:
-    """Whether ``predicate()`` became true within ``timeout`` seconds (polled every ``step``)."""
+    """Whether ``predicate()`` became true within ``timeout`` seconds (polled every ``step``); the engine's
+    transient answers count as not yet."""
     end = time.monotonic() + timeout
     while time.monotonic() < end:
-        if predicate():
+        if holds(predicate):
             return True
         time.sleep(step)
-    return bool(predicate())
+    return holds(predicate)
 
 
 def port_open(port: int) -> bool:

@@ -217,3 +217,28 @@ def test_a_hit_fetched_with_the_request_fields_maps_like_one_with_everything_sto
     assert dumped(narrow[0]) == dumped(wide[0].model_copy(update={
         "file_size": None, "created_at": None, "updated_at": None, "page_count": None}))
     assert len(narrow[0].context_chunks) == 3
+
+
+def test_a_documents_passages_do_not_depend_on_the_other_documents_of_the_answer() -> None:
+    """Term weights, the fused scale and the units embedded are the document's own: an agent that asks again
+    with another limit, or pages, sees the same passages of the same document."""
+    first = ("3.1 Марка бетона по прочности принимается по расчёту.\n" + "общие слова " * 30 + "\n"
+             "3.2 Класс арматуры назначают по таблице 2.\n" + "другие слова " * 30)
+
+    def chunk(doc: str, index: int, score: float, text: str, similarity: float) -> dict[str, object]:
+        return {"_score": score, "_source": {"chunk_id": f"{doc}:{index}", "chunk_index": index, "page_number": index},
+                "highlight": {"text": [_marked(text, "бетона", "арматуры")]}, "fields": {"similarity": [similarity]}}
+
+    document = _collapsed("d1", [chunk("d1", 0, 4.0, first, 0.2), chunk("d1", 1, 3.0, "3.3 Арматуры и бетона "
+                                                                              "сечение", 0.8)])
+    crowd = [_collapsed(f"d{n}", [chunk(f"d{n}", 0, 40.0, "Прочность бетона. " * 20, 0.1)]) for n in range(2, 6)]
+
+    def similarity(texts: list[str]) -> list[float]:
+        return [0.5 for _ in texts]
+
+    def shown(hits: list[dict[str, object]]) -> list[tuple[str, str]]:
+        doc = next(d for d in map_hits(hits, True, 2, 120, 0.5, similarity, value_weight=1.0) if d.id == "d1")
+        return [(c.chunk_id, c.text) for c in doc.context_chunks]
+
+    alone = shown([document])
+    assert alone == shown([*crowd, document]) == shown([document, *crowd[:1]])

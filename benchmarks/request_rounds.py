@@ -1,0 +1,134 @@
+"""The engine request of this tree beside another tree's (a ``git worktree`` of an earlier round), on one index.
+
+Each tree plans every question exactly as its own search call does (``SearchService.plan`` → ``build_request``,
+run in a subprocess with that tree on ``sys.path``), so the bodies compared are the ones each round ships.
+They are then sent to the same index from one process: per round, the trees alternate in blocks of every
+question (the order of the two blocks flips each round, so a drift of the machine falls on both), and the
+engine's CPU per call is the node's ``process.cpu.total_in_millis`` over each tree's blocks. Reported per
+operator: engine ``took`` p50 / p95, wall p50 / p95, engine CPU ms per call, and the ratios this / previous.
+
+    git worktree add ../prev <commit>
+    .venv/bin/python -m benchmarks.request_rounds --alias r39 --previous ../prev --operators AUTO AND --rounds 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from opensearchpy import OpenSearch
+
+from ingest.evaluate import eval_settings
+from service.opensearch import build_client
+from service.settings import Settings
+from tests.support.load import percentile
+
+REPO = Path(__file__).resolve().parents[1]
+Plans = list[tuple[dict[str, Any], str]]
+
+#: run inside a tree: that tree's service plans each question of stdin as a default call with the operator
+PLANNER = """
+import json, sys
+from ingest.evaluate import eval_settings
+from service.embedders.factory import build_embedder
+from service.opensearch import build_client
+from service.query.build import build_request
+from service.query.contract import validate_request
+from service.search import SearchService
+from service.security import stdio_principal
+from service.settings import Settings
+alias, operator, mode = sys.argv[1:4]
+settings = eval_settings(Settings(), alias)
+service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))
+principal = stdio_principal(settings.server)
+out = []
+for text in json.load(sys.stdin):
+    request = validate_request({"query": text, "search_mode": mode, "operator": operator})
+    plan = service.plan(request, principal)[0]
+    out.append([build_request(plan), service._pipeline(plan.route)])
+print(json.dumps(out, ensure_ascii=False))
+"""
+
+
+def tree_bodies(tree: Path, alias: str, operator: str, mode: str, questions: list[str]) -> Plans:
+    """The bodies ``tree``'s code builds for ``questions`` (its own modules, this interpreter)."""
+    done = subprocess.run([sys.executable, "-c", PLANNER, alias, operator, mode], cwd=tree,
+                          input=json.dumps(questions, ensure_ascii=False), capture_output=True, text=True,
+                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "DO_NOT_TRACK": "1"}, check=True)
+    return [(body, pipeline) for body, pipeline in json.loads(done.stdout)]
+
+
+def engine_cpu_ms(client: OpenSearch) -> float:
+    stats = client.nodes.stats(metric="process")["nodes"].values()
+    return sum(float(n["process"]["cpu"]["total_in_millis"]) for n in stats)
+
+
+def send_block(client: OpenSearch, index: str, plans: Plans) -> tuple[list[float], list[float], float]:
+    """Every body once: engine took, wall ms, and the engine's CPU ms over the block."""
+    took, wall = [], []
+    cpu_before = engine_cpu_ms(client)
+    for body, pipeline in plans:
+        began = time.perf_counter()
+        raw = client.search(index=index, body=body, params={"search_pipeline": pipeline, "request_cache": "false"})
+        wall.append((time.perf_counter() - began) * 1000)
+        took.append(float(raw["took"]))
+    return took, wall, engine_cpu_ms(client) - cpu_before
+
+
+def compare(client: OpenSearch, index: str, trees: dict[str, Plans], rounds: int) -> dict[str, dict[str, float]]:
+    """Alternating blocks per round; per tree the took / wall percentiles and the engine CPU per call."""
+    names = list(trees)
+    for name in names:  # warm-up: caches and JIT for both
+        send_block(client, index, trees[name][:10])
+    took: dict[str, list[float]] = {n: [] for n in names}
+    wall: dict[str, list[float]] = {n: [] for n in names}
+    cpu = dict.fromkeys(names, 0.0)
+    for round_ in range(rounds):
+        for name in names if round_ % 2 == 0 else reversed(names):
+            t, w, c = send_block(client, index, trees[name])
+            took[name] += t
+            wall[name] += w
+            cpu[name] += c
+    return {n: {"took_p50": percentile(took[n], .5), "took_p95": percentile(took[n], .95),
+                "wall_p50": percentile(wall[n], .5), "wall_p95": percentile(wall[n], .95),
+                "cpu_ms": cpu[n] / len(took[n])} for n in names}
+
+
+def format_rows(operator: str, result: dict[str, dict[str, float]]) -> list[str]:
+    this, prev = result["this"], result["previous"]
+    rows = [f"| {operator} | {name} | {r['took_p50']:.0f} / {r['took_p95']:.0f} | {r['wall_p50']:.1f} / "
+            f"{r['wall_p95']:.1f} | {r['cpu_ms']:.1f} |" for name, r in result.items()]
+    rows.append(f"| {operator} | this / previous | {this['took_p50'] / max(prev['took_p50'], 1):.2f} / "
+                f"{this['took_p95'] / max(prev['took_p95'], 1):.2f} | {this['wall_p50'] / prev['wall_p50']:.2f} / "
+                f"{this['wall_p95'] / prev['wall_p95']:.2f} | {this['cpu_ms'] / max(prev['cpu_ms'], 0.1):.2f} |")
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--alias", required=True, help="Index alias both trees search (kept by `stroidok eval`).")
+    parser.add_argument("--previous", type=Path, required=True, help="Root of the other tree (a git worktree).")
+    parser.add_argument("--queries", type=Path, default=REPO / "eval/construction/queries.jsonl")
+    parser.add_argument("--operators", nargs="+", default=["AUTO", "AND"])
+    parser.add_argument("--mode", default="hybrid", choices=["hybrid", "fulltext", "semantic"])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+
+    questions = [json.loads(line)["text"] for line in args.queries.read_text(encoding="utf-8").splitlines() if line]
+    client = build_client(eval_settings(Settings(), args.alias))
+    print(f"{len(questions)} questions × {args.rounds} rounds, mode {args.mode}, index {args.alias}, "
+          f"previous tree {args.previous}")
+    print("| operator | tree | took p50 / p95 ms | wall p50 / p95 ms | engine CPU ms a call |\n|---|---|---|---|---|")
+    for operator in args.operators:
+        trees = {"this": tree_bodies(REPO, args.alias, operator, args.mode, questions),
+                 "previous": tree_bodies(args.previous.resolve(), args.alias, operator, args.mode, questions)}
+        print("\n".join(format_rows(operator, compare(client, args.alias, trees, args.rounds))), flush=True)
+
+
+if __name__ == "__main__":
+    main()
