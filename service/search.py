@@ -32,14 +32,16 @@ from service.query.build import (
     SearchPlan,
     SearchSettingsView,
     binding_phrases,
+    build_copies_lookup,
     build_request,
     build_sources_body,
     plan_search,
 )
 from service.query.contract import SearchRequest, validate_request
-from service.query.map import map_correction, map_facets, map_hits, related_queries
+from service.query.map import content_hash, map_copies, map_correction, map_facets, map_hits, related_queries
 from service.query.models import (
     DocumentResponse,
+    DocumentResult,
     Pagination,
     SearchMeta,
     SearchResponse,
@@ -257,7 +259,17 @@ class SearchService:
                           facets=map_facets(aggs), suggestions=suggestions,
                           pagination=Pagination(page=1, limit=request.limit, total_pages=1, has_more=False))
         self.documents.hide_unreadable([r.superseded_by for r in results if r.superseded_by], plan.groups)
+        self._fill_copies(results, [content_hash(hit) for hit in hits], plan)
         return SearchResponse(results=results, meta=meta)
+
+    def _fill_copies(self, results: list[DocumentResult], hashes: list[str | None], plan: SearchPlan) -> None:
+        """Each result's other paths of the same content that the request admits (one lookup for the page)."""
+        wanted = sorted({h for h in hashes if h})
+        if not wanted:
+            return
+        copies = map_copies(self._send(build_copies_lookup(wanted, plan.scope)))
+        for result, key in zip(results, hashes, strict=True):
+            result.copies = copies.get(key) if key else None
 
     # -- retrieval by id --------------------------------------------------------------------------
 

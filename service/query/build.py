@@ -8,13 +8,15 @@ queries and suggesters, never ``query_string``.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Literal
 
 from service.designations import find_designation, parse_designation
 from service.errors import InvalidQuery
+from service.index_admin.templates import load_json
 from service.query.contract import Operator, SearchRequest
 from service.query.parse import ParsedQuery
-from service.query.passages import POST, PRE
+from service.query.passages import POST, PRE, term_key
 from service.settings import DEFAULT_TEXT_FIELDS, SearchSettings
 
 Route = Literal["hybrid", "bm25", "knn"]
@@ -59,20 +61,44 @@ def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...
 MAX_AND_WORDS = 64
 
 
+@lru_cache(maxsize=1)
+def multiword_synonyms() -> tuple[frozenset[str], ...]:
+    """The stems of each several-word side of the shipped synonym rules («проект производства работ»)."""
+    rules = load_json("chunks.json")["template"]["settings"]["analysis"]["filter"]["ru_abbreviations"]["synonyms"]
+    sides = (side.split() for rule in rules for side in rule.replace("=>", ",").split(","))
+    return tuple(frozenset(map(term_key, words)) for words in sides if len(words) > 1)
+
+
+def may_hold_synonym(text: str) -> bool:
+    """Whether the query holds every word of a several-word synonym (its words then admit a chunk only
+    together, in one field, where the abbreviation stands: «ППР»)."""
+    keys = {term_key(word) for word in text.split()}
+    return any(side <= keys for side in multiword_synonyms())
+
+
+def word_fields(word: str, fields: tuple[str, ...]) -> list[str]:
+    """Where one word of AND can match: a word without digits matches a ``.codes`` subfield (the same text
+    lowercased, unstemmed) only where it matches its stemmed parent, so only the parents and the designation
+    are asked (a third fewer postings to walk); a code («54.13330», «12.1.004-91») is asked everywhere."""
+    if any(ch.isdigit() for ch in word):
+        return list(fields)
+    return [f for f in fields if ".codes" not in f or f.startswith("designation.")]
+
+
 def build_every_word(text: str, fields: tuple[str, ...] = TEXT_FIELDS, match_type: str = "most_fields",
                      ) -> dict[str, Any]:
-    """AND: every word somewhere in the chunk's fields — «высота комнат СП 54.13330» finds the chunk whose text
-    holds the words and whose title the designation (a ``multi_match`` with operator AND asks each field for
-    all of them). Each word must match some field (a stop word binds nothing); the whole query in one field
-    still admits a chunk (a multi-word synonym, «проект производства работ» for ППР, matches only so). The
-    score is the words' BM25 over the fields, as in OR."""
+    """AND's admission, a filter (it scores nothing): every word somewhere in the chunk's fields — «высота
+    комнат СП 54.13330» admits the chunk whose text holds the words and whose title the designation (a
+    ``multi_match`` with operator AND asks each field for all of them). Each word must match some field (a
+    stop word binds nothing); when the query holds a several-word synonym, the whole query in one field also
+    admits a chunk («проект производства работ» matches a chunk saying ППР only so)."""
     words = list(dict.fromkeys(text.split()))[:MAX_AND_WORDS]
-    each = {"bool": {"filter": [{"multi_match": {"query": word, "fields": list(fields), "type": "best_fields",
-                                                 "operator": "and", "zero_terms_query": "all"}}
+    each = {"bool": {"filter": [{"multi_match": {"query": word, "fields": word_fields(word, fields),
+                                                 "type": "best_fields", "operator": "and", "zero_terms_query": "all"}}
                                 for word in words]}}
-    admitted = {"bool": {"should": [each, build_bm25_leg(text, "AND", fields, match_type)],
-                         "minimum_should_match": 1}}
-    return {"bool": {"must": build_bm25_leg(text, "OR", fields, match_type), "filter": [admitted]}}
+    if not may_hold_synonym(text):
+        return each
+    return {"bool": {"should": [each, build_bm25_leg(text, "AND", fields, match_type)], "minimum_should_match": 1}}
 
 
 def build_phrase(text: str) -> dict[str, Any]:
@@ -80,21 +106,28 @@ def build_phrase(text: str) -> dict[str, Any]:
 
 
 def build_text_query(parsed: ParsedQuery, operator: Operator, fields: tuple[str, ...] = TEXT_FIELDS,
-                     match_type: str = "most_fields", minimum_should_match: str | None = None) -> dict[str, Any]:
+                     match_type: str = "most_fields", minimum_should_match: str | None = None,
+                     bound: bool = False) -> dict[str, Any]:
     """The scoring text leg.
 
     OR: any word; quoted parts only add score (Russian quotes usually name a work, «Чужой»: TyDi-ru BM25
     nDCG@10 0.916 → 0.921 against phrase-or-terms). AUTO: ``minimum_should_match`` of the words; "straight
-    quotes" are required phrases, «guillemets» add score. AND: every word and every quoted part.
+    quotes" are required phrases (left to the filter when ``bound``), «guillemets» add score. AND: every word and every quoted part, scored as
+    the words' BM25 (as in OR); ``bound``: the request's filter already holds AND's admission
+    (``build_binding``), so the leg only scores (the admission evaluated once, not once more per leg).
     PHRASE: the whole query as one phrase."""
     if operator == "PHRASE":
         return build_phrase(parsed.plain)
     if operator == "AND":
-        phrases = [build_phrase(p) for p in parsed.phrases]
-        parts = phrases + ([build_every_word(parsed.terms, fields, match_type)] if parsed.terms else [])
-        return parts[0] if len(parts) == 1 else {"bool": {"must": parts}}
+        parts = [build_phrase(p) for p in parsed.phrases]
+        if parsed.terms:
+            parts.append(build_bm25_leg(parsed.terms, "OR", fields, match_type))
+        scored = parts[0] if len(parts) == 1 else {"bool": {"must": parts}}
+        if bound or not parsed.terms:
+            return scored
+        return {"bool": {"must": scored, "filter": [build_every_word(parsed.terms, fields, match_type)]}}
     words = build_bm25_leg(parsed.plain, operator, fields, match_type, minimum_should_match)
-    required = [build_phrase(p) for p in parsed.exact] if operator == "AUTO" else []
+    required = [build_phrase(p) for p in parsed.exact] if operator == "AUTO" and not bound else []
     bonus = [build_phrase(p) for p in parsed.phrases if operator == "OR" or p not in parsed.exact]
     if not required and not bonus:
         return words
@@ -106,14 +139,18 @@ def build_text_query(parsed: ParsedQuery, operator: Operator, fields: tuple[str,
 
 def build_binding(parsed: ParsedQuery, operator: Operator, fields: tuple[str, ...] = TEXT_FIELDS,
                   match_type: str = "most_fields") -> dict[str, Any] | None:
-    """What every result must satisfy whatever the leg: AND and PHRASE bind the whole text query, AUTO
-    binds its "straight-quoted" phrases, OR binds nothing. None when nothing binds."""
-    if operator in ("AND", "PHRASE"):
-        return build_text_query(parsed, operator, fields, match_type)
-    if operator == "AUTO" and parsed.exact:
-        phrases = [build_phrase(p) for p in parsed.exact]
-        return phrases[0] if len(phrases) == 1 else {"bool": {"filter": phrases}}
-    return None
+    """What every result must satisfy whatever the leg, as a filter: AND every word (``build_every_word``)
+    and every quoted part, PHRASE the whole phrase, AUTO its "straight-quoted" phrases, OR nothing. None
+    when nothing binds."""
+    if operator == "PHRASE":
+        return build_phrase(parsed.plain)
+    phrases = [build_phrase(p) for p in (parsed.phrases if operator == "AND" else
+                                         parsed.exact if operator == "AUTO" else ())]
+    if operator == "AND" and parsed.terms:
+        phrases.append(build_every_word(parsed.terms, fields, match_type))
+    if not phrases:
+        return None
+    return phrases[0] if len(phrases) == 1 else {"bool": {"filter": phrases}}
 
 
 def binding_phrases(parsed: ParsedQuery, operator: Operator) -> tuple[str, ...]:
@@ -133,9 +170,10 @@ def build_multi_binding(queries: list[ParsedQuery], operator: Operator, fields: 
 
 
 def build_multi_text_query(queries: list[ParsedQuery], operator: Operator, fields: tuple[str, ...] = TEXT_FIELDS,
-                           match_type: str = "most_fields", minimum_should_match: str | None = None) -> dict[str, Any]:
+                           match_type: str = "most_fields", minimum_should_match: str | None = None,
+                           bound: bool = False) -> dict[str, Any]:
     """Several phrasings: a chunk scores by its best-matching phrasing."""
-    legs = [build_text_query(q, operator, fields, match_type, minimum_should_match) for q in queries]
+    legs = [build_text_query(q, operator, fields, match_type, minimum_should_match, bound) for q in queries]
     return legs[0] if len(legs) == 1 else {"dis_max": {"queries": legs}}
 
 
@@ -247,16 +285,24 @@ def build_passage_highlight() -> dict[str, Any]:
 def build_collapse(max_chunks: int, vector: list[float] | None = None) -> dict[str, Any]:
     """One hit per content (``doc_hash``: the same file kept in several folders is one result), with its best
     chunks (``max_chunks`` plus a few candidates to re-rank; a chunk its copies repeat comes once), each whole
-    with its terms marked, and each chunk's similarity; and the copies the caller may read (one per path)."""
+    with its terms marked, and each chunk's similarity (its copies: ``build_copies_lookup``)."""
     chunks: dict[str, Any] = {
         "name": "chunks", "size": max_chunks + EXTRA_CANDIDATES, "_source": {"includes": CHUNK_FIELDS},
         "highlight": build_passage_highlight(), "collapse": {"field": "content_hash"},
     }
     if vector is not None:
         chunks["script_fields"] = build_similarity_field(vector)
+    return {"field": "doc_hash", "inner_hits": [chunks]}
+
+
+def build_copies_lookup(hashes: list[str], scope: dict[str, Any]) -> dict[str, Any]:
+    """Every path of each content (``doc_hash``) that the request's filters admit, the access filter among
+    them: a result's copies. Asked once for the whole page, by filters alone — as an inner hit of the search
+    it ran the whole query again for every result, a third of the engine's time."""
     copies = {"name": "copies", "size": MAX_COPIES, "_source": {"includes": ["doc_id", "file_path"]},
               "collapse": {"field": "doc_id"}, "sort": [{"file_path": "asc"}]}
-    return {"field": "doc_hash", "inner_hits": [chunks, copies]}
+    return {"query": {"bool": {"filter": [scope, {"terms": {"doc_hash": hashes}}]}}, "size": len(hashes),
+            "_source": False, "track_total_hits": False, "collapse": {"field": "doc_hash", "inner_hits": copies}}
 
 
 def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
@@ -293,6 +339,8 @@ class SearchPlan:
     route: Route
     legs: tuple[dict[str, Any], ...]
     filters: dict[str, Any]
+    #: the request's own filters (access included), without the operator's binding or the threshold
+    scope: dict[str, Any]
     offset: int
     size: int
     max_chunks: int
@@ -323,21 +371,23 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
     route = choose_route(request.search_mode, vector)
     if route != "bm25" or request.search_mode == "fulltext":
         fallback_reason = None
+    scope = build_filters(request, list(groups))
+    filters = {"bool": {**scope["bool"], "filter": list(scope["bool"]["filter"])}}
+    binding = build_multi_binding(parsed, request.operator, view.text_fields, view.match_type)
+    if binding is not None:
+        filters["bool"]["filter"].append(binding)  # every leg, the dense one too, only adds what the operator admits
+    # several phrasings bind by any one of them: each scoring leg then keeps its own admission
     text = build_multi_text_query(parsed, request.operator, view.text_fields, view.match_type,
-                                  view.auto_minimum_should_match)
+                                  view.auto_minimum_should_match, bound=binding is not None and len(parsed) == 1)
     if not any(find_designation(p.plain) for p in parsed):
         text = demote_replaced(text)
     knn = build_knn_leg(vector, view.knn_k) if vector is not None else None
     legs = {"bm25": (text,), "knn": (knn,), "hybrid": (text, knn)}[route]
-    filters = build_filters(request, list(groups))
-    if route != "bm25" and (binding := build_multi_binding(parsed, request.operator, view.text_fields,
-                                                           view.match_type)) is not None:
-        filters["bool"]["filter"].append(binding)  # the dense leg may only add chunks the operator admits
     if request.threshold is not None and vector is not None:
         filters["bool"]["filter"].append(build_similarity_filter(vector, request.threshold))
     first = parsed[0]
     wordy = any(len(w) >= 3 and w.isalpha() for w in first.plain.split())
-    return SearchPlan(route=route, legs=tuple(leg for leg in legs if leg is not None), filters=filters,
+    return SearchPlan(route=route, legs=tuple(leg for leg in legs if leg is not None), filters=filters, scope=scope,
                       offset=offset, size=request.limit, max_chunks=request.max_chunks,
                       pagination_depth=view.pagination_depth, vector=vector,
                       suggest_text=first.plain if route != "knn" and wordy else None, groups=groups,

@@ -110,10 +110,17 @@ def inner_hits(hit: dict[str, Any], name: str = "chunks") -> list[dict[str, Any]
     return hits
 
 
-def copies_of(hit: dict[str, Any]) -> list[Copy] | None:
-    """Every path of the hit's content the caller may read, when there is more than one."""
-    copies = [Copy(id=h["_source"]["doc_id"], file_path=h["_source"]["file_path"]) for h in inner_hits(hit, "copies")]
-    return copies if len(copies) > 1 else None
+def content_hash(hit: dict[str, Any]) -> str | None:
+    """The content a collapsed hit stands for (the collapse key the engine returns with it)."""
+    values = hit.get("fields", {}).get("doc_hash") or [None]
+    return values[0] if isinstance(values[0], str) else None
+
+
+def map_copies(raw: dict[str, Any]) -> dict[str, list[Copy]]:
+    """A copies lookup's answer → content hash → every path the caller may read, where there is more than one."""
+    found = {content_hash(hit): [Copy(id=h["_source"]["doc_id"], file_path=h["_source"]["file_path"])
+                                 for h in inner_hits(hit, "copies")] for hit in raw["hits"]["hits"]}
+    return {key: copies for key, copies in found.items() if key is not None and len(copies) > 1}
 
 
 def marked_of(hit: dict[str, Any]) -> Marked:
@@ -219,7 +226,6 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
     # the document's similarity is its most similar chunk's (what ``threshold`` admits it by), not its top one's
     doc.similarity = max((s for s in [similarity_of(hit), *(similarity_of(c.hit) for c in candidates)]
                           if s is not None), default=None)
-    doc.copies = copies_of(hit)
     cosines = cosines or [{} for _ in candidates]
     value_weight = value_weight if doc.designation else 0.0  # a requirement's figure: normative documents only
     given: list[list[float] | None] = list(lexical) if lexical else [None] * len(candidates)

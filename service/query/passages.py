@@ -83,7 +83,6 @@ class Passage:
 _STEMMER = snowballstemmer.stemmer("russian")
 
 
-@lru_cache(maxsize=65536)
 @lru_cache(maxsize=65_536)
 def term_key(word: str) -> str:
     """One key for a term's inflections as the highlighter marks them («жилой», «жилых», «жилая» → «жил»):

@@ -10,10 +10,13 @@ from service.query.build import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
     EXTRA_CANDIDATES,
+    TEXT_FIELDS,
     SearchPlan,
     SearchSettingsView,
     build_binding,
     build_bm25_leg,
+    build_copies_lookup,
+    build_every_word,
     build_filters,
     build_folder_filter,
     build_hybrid_body,
@@ -24,7 +27,7 @@ from service.query.build import (
     build_text_query,
     plan_search,
 )
-from service.query.contract import SearchRequest
+from service.query.contract import SearchRequest, validate_request
 from service.query.parse import parse_query
 from service.settings import SearchSettings
 
@@ -46,21 +49,47 @@ def test_hybrid_body_excludes_vectors_and_carries_filter() -> None:
 
 def test_text_query_with_and_requires_terms_and_phrases() -> None:
     query = build_text_query(parse_query('контроль "сварных швов"'), "AND")
-    must = query["bool"]["must"]
+    must = query["bool"]["must"]["bool"]["must"]
     assert must[0]["multi_match"]["type"] == "phrase" and must[0]["multi_match"]["query"] == "сварных швов"
-    words = must[1]["bool"]["filter"][0]["bool"]["should"]
-    each, whole = words[0]["bool"]["filter"], words[1]["multi_match"]
+    each = query["bool"]["filter"][0]["bool"]["filter"]
     assert [w["multi_match"]["query"] for w in each] == ["контроль"]
-    assert all(w["multi_match"]["operator"] == "and" for w in each) and whole["operator"] == "and"
+    assert all(w["multi_match"]["operator"] == "and" for w in each)
+
+
+def test_and_admits_a_several_word_synonym_whole_only_when_the_query_holds_one() -> None:
+    """«проект производства работ» admits a chunk saying ППР (the words match there only together)."""
+    admitted = build_every_word("сроки проекта производства работ")["bool"]
+    each, whole = admitted["should"][0]["bool"]["filter"], admitted["should"][1]["multi_match"]
+    assert [w["multi_match"]["query"] for w in each] == ["сроки", "проекта", "производства", "работ"]
+    assert whole["operator"] == "and" and admitted["minimum_should_match"] == 1
+    assert "should" not in build_every_word("сроки проекта")["bool"]
+
+
+def test_a_bound_and_leg_only_scores_and_the_binding_admits_once_as_a_filter() -> None:
+    parsed = parse_query('контроль "сварных швов"')
+    scoring = build_text_query(parsed, "AND", bound=True)
+    assert "filter" not in scoring["bool"] and scoring["bool"]["must"][1]["multi_match"]["operator"] == "or"
+    binding = build_binding(parsed, "AND")
+    assert set(binding["bool"]) == {"filter"}  # nothing scored in the filter
+    assert binding["bool"]["filter"][0]["multi_match"]["type"] == "phrase"
+    assert binding["bool"]["filter"][1] == build_text_query(parsed, "AND")["bool"]["filter"][0]
+
+
+def test_plan_binds_and_once_at_the_request_level_for_every_leg() -> None:
+    view = SearchSettingsView(TEXT_FIELDS, "most_fields", None, 100, 300)
+    request = validate_request({"query": "высота жилых комнат", "operator": "AND"})
+    for vector in (None, [0.1, 0.2]):
+        plan = plan_search(request, [parse_query(request.query)], ("public",), vector, 0, view)
+        assert plan.filters["bool"]["filter"][-1] == build_binding(parse_query(request.query), "AND")
+        text = plan.legs[0]["boosting"]["positive"]
+        assert text["multi_match"]["operator"] == "or"  # the leg scores; the request's filter admits
 
 
 def test_and_asks_every_word_of_some_field_not_every_field_for_every_word() -> None:
     query = build_text_query(parse_query("высота комнат СП 54.13330 высота"), "AND")
-    admitted = query["bool"]["filter"][0]["bool"]
-    each = admitted["should"][0]["bool"]["filter"]
+    each = query["bool"]["filter"][0]["bool"]["filter"]
     assert [w["multi_match"]["query"] for w in each] == ["высота", "комнат", "СП", "54.13330"]
     assert {w["multi_match"]["type"] for w in each} == {"best_fields"}
-    assert admitted["minimum_should_match"] == 1
     assert query["bool"]["must"]["multi_match"]["operator"] == "or"  # the score: the words' BM25, as in OR
 
 
@@ -113,7 +142,7 @@ def test_request_groups_per_document_with_facets_similarity_and_threshold() -> N
     plan = _plan(offset=20, limit=10, max_chunks=2, threshold=0.4)
     body = build_request(plan)
     assert body["collapse"]["field"] == "doc_hash"  # one result per content: copies in other folders are one
-    assert body["collapse"]["inner_hits"][1]["name"] == "copies"
+    assert [inner["name"] for inner in body["collapse"]["inner_hits"]] == ["chunks"]  # copies: a lookup of its own
     assert body["collapse"]["inner_hits"][0]["size"] == 2 + EXTRA_CANDIDATES
     assert body["from"] == 20 and body["size"] == 10 and "min_score" not in body
     assert body["query"]["hybrid"]["pagination_depth"] == 1000
@@ -186,7 +215,6 @@ def test_binding_per_operator() -> None:
     assert build_binding(parse_query("защитный слой"), "AUTO") is None
     assert build_binding(parsed, "AUTO") == {"multi_match": {"query": "бетона", "fields": list(
         ("text", "title", "section_title", "text.codes")), "type": "phrase"}}
-    assert build_binding(parsed, "AND") == build_text_query(parsed, "AND")
     assert build_binding(parsed, "PHRASE") == build_text_query(parsed, "PHRASE")
 
 
@@ -222,3 +250,20 @@ def test_replaced_editions_score_lower_unless_the_query_names_a_designation() ->
     assert demoted["boosting"]["negative"] == {"exists": {"field": "superseded_by"}}
     named = _plan(query="ГОСТ 32576.1-2015 ограждения").legs[0]
     assert "boosting" not in named
+
+
+def test_copies_are_looked_up_by_content_within_the_requests_own_filters_not_its_query() -> None:
+    plan = _plan(query="прокат", operator="AND", folder="/archive/a")
+    lookup = build_copies_lookup(["h1", "h2"], plan.scope)
+    scope, hashes = lookup["query"]["bool"]["filter"]
+    assert scope == plan.scope and hashes == {"terms": {"doc_hash": ["h1", "h2"]}}
+    assert {"terms": {"access_groups": ["public"]}} in scope["bool"]["filter"]
+    assert "прокат" not in str(lookup)  # the binding stays with the search
+    assert lookup["collapse"]["inner_hits"]["collapse"] == {"field": "doc_id"} and lookup["size"] == 2
+
+
+def test_and_asks_a_plain_word_its_stemmed_fields_and_a_code_every_field() -> None:
+    each = build_every_word("высота 54.13330", TEXT_FIELDS)["bool"]["filter"]
+    word, code = (w["multi_match"]["fields"] for w in each)
+    assert word == ["text", "title", "section_title^0.5", "designation.codes"]
+    assert code == list(TEXT_FIELDS)
