@@ -98,7 +98,7 @@ def test_memory_cache_is_safe_when_many_threads_expire_and_insert_at_once() -> N
                 key = str((i * 7 + n) % 100)
                 cache.get(key)
                 cache.put(key, response)
-        except BaseException as exc:  # noqa: BLE001 — any failure of a thread is what the test looks for
+        except BaseException as exc:  # any failure of a thread is what the test looks for
             errors.append(exc)
 
     threads = [threading.Thread(target=hammer, args=(n,)) for n in range(8)]
