@@ -114,6 +114,19 @@ DISK_FULL_MESSAGE = ("the engine's disk is past its flood-stage watermark, so it
                      "and run the ingest again: what was refused is not recorded as indexed")
 
 
+CREATE_BLOCKED_MESSAGE = ("the engine blocks creating indexes: every node's disk is past its high watermark (the "
+                          "engine lifts the block itself at its next disk check once space is back, within about a "
+                          "minute; this run waited for that in vain). Free disk space (`stroidok engine status` "
+                          "shows it) and run again: nothing was written")
+
+
+def is_create_block(exc: BaseException) -> bool:
+    """Whether ``exc`` is the engine refusing to create an index while every node's disk is full
+    (``cluster.blocks.create_index``, set by its disk guard and lifted by it)."""
+    return (isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError)
+            and exc.status_code == 403 and "create-index blocked" in _reason(exc))
+
+
 def is_disk_block(reason: str) -> bool:
     """Whether an engine failure text is a flood-stage block: writes to an index on the full disk
     (``index.blocks.read_only_allow_delete``), or creating any index while every node's disk is full."""
@@ -139,6 +152,8 @@ def translate(exc: Exception) -> StroidokError:
                                 "index init`", details={"status": 400})
     if isinstance(exc, os_exc.RequestError) and "Reached end of search result" in str(exc.info):
         return PastLastPage("the requested page is past the last result")
+    if is_create_block(exc):
+        return DiskFull(CREATE_BLOCKED_MESSAGE, details={"status": 403, "block": "create_index"})
     if isinstance(exc, os_exc.TransportError) and _root_type(exc) in DISK_BLOCKS and is_disk_block(_reason(exc)):
         return DiskFull(DISK_FULL_MESSAGE, details={"status": exc.status_code})
     if isinstance(exc, os_exc.TransportError) and (_root_type(exc) in BUSY_ERRORS or exc.status_code == 429):

@@ -133,6 +133,10 @@ class IndexSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="STROIDOK_INDEX_", extra="ignore", env_parse_none_str="none")
 
     alias: str = Field(default="stroidok-chunks", pattern=r"^[a-z0-9][a-z0-9_\-]{0,100}$")
+    create_block_wait_s: float = Field(
+        default=90.0, ge=0, le=3600,
+        description="How long creating an index waits while the engine's disk guard blocks it (after a full disk the "
+                    "engine lifts the block at its next disk check, within about a minute), then DISK_FULL.")
     embedding_dim: int = Field(default=300, ge=2, le=16000)
     shards: int = Field(default=2, ge=1, le=1024, description=(
         "Primary shards of the chunk index. 2 even on one node: a one-shard hybrid search fetches every "

@@ -16,6 +16,7 @@ from opensearchpy import exceptions as os_exc
 
 from service.engine.status import write_blocked
 from service.errors import IndexSetupError
+from service.index_admin.create import create_index
 from service.index_admin.templates import (
     HASH_KEY,
     TEMPLATES_DIR,
@@ -114,20 +115,9 @@ def _apply_index(client: OpenSearch, settings: IndexSettings, template: dict[str
     body: dict[str, Any] = {"aliases": {settings.alias: {"is_write_index": True}}}
     if settings.split_at_chunks and settings.shards > 1:
         body["settings"] = {"index": {"number_of_shards": 1}}  # split to `shards` once grown (split_if_grown)
-    if not _create_once(client, settings.first_index, body):
+    if not create_index(client, settings.first_index, body, settings.create_block_wait_s):
         return Change("index", f"{settings.alias} -> {settings.first_index}", "unchanged")
     return Change("index", f"{settings.alias} -> {settings.first_index}", "created")
-
-
-def _create_once(client: OpenSearch, name: str, body: dict[str, Any]) -> bool:
-    """Create an index; False when another process (a parallel ``ingest --shard``) created it first."""
-    try:
-        client.indices.create(index=name, body=body)
-    except os_exc.RequestError as exc:
-        if exc.error != "resource_already_exists_exception":
-            raise
-        return False
-    return True
 
 
 def _add_new_fields(client: OpenSearch, index: str, mappings: dict[str, Any]) -> Change:
@@ -154,7 +144,8 @@ def _apply_side_index(client: OpenSearch, name: str, body: dict[str, Any], setti
         client.indices.put_mapping(index=name, body=body["mappings"])
         client.indices.put_settings(index=name, body={"index": replica_settings(settings)})
         return [template, Change("index", name, "unchanged")]
-    return [template, Change("index", name, "created" if _create_once(client, name, body) else "unchanged")]
+    created = create_index(client, name, body, settings.create_block_wait_s)
+    return [template, Change("index", name, "created" if created else "unchanged")]
 
 
 def with_recorded_fusion(client: OpenSearch, settings: IndexSettings) -> IndexSettings:

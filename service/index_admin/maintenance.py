@@ -14,6 +14,7 @@ from opensearchpy import OpenSearch
 
 from service.errors import IndexSetupError
 from service.index_admin.apply import alias_indices, apply_pipeline, apply_template
+from service.index_admin.create import create_index
 from service.index_admin.templates import HASH_KEY, TEMPLATES_DIR, wanted_pipelines, wanted_template
 from service.index_meta import EMBEDDER_DOC, bump_generation, carry_embedder_meta, embedder_doc_id
 from service.opensearch import engine_errors
@@ -83,7 +84,7 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
         new = next_index_name(old)
         resumed = switch is not None and pending_switch(client, settings) == new
         if not resumed:
-            _copy(client, old, new, template, switch is not None)
+            _copy(client, old, new, template, switch is not None, settings.create_block_wait_s)
     if switch is not None:
         switch.fill(new)
     with engine_errors():
@@ -110,10 +111,11 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
     return old, new, counts[1]
 
 
-def _copy(client: OpenSearch, old: str, new: str, template: dict[str, Any], text_only: bool) -> None:
+def _copy(client: OpenSearch, old: str, new: str, template: dict[str, Any], text_only: bool,
+          block_wait_s: float) -> None:
     """Create ``new`` and reindex ``old`` into it (the text only, marked pending, for a model switch)."""
     meta = {HASH_KEY: template["template"]["mappings"]["_meta"][HASH_KEY], **({SWITCH_KEY: old} if text_only else {})}
-    client.indices.create(index=new, body={"mappings": {"_meta": meta}})
+    create_index(client, new, {"mappings": {"_meta": meta}}, block_wait_s)
     body: dict[str, Any] = {"source": {"index": old}, "dest": {"index": new}}
     if text_only:
         body["script"] = {"lang": "painless", "source": STRIP_VECTORS}

@@ -111,6 +111,40 @@ def test_a_full_disk_stops_the_ingest_with_disk_full_search_goes_on_and_the_reru
     assert len(registered) == 6 and chunks_per_document(client, alias) == registered  # nothing lost or doubled
 
 
+def block_index_creation(client: OpenSearch, on: bool) -> None:
+    """What the engine's disk guard sets while every node's disk is full (and lifts at its next disk check)."""
+    client.cluster.put_settings(body={"persistent": {"cluster.blocks.create_index": True if on else None}})
+
+
+def test_a_create_index_block_is_waited_out_and_of_two_ingests_one_runs_and_one_is_refused(
+        tmp_path: Path, opensearch_url: str, client: OpenSearch, alias: str, disk_faults: None) -> None:
+    docs = write_corpus(tmp_path / "docs", 120, paragraphs=20)
+    env = ingest_env(opensearch_url, alias)
+    block_index_creation(client, True)
+    runs = [start_ingest(docs, env) for _ in range(2)]
+    time.sleep(8)
+    assert all(run.poll() is None for run in runs), "an ingest gave up while the block was still on"
+    assert not client.indices.get(index=f"{alias}*", allow_no_indices=True, expand_wildcards="all")
+    block_index_creation(client, False)  # the engine's next disk check, with space back
+    outcomes = sorted((run.wait(900), run.stderr.read() if run.stderr else "") for run in runs)
+    assert [code for code, _ in outcomes] == [0, 2], outcomes
+    assert "INGEST_RUNNING" in outcomes[1][1] and "Traceback" not in outcomes[1][1]
+    registered = registry_chunks(client, f"{alias}-files")
+    assert len(registered) == 120 and chunks_per_document(client, alias) == registered  # one writer, nothing doubled
+
+
+def test_a_create_index_block_that_outlasts_the_wait_is_disk_full_with_advice_and_writes_nothing(
+        tmp_path: Path, opensearch_url: str, client: OpenSearch, alias: str, disk_faults: None) -> None:
+    docs = write_corpus(tmp_path / "docs", 3, paragraphs=5)
+    block_index_creation(client, True)
+    began = time.monotonic()
+    blocked = run_ingest_cli(docs, ingest_env(opensearch_url, alias, STROIDOK_INDEX_CREATE_BLOCK_WAIT_S="4"), 300)
+    assert blocked.returncode == 2 and "DISK_FULL" in blocked.stderr, blocked.stderr[-2000:]
+    assert "creating indexes" in " ".join(blocked.stderr.split()) and "Traceback" not in blocked.stderr
+    assert 4 <= time.monotonic() - began < 120, "the wait is bounded by the setting"
+    assert not client.indices.get(index=f"{alias}*", allow_no_indices=True, expand_wildcards="all")
+
+
 def test_a_tripped_circuit_breaker_is_engine_busy_with_a_retry_hint(
         client: OpenSearch, corpus_settings: Settings, navec_embedder: Any) -> None:
     settings = corpus_settings.model_copy(deep=True)

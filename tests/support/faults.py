@@ -54,7 +54,7 @@ def reset_disk_faults(client: OpenSearch) -> None:
     wait_until(lambda: not create_blocked(client), timeout=150, step=2)
     client.cluster.put_settings(body={"transient": {"cluster.info.update.interval": None},
                                       "persistent": {"cluster.blocks.create_index": None}})
-    client.indices.put_settings(index="_all", body={"index.blocks.read_only_allow_delete": None})
+    client.indices.put_settings(index="_all", body={"index.blocks.read_only_allow_delete": None}, ignore=[404])
 
 
 @dataclass
