@@ -11,6 +11,8 @@
    mid-archive: the ingest must end with DISK_FULL, the rerun after the engine lifts its block completes;
    compared chunk by chunk), searches while the normative documents are ingested, two ingests of one
    index at once, and ``index migrate`` under a search load.
+9. the create-index block (issue 38): with the flood stage forced the engine refuses to create indexes; two
+   ingests into a new alias wait it out once the watermarks are back, one writes, nothing is doubled.
 
     .venv/bin/python -m benchmarks.chaos                       # the full run (about an hour)
     .venv/bin/python -m benchmarks.chaos --quick               # a few of each (minutes)
@@ -48,6 +50,7 @@ from tests.support import hostile, probes
 from tests.support.crash import (
     REPO,
     chunk_state,
+    chunks_per_document,
     ingest_env,
     kill_hard,
     marked_processes,
@@ -62,6 +65,7 @@ from tests.support.crash import (
 from tests.support.engine import managed_engine_settings, product_settings
 from tests.support.faults import (
     blocks_lifted,
+    create_blocked,
     force_flood_stage,
     release_flood_stage,
     reset_disk_faults,
@@ -262,6 +266,32 @@ def disk_full_rounds(url: str, root: Path, rounds: int, rng: random.Random) -> d
             "registry_changed_while_blocked": registered_while_blocked, **compare(client, alias, url, root)}
 
 
+def create_block_rounds(url: str, root: Path, rounds: int) -> dict[str, Any]:
+    """Each round: the flood stage is forced until the engine blocks creating indexes, two ingests start into
+    a new alias, the node's watermarks come back; both must wait out the block, then one writes and the
+    other is refused (INGEST_RUNNING) or, if it came after, finds everything done. Nothing doubled."""
+    client = OpenSearch(hosts=[url], timeout=120)
+    waited = one_writer = doubled = 0
+    try:
+        for _ in range(rounds):
+            alias = f"chaos-cb-{uuid.uuid4().hex[:6]}"
+            force_flood_stage(client)
+            assert wait_until(lambda: create_blocked(client), timeout=90, step=1), "no create-index block"
+            runs = [start_ingest(root, ingest_env(url, alias)) for _ in range(2)]
+            time.sleep(5)
+            still = all(run.poll() is None for run in runs)
+            release_flood_stage(client)
+            outcomes = sorted((run.wait(900), run.stderr.read() if run.stderr else "") for run in runs)
+            waited += still and outcomes[0][0] == 0
+            one_writer += outcomes[1][0] == 0 or (outcomes[1][0] == 2 and "INGEST_RUNNING" in outcomes[1][1])
+            registered = registry_chunks(client, f"{alias}-files")
+            doubled += chunks_per_document(client, alias) != registered
+    finally:
+        reset_disk_faults(client)
+    return {"rounds": rounds, "waited_out_the_block": waited, "one_writer_kept": one_writer,
+            "rounds_with_chunks_doubled_or_lost": doubled}
+
+
 def beside_searches(url: str, work: Path, documents: int | None, navec: NavecEmbedder) -> dict[str, Any]:
     """Searches without pause (two threads, no cache) while the CLI ingests the normative documents, then
     two ingests of one index at once, then ``index migrate`` under the same load."""
@@ -307,7 +337,7 @@ def main() -> None:
     parser.add_argument("--disk-rounds", type=int, default=3)
     parser.add_argument("--long-documents", type=int, default=None, help="Normative documents for the searches "
                         "beside an ingest (all).")
-    parser.add_argument("--only", nargs="*", default=None, help="engine ingest bad acl outage big disk beside")
+    parser.add_argument("--only", nargs="*", default=None, help="engine ingest bad acl outage big disk create beside")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--seed", type=int, default=12)
     args = parser.parse_args()
@@ -315,7 +345,7 @@ def main() -> None:
         args.engine_kills, args.ingest_kills, args.acl_requests, args.big_runs, args.disk_rounds = 2, 2, 200, 1, 1
         args.big_documents = args.big_documents or 10
         args.long_documents = args.long_documents or 20
-    only = set(args.only or ["engine", "ingest", "bad", "acl", "outage", "big", "disk", "beside"])
+    only = set(args.only or ["engine", "ingest", "bad", "acl", "outage", "big", "disk", "create", "beside"])
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="stroidok-chaos-"))
     engine = EngineProcess(managed_engine_settings(heap="2g"))
@@ -336,6 +366,8 @@ def main() -> None:
                  ("disk", lambda: disk_full_rounds(engine.url, write_txt_corpus(DEFAULT_SHARED, work / "df",
                                                                                 args.kill_documents)[0].parent,
                                                    args.disk_rounds, rng)),
+                 ("create", lambda: create_block_rounds(engine.url, write_txt_corpus(
+                     DEFAULT_SHARED, work / "cb", args.kill_documents)[0].parent, args.disk_rounds)),
                  ("beside", lambda: beside_searches(engine.url, work, args.long_documents,
                                                     NavecEmbedder(EmbedderSettings())))]
         for name, step in steps:
