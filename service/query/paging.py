@@ -52,7 +52,11 @@ def paginate(request: SearchRequest, offset: int, returned: int, total: int, cut
     """Page numbers and the cursor of the next page; ``cut`` says results were dropped for the budget, so
     the cursor continues right after the last one returned; ``exhausted`` that the ranking ran out (each leg
     ranks at most ``pagination_depth`` chunks) before the count did: nothing comes after what was found."""
+    page = offset // request.limit + 1
     pages = max(1, -(-total // request.limit))
     has_more = offset + returned < min(total, MAX_PAGE_DEPTH) and (cut or (returned > 0 and not exhausted))
-    return Pagination(page=offset // request.limit + 1, limit=request.limit, total_pages=pages, has_more=has_more,
-                      next_cursor=encode_cursor(request, offset + returned) if has_more else None)
+    # the ranking ran out on this page before the count: say how far a walk reaches (a page past it says nothing)
+    ended_early = exhausted and not cut and returned > 0 and offset + returned < total
+    return Pagination(page=page, limit=request.limit, total_pages=page if ended_early else pages, has_more=has_more,
+                      next_cursor=encode_cursor(request, offset + returned) if has_more else None,
+                      reachable=offset + returned if ended_early else None)

@@ -35,6 +35,19 @@ def walk(service: SearchService, principal: Principal, arguments: dict[str, Any]
         assert len(metas) < 100, "paging does not end"
 
 
+@pytest.mark.parametrize("mode", ["hybrid", "fulltext"])
+def test_a_walk_that_ends_before_the_count_says_how_many_documents_it_reaches(
+        service: SearchService, public: Principal, mode: str) -> None:
+    shallow = SearchService(service.settings.model_copy(deep=True), service.client, service.embedder)
+    shallow.settings.search.pagination_depth = 10  # each leg ranks 10 chunks: fewer documents than match
+    ids, metas = walk(shallow, public, {"query": "толщина утеплителя плотность", "operator": "OR", "search_mode": mode,
+                                        "limit": 3, "max_chunks": 1})
+    last = metas[-1]
+    assert len(ids) < last.total_results, "the corpus must match more documents than 10 chunks a leg reach"
+    assert last.pagination.reachable == len(ids) and last.pagination.total_pages == last.pagination.page
+    assert all(m.pagination.reachable is None for m in metas[:-1])
+
+
 @pytest.mark.parametrize(("mode", "operator", "query"), list(itertools.product(MODES, OPERATORS, QUERIES)))
 def test_walking_every_page_yields_each_document_once_and_exactly_the_total(service: SearchService, public: Principal, mode: str, operator: str, query: str) -> None:
     ids, metas = walk(service, public, {"query": query, "search_mode": mode, "operator": operator, "limit": 3,

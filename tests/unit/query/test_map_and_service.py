@@ -139,6 +139,14 @@ def test_paginate_continues_after_the_last_result_returned() -> None:
     assert not last.has_more and last.next_cursor is None
     past = paginate(request, 40, 0, 25, cut=False)
     assert not past.has_more and past.page == 5
+    assert last.reachable is None and full.reachable is None  # the ranking reached the count
+
+
+def test_a_walk_whose_ranking_ends_before_the_count_says_how_far_it_reaches() -> None:
+    request = validate_request({"query": "бетон", "limit": 10})
+    ended = paginate(request, 20, 8, 30, cut=False, exhausted=True)  # 28 of 30 counted are ranked
+    assert (ended.has_more, ended.reachable, ended.total_pages, ended.page) == (False, 28, 3, 3)
+    assert paginate(request, 20, 10, 30, cut=False).reachable is None
 
 
 def _response(results: int, chunks: int, text: int = 500) -> SearchResponse:
