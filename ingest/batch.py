@@ -1,5 +1,10 @@
 """Parsed documents → batches of whole documents: the embedder's statistics fitted once per index, each
 batch embedded (or marked for vectors later) and bulk-written, every file's outcome reported.
+
+A first ingest fits the statistics on ``fit_sample`` chunks before it writes anything; when parsing is slow
+(a folder of scans) it does not keep the index empty waiting for them: after ``text_first_after_s`` its
+batches are written text first (found by BM25 at once), the statistics are fitted once the sample is
+reached or the run ends, and the run adds the early chunks' vectors (``early_chunks``) before it ends.
 """
 
 from __future__ import annotations
@@ -9,6 +14,7 @@ import time
 from loguru import logger
 from opensearchpy import OpenSearch
 
+from ingest.backfill import run_backfill
 from ingest.index import (
     PreparedDocument,
     embedding_texts,
@@ -34,6 +40,11 @@ class Batcher:
         self.vectors_later = vectors_later
         self.watchdog = watchdog or Watchdog(float("inf"))  # not started: progress is only recorded
         self.pending: list[PreparedDocument] = []
+        self.started = self.last_write = time.monotonic()
+        #: texts of the chunks written text first before the statistics could be fitted (their fitting sample)
+        self.early_texts: list[str] = []
+        #: chunks this run wrote text first for want of statistics: the run embeds them before it ends
+        self.early_chunks = 0
 
     def record(self, outcome: FileOutcome) -> None:
         """A file's outcome, into the run's report and onto the progress display."""
@@ -44,15 +55,28 @@ class Batcher:
     def pending_chunks(self) -> int:
         return sum(len(d.chunks) for d in self.pending)
 
+    @property
+    def writing_early(self) -> bool:
+        """No statistics yet, and parsing has taken longer than a first ingest waits for its sample."""
+        return (not self.stats_ready
+                and time.monotonic() - self.started >= self.settings.ingest.text_first_after_s)
+
     def add(self, doc: PreparedDocument) -> None:
         self.pending.append(doc)
-        threshold = self.batch_size if self.stats_ready else self.settings.embedder.fit_sample
-        if self.pending_chunks >= threshold:
+        if self.stats_ready:
+            due = self.pending_chunks >= self.batch_size
+        elif self.writing_early:  # write what is parsed (a batch, or whatever waited a while), fit when sampled
+            due = (self.pending_chunks >= self.batch_size or len(self.early_texts) + self.pending_chunks >=
+                   self.settings.embedder.fit_sample or time.monotonic() - self.last_write >= 10)
+        else:
+            due = self.pending_chunks >= self.settings.embedder.fit_sample
+        if due:
             self.flush()
 
     def _fit(self) -> None:
         self.watchdog.progress("fitting embedder statistics", f"{self.pending_chunks} chunks")
-        texts = [t for d in self.pending for t in embedding_texts(d)]
+        texts = self.early_texts + [t for d in self.pending for t in embedding_texts(d)]
+        self.early_texts = []
         began = time.perf_counter()
         stats = self.embedder.fit(texts)
         stored = claim_embedder_meta(self.client, self.embedder, self.settings.index, stats)
@@ -64,17 +88,37 @@ class Batcher:
             logger.info("embedder statistics fitted on {} chunks and stored with the index", len(texts))
         self.stats_ready = True
 
-    def flush(self) -> None:
+    def finish(self, quiet: bool = False) -> None:
+        """The run's last batch, then the vectors of the chunks written text first while the run waited for
+        its fitting sample (searchable by BM25 meanwhile)."""
+        self.flush(final=True)
+        if not self.early_chunks:
+            return
+        self.watchdog.progress("adding the vectors of chunks written text first", f"{self.early_chunks} chunks")
+        logger.info("adding the vectors of {} chunks written text first", self.early_chunks)
+        report = run_backfill(self.settings, self.client, self.embedder, quiet=quiet)
+        if report.failed:
+            logger.warning("{} chunks still have no vector; `stroidok embed` adds them", report.failed)
+
+    def flush(self, final: bool = False) -> None:
+        """Write the pending documents; ``final``: the run's last batch (statistics are fitted now at the latest)."""
         if not self.pending:
             return
-        if not self.stats_ready:
+        early = self.writing_early and not final and (
+            len(self.early_texts) + self.pending_chunks < self.settings.embedder.fit_sample)
+        if not self.stats_ready and not early:
             self._fit()
         docs, self.pending = self.pending, []
+        self.last_write = time.monotonic()
         subject = f"{len(docs)} files from {docs[0].source.display}"
         self.watchdog.progress("embedding a batch", subject)
         began = time.perf_counter()
         for doc in docs:
-            if self.vectors_later:
+            if early:
+                self.early_texts += embedding_texts(doc)
+                self.early_chunks += len(doc.chunks)
+                doc.vectors_pending = True
+            elif self.vectors_later:
                 doc.vectors_pending = True
             else:
                 doc.vectors = self.embedder.embed_documents(embedding_texts(doc))

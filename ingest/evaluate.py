@@ -136,7 +136,7 @@ def build_index(evalset: EvalSet, settings: Settings, client: OpenSearch, embedd
         item = prepared(doc, settings)
         ids[item.doc_id] = doc.id
         batcher.add(item)
-    batcher.flush()
+    batcher.finish(quiet=True)
     failed = [o for o in report.outcomes if o.status == "failed"]
     if failed:
         raise RuntimeError(f"{len(failed)} eval documents failed to index: {failed[0].reason}")

@@ -77,7 +77,7 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
                                   settings.ingest.batch_size, stats_ready, watchdog, options.vectors_later)
                 _remove_and_report(plan, client, settings, batcher, watchdog)
                 parse_all(plan, options, settings, rules, registry, batcher, watchdog)
-                batcher.flush()
+                batcher.finish(quiet)
         if any(o.status in ("indexed", "deleted") for o in report.outcomes):
             began_links = time.perf_counter()
             settle_links(client, settings.index)

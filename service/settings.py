@@ -264,6 +264,11 @@ class IngestSettings(BaseSettings):
     vectors: Literal["auto", "now", "later"] = Field(default="auto", description=(
         "now: embed while ingesting; later: index text and metadata only, `stroidok embed` adds vectors; auto: "
         "now for fast embedders (navec, http), for e5 text first and the vectors right after in the same run."))
+    text_first_after_s: float = Field(default=60.0, ge=0, description=(
+        "A first ingest into an index fits the embedder's statistics on fit_sample chunks before it writes; when "
+        "parsing has not reached that sample after this long (scans, a slow machine), it writes text first — "
+        "searchable by BM25 at once — fits on what it has parsed once it reaches the sample or ends, and adds "
+        "the early chunks' vectors before the run ends."))
     access_rules: Path | None = Field(default=None, description="JSON file: path patterns to access groups.")
     default_groups: list[str] = Field(default_factory=lambda: ["public"])
 
