@@ -108,20 +108,22 @@ class _Chunker:
     def length(self) -> int:
         return sum(len(p) + 1 for p in self.parts)
 
-    def flush(self, keep_tail: bool, carry_clause: str | None = None) -> None:
+    def flush(self, keep_tail: bool) -> None:
         body = "\n".join(self.parts).strip()
+        spans = spans_of(self.parts, self.where)
         if body and body != self.carry.strip() and self.start is not None:
             page, section, clause = self.start
             clauses = tuple(dict.fromkeys([*([clause] if clause else []), *self.inside]))
             self.chunks.append(ChunkText(len(self.chunks), body, page, self.label, section, self.page_end,
                                          clause or (self.inside[0] if self.inside else None), clauses,
-                                         spans_of(self.parts, self.where), self.role))
+                                         spans, self.role))
         self.carry = tail_at_word(body, self.overlap) if keep_tail else ""
-        self.parts = [self.carry] if self.carry else []
-        self.where = [(self.page_end, carry_clause)] if self.carry else []
+        pieces = carried(self.carry, len(body) - len(self.carry), spans) if self.carry else []
+        self.parts = [text for text, _ in pieces]
+        self.where = [where for _, where in pieces]
         self.has_body = False
         self.inside = []
-        self.start = (self.page_end, self.section, carry_clause) if self.carry else None
+        self.start = (pieces[0][1][0], self.section, pieces[0][1][1]) if pieces else None
 
     def add(self, block: Block, previous: Block | None) -> None:
         if block.page_label != self.label or block.role != self.role:
@@ -129,7 +131,7 @@ class _Chunker:
             self.label, self.role = block.page_label, block.role
         # a contents or imprint page names clauses and headings it does not hold: it never sets them
         body = block.role is None
-        clause, before = clause_of(block, self.flat) if body else None, self.clause
+        clause = clause_of(block, self.flat) if body else None
         if (block.kind == "title" or clause) and self.has_body and self.length >= self.size // 2:
             self.flush(keep_tail=False)
         if block.kind == "title" and body:
@@ -140,7 +142,7 @@ class _Chunker:
         while position < len(text):
             piece, position = take(text, position, self.size - self.length)
             if not piece:  # no room left in this chunk: continue in the next, with the overlap
-                self.flush(keep_tail=True, carry_clause=before if first else self.clause)
+                self.flush(keep_tail=True)
                 piece, position = take(text, position, self.size - self.length, hard=True)
             if self.start is None:
                 self.start = (block.page, self.section, self.clause)
@@ -150,6 +152,25 @@ class _Chunker:
             self.where.append((block.page, self.clause))
             self.page_end, first = block.page, False
             self.has_body = self.has_body or block.kind != "title"
+
+
+def carried(carry: str, at: int, spans: tuple[tuple[int, int, str | None], ...],
+            ) -> list[tuple[str, tuple[int, str | None]]]:
+    """The overlap a chunk carries into the next (``carry``: the body's tail from offset ``at``) as pieces with
+    their own page and clause: a tail that crosses a page break keeps its first lines on their page
+    (labelled by the later page, a passage quoting them cited the wrong one)."""
+    in_effect = [(page, clause) for offset, page, clause in spans if offset <= at] or [(spans[0][1], spans[0][2])]
+    pieces, start, where = [], 0, in_effect[-1]
+    for offset, page, clause in spans:
+        if offset <= at:
+            continue
+        cut = carry.rfind("\n", start, offset - at)  # parts are joined by a newline: the change starts after it
+        if cut < start:
+            continue
+        pieces.append((carry[start:cut], where))
+        start, where = cut + 1, (page, clause)
+    pieces.append((carry[start:], where))
+    return [(text, place) for text, place in pieces if text.strip()]
 
 
 def spans_of(parts: list[str], where: list[tuple[int, str | None]]) -> tuple[tuple[int, int, str | None], ...]:

@@ -46,3 +46,15 @@ def test_a_numbered_list_inside_the_clauses_of_a_code_stays_in_its_clause() -> N
     code += [Block("1. Первый элемент перечня.", 3), Block("2. Второй элемент перечня.", 3)]
     chunks = chunk_blocks(code, 5000, 100)
     assert [c for _, _, c in chunks[-1].spans][-1] == "5.11"
+
+
+def test_an_overlap_that_crosses_a_page_break_keeps_its_first_lines_on_their_own_page() -> None:
+    """The carried tail of a chunk ending on page 27 can start on page 26: a passage quoting it cites 26."""
+    blocks = [Block("4.3 Шарнирная опора " + "поворот образца в плоскости изгиба " * 20, 26),
+              Block("Подвижная опора " + "смещение образца " * 120, 27)]
+    chunks = chunk_blocks(blocks, 900, 250)
+    crossing = next(c for c in chunks[1:] if len(c.spans) > 1)
+    first, second = crossing.spans[0], crossing.spans[1]
+    assert (first[0], first[1], first[2]) == (0, 26, "4.3") and crossing.page == 26
+    assert second[1] == 27 and crossing.text[second[0]:].startswith("Подвижная опора")
+    assert crossing.text[:second[0]].strip().endswith("изгиба")
