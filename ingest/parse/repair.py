@@ -109,7 +109,10 @@ def reads_as_one_word(word: str) -> bool:
 
 
 def _has_candidates(tokens: list[str]) -> bool:
-    return any(_CYRILLIC_TOKEN_RE.fullmatch(t) and len(t) <= 3 and t.lower() not in _SHORT_WORDS for t in tokens)
+    """Whether a line may hold a split word: a short token that is not a common word, or a token of four
+    or five letters the dictionary lacks («М О НИТО РИНГ», «ЭЛЕКТРО СНАБЖ ЕНИЯ»)."""
+    return any(_CYRILLIC_TOKEN_RE.fullmatch(t) and ((len(t) <= 3 and t.lower() not in _SHORT_WORDS)
+                                                    or (len(t) <= 5 and not is_word(t))) for t in tokens)
 
 
 _WIDE_SPACE_RE = re.compile(r"( {2,}|\t)")

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from pathlib import Path
 
-from ingest.parse.repair import collapse_letter_spacing, join_broken_words, join_word_fragments
+from ingest.parse.repair import collapse_letter_spacing, is_word, join_broken_words, join_word_fragments
 from service.designations import DESIGNATION_RE, find_designation, normalize_designation
 
 _STOP_LINE_RE = re.compile(
@@ -60,6 +60,8 @@ def printed_designation(lines: list[str]) -> str | None:
     for i in range(len(joined)):
         for width in (1, 2, 3):
             window = " ".join(joined[i:i + width])
+            if window.endswith(("-", "–", "—")) and i + width < len(joined):
+                continue  # «ГОСТ / 27772— / 2021»: the number goes on in the next line
             match = DESIGNATION_RE.search(window)
             if match and (match.start() == 0 or len(window.split()) <= 8):
                 return normalize_designation(match["kind"], match["number"])
@@ -172,7 +174,7 @@ def misread(line: str, designation: str) -> int | None:
 
 
 def join_title_lines(parts: list[str]) -> str:
-    """Upper-case heading lines form the first sentence, mixed-case lines continue it («БЕТОНЫ» /
+    """Upper-case heading lines form the first sentence, mixed-case lines the next one («БЕТОНЫ» /
     «Методы определения прочности» / «по контрольным образцам» → «Бетоны. Методы … образцам»)."""
     out = ""
     previous_upper = None
@@ -181,8 +183,9 @@ def join_title_lines(parts: list[str]) -> str:
         text = sentence_case(part)
         if not out:
             out = text
-        elif upper != previous_upper and text[:1].isupper():
-            out += ("" if out.endswith(".") else ".") + " " + text
+        elif upper != previous_upper and (text[:1].isupper() or (previous_upper and text[:1].isalpha())):
+            # after a capitals heading a subtitle starts a sentence, also when printed lower-case («СТАЛЕЙ» / «типы»)
+            out += ("" if out.endswith(".") else ".") + " " + text[:1].upper() + text[1:]
         else:
             out += " " + (text[:1].lower() + text[1:] if upper and not out.endswith(".") else text)
         previous_upper = upper
@@ -219,10 +222,26 @@ def looks_like_title(line: str) -> bool:
     return not is_boilerplate(line)
 
 
+#: short words a capitals line holds as words («ДОРОГ И АЭРОДРОМОВ», «РАСЧЕТ НА ПРОЧНОСТЬ»), never an ending
+_FUNCTION_WORDS = frozenset("и а в с к о у я на по от до за из не ни но при или для без над под про что как же ли бы".split())
+_CAPS_ENDING_RE = re.compile(r"(?<![А-ЯЁ])([А-ЯЁ]{3,}) ([А-ЯЁ]{1,3})(?![А-ЯЁа-яё])")
+
+
+def join_caps_endings(line: str) -> str:
+    """A title page set in capitals splits a word before its ending, leaving two dictionary words («В
+    СИСТЕМ АХ», «ОБЩ ЕГО НАЗНАЧЕНИЯ»), which the general repair never joins: on a capitals line, a word and
+    one to three letters join when the join is a dictionary word of six letters or more."""
+    if not line.strip() or line != line.upper():
+        return line
+    return _CAPS_ENDING_RE.sub(lambda m: m[1] + m[2] if m[2].lower() not in _FUNCTION_WORDS
+                               and len(m[1] + m[2]) >= 6 and is_word(m[1] + m[2]) else m[0], line)
+
+
 def identify(head: str, metadata_title: str | None, path: Path) -> Identity:
     """Designation and name from the first pages' raw text, the document properties, the file name."""
-    lines = [_SPACED_DIGITS_RE.sub(lambda m: m[0].replace(" ", ""), collapse_letter_spacing(line))
-             for line in join_broken_words(head).splitlines()]
+    # the whole head at once: a word set vertically, one letter a line («М / Е / Ж …»), joins only so
+    lines = [_SPACED_DIGITS_RE.sub(lambda m: m[0].replace(" ", ""), join_caps_endings(line))
+             for line in collapse_letter_spacing(join_broken_words(head)).splitlines()]
     lines = [line for line in lines if not _BOILERPLATE_RE.search(" ".join(line.split()))]
     stem = path.stem.replace("_", " ")
     designation = choose_designation(printed_designation(lines[:60]), find_designation(stem), head)
