@@ -9,6 +9,7 @@ operator: engine ``took`` p50 / p95, wall p50 / p95, engine CPU ms per call, and
 
     git worktree add ../prev <commit>
     .venv/bin/python -m benchmarks.request_rounds --alias r39 --previous ../prev --operators AUTO AND --rounds 5
+    .venv/bin/python -m benchmarks.request_rounds --alias r39 --previous ../prev --service --rounds 4
 """
 
 from __future__ import annotations
@@ -56,6 +57,53 @@ for text in json.load(sys.stdin):
     out.append([build_request(plan), service._pipeline(plan.route), getattr(plan, "scope", None)])
 print(json.dumps(out, ensure_ascii=False))
 """
+
+
+#: run inside a tree: that tree's service answers every question of stdin with the tool's defaults (warm: one
+#: untimed round first); per call, the service's own milliseconds (its total less the engine request and the
+#: query embedding) and its total
+SERVICE_TIMER = """
+import json, sys
+from ingest.evaluate import eval_settings
+from service.embedders.factory import build_embedder
+from service.opensearch import build_client
+from service.search import SearchService
+from service.security import stdio_principal
+from service.settings import Settings
+settings = eval_settings(Settings(), sys.argv[1])
+service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))
+principal = stdio_principal(settings.server)
+questions = json.load(sys.stdin)
+for text in questions:
+    service.search({"query": text}, principal)
+out = []
+for text in questions:
+    t = service.search({"query": text}, principal).meta.timings
+    out.append([t.total_ms - t.search_ms - t.embedding_ms, t.total_ms])
+print(json.dumps(out))
+"""
+
+
+def service_times(tree: Path, alias: str, questions: list[str]) -> list[tuple[float, float]]:
+    """``tree``'s service on every question: (own ms, total ms) per call."""
+    done = subprocess.run([sys.executable, "-c", SERVICE_TIMER, alias], cwd=tree,
+                          input=json.dumps(questions, ensure_ascii=False), capture_output=True, text=True,
+                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "DO_NOT_TRACK": "1"}, check=True)
+    return [(own, total) for own, total in json.loads(done.stdout)]
+
+
+def compare_service(trees: dict[str, Path], alias: str, questions: list[str], rounds: int) -> list[str]:
+    """The trees' services in turn (the order flips each round): own and total ms p50 / p95 per tree."""
+    times: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
+    for round_ in range(rounds):
+        for name in list(trees) if round_ % 2 == 0 else reversed(list(trees)):
+            times[name] += service_times(trees[name], alias, questions)
+    rows = []
+    for name, got in times.items():
+        own, total = [o for o, _ in got], [t for _, t in got]
+        rows.append(f"| service | {name} | own {percentile(own, .5):.1f} / {percentile(own, .95):.1f} | "
+                    f"total {percentile(total, .5):.1f} / {percentile(total, .95):.1f} | |")
+    return rows
 
 
 def tree_bodies(tree: Path, alias: str, operator: str, mode: str, questions: list[str]) -> Plans:
@@ -124,12 +172,19 @@ def main() -> None:
     parser.add_argument("--operators", nargs="+", default=["AUTO", "AND"])
     parser.add_argument("--mode", default="hybrid", choices=["hybrid", "fulltext", "semantic"])
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--service", action="store_true", help="Instead: each tree's whole search call in turn, "
+                        "the service's own work per call (its total less the engine request and the embedding).")
     args = parser.parse_args()
 
     questions = [json.loads(line)["text"] for line in args.queries.read_text(encoding="utf-8").splitlines() if line]
     client = build_client(eval_settings(Settings(), args.alias))
     print(f"{len(questions)} questions × {args.rounds} rounds, mode {args.mode}, index {args.alias}, "
           f"previous tree {args.previous}")
+    if args.service:
+        print("| what | tree | service's own ms p50 / p95 | call total ms p50 / p95 | |\n|---|---|---|---|---|")
+        print("\n".join(compare_service({"this": REPO, "previous": args.previous.resolve()}, args.alias, questions,
+                                         args.rounds)))
+        return
     print("| operator | tree | took p50 / p95 ms | wall p50 / p95 ms | engine CPU ms a call |\n|---|---|---|---|---|")
     for operator in args.operators:
         trees = {"this": tree_bodies(REPO, args.alias, operator, args.mode, questions),

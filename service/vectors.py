@@ -21,7 +21,7 @@ from service.embedders.base import Embedder
 from service.errors import ConfigError
 from service.index_meta import concrete_index, embedder_meta_version, read_embedder_meta, same_embedder
 from service.opensearch import engine_errors
-from service.query.build import build_access_filter
+from service.query.build import FIRST_CHUNK, build_access_filter
 from service.settings import Settings
 
 PENDING = {"term": {"vector_pending": True}}
@@ -31,6 +31,8 @@ PENDING = {"term": {"vector_pending": True}}
 class Coverage:
     chunks: int
     pending: int
+    #: whether any content the caller may read is kept at several paths (a search then lists its copies)
+    copies: bool = True
 
     @property
     def share(self) -> float:
@@ -40,14 +42,20 @@ class Coverage:
 
 def coverage_body(groups: list[str] | None) -> dict[str, Any]:
     query = {"bool": {"filter": [build_access_filter(groups)]}} if groups is not None else {"match_all": {}}
-    return {"size": 0, "track_total_hits": True, "query": query, "aggs": {"pending": {"filter": PENDING}}}
+    # one chunk per document; a content hash two documents share is a file kept at two paths
+    shared = {"filter": FIRST_CHUNK, "aggs": {"hashes": {"terms": {"field": "doc_hash", "min_doc_count": 2,
+                                                                   "size": 1}}}}
+    return {"size": 0, "track_total_hits": True, "query": query,
+            "aggs": {"pending": {"filter": PENDING}, "shared": shared}}
 
 
 def read_coverage(client: OpenSearch, index: str, groups: list[str] | None = None) -> Coverage:
     """Chunks and chunks waiting for vectors in ``index`` (an alias or a physical index), within ``groups``."""
     with engine_errors():
         raw = client.search(index=index, body=coverage_body(groups))
-    return Coverage(int(raw["hits"]["total"]["value"]), int(raw["aggregations"]["pending"]["doc_count"]))
+    aggs = raw["aggregations"]
+    return Coverage(int(raw["hits"]["total"]["value"]), int(aggs["pending"]["doc_count"]),
+                    bool(aggs["shared"]["hashes"]["buckets"]))
 
 
 class CoverageCache:

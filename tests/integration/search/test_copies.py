@@ -15,6 +15,7 @@ from service.embedders.navec import NavecEmbedder
 from service.query.models import DocumentResult
 from service.search import SearchService
 from service.security import Principal
+from service.vectors import read_coverage
 from tests.support.engine import drop_index_resources, product_settings
 
 GOST = ("ГОСТ 27772-2021 Прокат для строительных стальных конструкций. Общие технические условия.\n"
@@ -69,3 +70,10 @@ def test_copies_count_once_in_totals_facets_and_sources(copies: SearchService) -
         assert response.meta.facets.document_types == {"txt": documents}
         sources = copies.list_sources(principal)
         assert sources.total_documents == documents and sources.document_types == {"txt": documents}
+
+
+def test_the_callers_coverage_says_when_a_content_they_may_read_is_kept_at_two_paths(
+        copies: SearchService, client: OpenSearch) -> None:
+    alias = copies.settings.index.alias
+    assert read_coverage(client, alias, ["public"]).copies and read_coverage(client, alias, ["public", "legal"]).copies
+    assert not read_coverage(client, alias, ["nobody"]).copies

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -230,3 +231,18 @@ def test_default_operator_is_auto_and_matches_questions_with_extra_words(service
     response = service.search({"query": "какой контроль прочности бетона нужен", "search_mode": "fulltext"}, public)
     assert response.meta.operator_used == "AUTO"
     assert "бетон.docx" in names(response)[:3]
+
+
+def test_an_archive_without_copies_answers_a_search_with_one_engine_request(service: SearchService,
+                                                                            public: Principal) -> None:
+    """Copies are looked up only where the caller may read a content kept at two paths (none here)."""
+    sent: list[dict[str, Any]] = []
+    send = service._send
+
+    def counting(body: dict[str, Any], route: str | None = None) -> dict[str, Any]:
+        sent.append(body)
+        return send(body, route)
+
+    service._send = counting  # type: ignore[method-assign]
+    response = service.search({"query": "теплоизоляция наружных стен"}, public)
+    assert response.results and len(sent) == 1 and all(r.copies is None for r in response.results)
