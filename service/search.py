@@ -127,7 +127,7 @@ class SearchService:
         plan, parsed, raw, embedding_ms = self._plan_and_execute(request, principal, coverage)
         search_ms = (time.perf_counter() - search_began) * 1000 - embedding_ms
         offset = plan.offset
-        response = self._map(request, parsed[0], plan, raw, coverage.copies)
+        response = self._map(request, parsed[0], plan, raw, coverage)
         response.meta.vectors = VectorCoverage(share=coverage.share, pending_chunks=coverage.pending)
         response.meta.timings = Timings(embedding_ms=round(embedding_ms, 2), search_ms=round(search_ms, 2),
                                         total_ms=round((time.perf_counter() - began) * 1000, 2))
@@ -241,7 +241,7 @@ class SearchService:
         return raw
 
     def _map(self, request: SearchRequest, first: ParsedQuery, plan: SearchPlan, raw: dict[str, Any],
-             copies: bool = True) -> SearchResponse:
+             coverage: Coverage | None = None) -> SearchResponse:
         hits = raw["hits"]["hits"]
         lexical_weight = {"bm25": 1.0, "knn": 0.0}.get(plan.route, self.settings.index.bm25_weight)
         results = map_hits(hits, request.include_context, request.max_chunks, self.settings.search.passage_chars,
@@ -260,8 +260,9 @@ class SearchService:
                           facets=map_facets(aggs), suggestions=suggestions,
                           pagination=Pagination(page=1, limit=request.limit, total_pages=1, has_more=False))
         self.documents.hide_unreadable([r.superseded_by for r in results if r.superseded_by], plan.groups)
-        if copies:  # the archive keeps some content the caller may read at several paths
-            self._fill_copies(results, [content_hash(hit) for hit in hits], plan)
+        hashes = [content_hash(hit) for hit in hits]
+        if coverage is None or coverage.may_have_copies(hashes):  # a result's content is kept at several paths
+            self._fill_copies(results, hashes, plan)
         return SearchResponse(results=results, meta=meta)
 
     def _fill_copies(self, results: list[DocumentResult], hashes: list[str | None], plan: SearchPlan) -> None:

@@ -25,14 +25,20 @@ from service.query.build import FIRST_CHUNK, build_access_filter
 from service.settings import Settings
 
 PENDING = {"term": {"vector_pending": True}}
+#: contents kept at several paths that a coverage read lists; past that, every search looks its copies up
+MAX_SHARED = 1000
 
 
 @dataclass(frozen=True)
 class Coverage:
     chunks: int
     pending: int
-    #: whether any content the caller may read is kept at several paths (a search then lists its copies)
-    copies: bool = True
+    #: the contents the caller may read at several paths (a search lists their copies); None: too many to
+    #: list, any result may have copies
+    copies: frozenset[str] | None = None
+
+    def may_have_copies(self, hashes: list[str | None]) -> bool:
+        return self.copies is None or any(h in self.copies for h in hashes)
 
     @property
     def share(self) -> float:
@@ -44,7 +50,7 @@ def coverage_body(groups: list[str] | None) -> dict[str, Any]:
     query = {"bool": {"filter": [build_access_filter(groups)]}} if groups is not None else {"match_all": {}}
     # one chunk per document; a content hash two documents share is a file kept at two paths
     shared = {"filter": FIRST_CHUNK, "aggs": {"hashes": {"terms": {"field": "doc_hash", "min_doc_count": 2,
-                                                                   "size": 1}}}}
+                                                                   "size": MAX_SHARED}}}}
     return {"size": 0, "track_total_hits": True, "query": query,
             "aggs": {"pending": {"filter": PENDING}, "shared": shared}}
 
@@ -54,8 +60,9 @@ def read_coverage(client: OpenSearch, index: str, groups: list[str] | None = Non
     with engine_errors():
         raw = client.search(index=index, body=coverage_body(groups))
     aggs = raw["aggregations"]
-    return Coverage(int(raw["hits"]["total"]["value"]), int(aggs["pending"]["doc_count"]),
-                    bool(aggs["shared"]["hashes"]["buckets"]))
+    shared = aggs["shared"]["hashes"]
+    copies = frozenset(str(b["key"]) for b in shared["buckets"]) if not shared.get("sum_other_doc_count") else None
+    return Coverage(int(raw["hits"]["total"]["value"]), int(aggs["pending"]["doc_count"]), copies)
 
 
 class CoverageCache:

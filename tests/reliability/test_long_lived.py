@@ -112,8 +112,12 @@ def test_a_full_disk_stops_the_ingest_with_disk_full_search_goes_on_and_the_reru
 
 
 def block_index_creation(client: OpenSearch, on: bool) -> None:
-    """What the engine's disk guard sets while every node's disk is full (and lifts at its next disk check)."""
-    client.cluster.put_settings(body={"persistent": {"cluster.blocks.create_index": True if on else None}})
+    """What the engine's disk guard sets while every node's disk is full (and lifts at its next disk check).
+    Its disk monitor is off meanwhile: with space free it would lift the block at its own next check (after an
+    earlier test shortened the interval, within seconds), and the test decides when the block lifts."""
+    client.cluster.put_settings(body={
+        "persistent": {"cluster.blocks.create_index": True if on else None},
+        "transient": {"cluster.routing.allocation.disk.threshold_enabled": False if on else None}})
 
 
 def test_a_create_index_block_is_waited_out_and_of_two_ingests_one_runs_and_one_is_refused(
@@ -123,7 +127,8 @@ def test_a_create_index_block_is_waited_out_and_of_two_ingests_one_runs_and_one_
     block_index_creation(client, True)
     runs = [start_ingest(docs, env) for _ in range(2)]
     time.sleep(8)
-    assert all(run.poll() is None for run in runs), "an ingest gave up while the block was still on"
+    gave_up = [run.stderr.read()[-2000:] if run.stderr else "" for run in runs if run.poll() is not None]
+    assert not gave_up, f"an ingest gave up while the block was still on: {gave_up}"
     assert not client.indices.get(index=f"{alias}*", allow_no_indices=True, expand_wildcards="all")
     block_index_creation(client, False)  # the engine's next disk check, with space back
     outcomes = sorted((run.wait(900), run.stderr.read() if run.stderr else "") for run in runs)
@@ -138,7 +143,10 @@ def test_a_create_index_block_that_outlasts_the_wait_is_disk_full_with_advice_an
     docs = write_corpus(tmp_path / "docs", 3, paragraphs=5)
     block_index_creation(client, True)
     began = time.monotonic()
-    blocked = run_ingest_cli(docs, ingest_env(opensearch_url, alias, STROIDOK_INDEX_CREATE_BLOCK_WAIT_S="4"), 300)
+    try:
+        blocked = run_ingest_cli(docs, ingest_env(opensearch_url, alias, STROIDOK_INDEX_CREATE_BLOCK_WAIT_S="4"), 300)
+    finally:
+        block_index_creation(client, False)
     assert blocked.returncode == 2 and "DISK_FULL" in blocked.stderr, blocked.stderr[-2000:]
     assert "creating indexes" in " ".join(blocked.stderr.split()) and "Traceback" not in blocked.stderr
     assert 4 <= time.monotonic() - began < 120, "the wait is bounded by the setting"

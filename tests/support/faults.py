@@ -52,7 +52,8 @@ def reset_disk_faults(client: OpenSearch) -> None:
     """Whatever a test left: the node's own watermarks, its check interval, no block."""
     release_flood_stage(client)
     wait_until(lambda: not create_blocked(client), timeout=150, step=2)
-    client.cluster.put_settings(body={"transient": {"cluster.info.update.interval": None},
+    client.cluster.put_settings(body={"transient": {"cluster.info.update.interval": None,
+                                                    "cluster.routing.allocation.disk.threshold_enabled": None},
                                       "persistent": {"cluster.blocks.create_index": None}})
     client.indices.put_settings(index="_all", body={"index.blocks.read_only_allow_delete": None}, ignore=[404])
 

@@ -75,5 +75,9 @@ def test_copies_count_once_in_totals_facets_and_sources(copies: SearchService) -
 def test_the_callers_coverage_says_when_a_content_they_may_read_is_kept_at_two_paths(
         copies: SearchService, client: OpenSearch) -> None:
     alias = copies.settings.index.alias
-    assert read_coverage(client, alias, ["public"]).copies and read_coverage(client, alias, ["public", "legal"]).copies
-    assert not read_coverage(client, alias, ["nobody"]).copies
+    public, everyone = read_coverage(client, alias, ["public"]), read_coverage(client, alias, ["public", "legal"])
+    gost = copies.search({"query": "прокат стальных конструкций"}, LEGAL).results
+    shared = next(r for r in gost if "27772" in r.title)
+    assert public.copies == everyone.copies and public.copies is not None and len(public.copies) == 1
+    assert public.may_have_copies([None, *[h for h in public.copies]]) and shared.copies
+    assert read_coverage(client, alias, ["nobody"]).copies == frozenset()
