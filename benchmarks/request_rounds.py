@@ -84,12 +84,17 @@ print(json.dumps(out))
 """
 
 
-def service_times(tree: Path, alias: str, questions: list[str]) -> list[tuple[float, float]]:
-    """``tree``'s service on every question: (own ms, total ms) per call."""
-    done = subprocess.run([sys.executable, "-c", SERVICE_TIMER, alias], cwd=tree,
+def in_tree(tree: Path, script: str, args: list[str], questions: list[str]) -> Any:
+    """``script`` run with ``tree``'s modules (this interpreter), the questions on stdin; its JSON answer."""
+    done = subprocess.run([sys.executable, "-c", script, *args], cwd=tree,
                           input=json.dumps(questions, ensure_ascii=False), capture_output=True, text=True,
                           env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "DO_NOT_TRACK": "1"}, check=True)
-    return [(own, total) for own, total in json.loads(done.stdout)]
+    return json.loads(done.stdout)
+
+
+def service_times(tree: Path, alias: str, questions: list[str]) -> list[tuple[float, float]]:
+    """``tree``'s service on every question: (own ms, total ms) per call."""
+    return [(own, total) for own, total in in_tree(tree, SERVICE_TIMER, [alias], questions)]
 
 
 def compare_service(trees: dict[str, Path], alias: str, questions: list[str], rounds: int) -> list[str]:
@@ -108,10 +113,8 @@ def compare_service(trees: dict[str, Path], alias: str, questions: list[str], ro
 
 def tree_bodies(tree: Path, alias: str, operator: str, mode: str, questions: list[str]) -> Plans:
     """The bodies ``tree``'s code builds for ``questions`` (its own modules, this interpreter)."""
-    done = subprocess.run([sys.executable, "-c", PLANNER, alias, operator, mode], cwd=tree,
-                          input=json.dumps(questions, ensure_ascii=False), capture_output=True, text=True,
-                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "DO_NOT_TRACK": "1"}, check=True)
-    return [(body, pipeline, scope) for body, pipeline, scope in json.loads(done.stdout)]
+    return [(body, pipeline, scope)
+            for body, pipeline, scope in in_tree(tree, PLANNER, [alias, operator, mode], questions)]
 
 
 def engine_cpu_ms(client: OpenSearch) -> float:

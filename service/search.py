@@ -241,7 +241,7 @@ class SearchService:
         return raw
 
     def _map(self, request: SearchRequest, first: ParsedQuery, plan: SearchPlan, raw: dict[str, Any],
-             coverage: Coverage | None = None) -> SearchResponse:
+             coverage: Coverage) -> SearchResponse:
         hits = raw["hits"]["hits"]
         lexical_weight = {"bm25": 1.0, "knn": 0.0}.get(plan.route, self.settings.index.bm25_weight)
         results = map_hits(hits, request.include_context, request.max_chunks, self.settings.search.passage_chars,
@@ -261,16 +261,14 @@ class SearchService:
                           pagination=Pagination(page=1, limit=request.limit, total_pages=1, has_more=False))
         self.documents.hide_unreadable([r.superseded_by for r in results if r.superseded_by], plan.groups)
         hashes = [content_hash(hit) for hit in hits]
-        if coverage is None or coverage.may_have_copies(hashes):  # a result's content is kept at several paths
-            self._fill_copies(results, hashes, plan)
+        if shared := coverage.shared(hashes):  # contents of this page the caller may read at several paths
+            self._fill_copies(results, hashes, shared, plan)
         return SearchResponse(results=results, meta=meta)
 
-    def _fill_copies(self, results: list[DocumentResult], hashes: list[str | None], plan: SearchPlan) -> None:
-        """Each result's other paths of the same content that the request admits (one lookup for the page)."""
-        wanted = sorted({h for h in hashes if h})
-        if not wanted:
-            return
-        copies = map_copies(self._send(build_copies_lookup(wanted, plan.scope)))
+    def _fill_copies(self, results: list[DocumentResult], hashes: list[str | None], shared: list[str],
+                     plan: SearchPlan) -> None:
+        """The paths of each ``shared`` content that the request admits (one lookup for the page)."""
+        copies = map_copies(self._send(build_copies_lookup(shared, plan.scope)))
         for result, key in zip(results, hashes, strict=True):
             result.copies = copies.get(key) if key else None
 

@@ -37,8 +37,9 @@ class Coverage:
     #: list, any result may have copies
     copies: frozenset[str] | None = None
 
-    def may_have_copies(self, hashes: list[str | None]) -> bool:
-        return self.copies is None or any(h in self.copies for h in hashes)
+    def shared(self, hashes: list[str | None]) -> list[str]:
+        """Those of ``hashes`` that may be kept at several paths (all of them when the list is unknown)."""
+        return sorted({h for h in hashes if h and (self.copies is None or h in self.copies)})
 
     @property
     def share(self) -> float:
