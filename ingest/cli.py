@@ -159,6 +159,9 @@ def eval_command(
     answers: Path = typer.Option(None, "--answers", help="Judged answers for answer@1/@5: a clause set (JSONL "
                                  "with quote, doc, clause, page: eval/construction/clauses.jsonl) or a SQuAD-style "
                                  "JSON (TyDi, XQuAD)."),
+    phrasings: Path = typer.Option(None, "--phrasings", help="JSONL of further phrasings per question "
+                                   "({\"_id\", \"queries\": [...]}), sent as the request's `queries` "
+                                   "(eval/construction/phrasings.jsonl)."),
     documents: Path = typer.Option(None, "--documents", help="Folder of page-level JSON documents "
                                                             "(document-level judging) instead of --corpus."),
     distractors: int = typer.Option(0, "--distractors", help="Add N construction pages as distractors."),
@@ -186,6 +189,7 @@ def eval_command(
         format_table,
         load_beir,
         load_page_documents,
+        load_phrasings,
         load_qrels,
         read_jsonl,
     )
@@ -208,6 +212,8 @@ def eval_command(
         asked = {str(q["_id"]): q["text"] for q in read_jsonl(queries) if str(q["_id"]) in judged}
         evalset = EvalSet(load_page_documents(documents), asked, {q: judged[q] for q in asked})
     evalset.answers = {q: a for q, a in judged_answers.items() if q in evalset.queries}
+    if phrasings is not None:
+        evalset.phrasings = {q: p for q, p in load_phrasings(phrasings).items() if q in evalset.queries}
     if distractors:
         evalset.documents += distractor_passages(distractor_dir, distractors, seed)
     modes = list(SEARCH_MODES) if mode == "all" else [mode]

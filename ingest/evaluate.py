@@ -63,6 +63,8 @@ class EvalSet:
     queries: dict[str, str]
     qrels: dict[str, dict[str, int]]
     answers: dict[str, Judged] = field(default_factory=dict)
+    #: further phrasings of a question, sent as the request's ``queries`` (what an agent adds in its own words)
+    phrasings: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -78,6 +80,11 @@ class ModeResult:
 def read_jsonl(path: Path) -> list[dict[str, Any]]:
     with path.open(encoding="utf-8") as handle:
         return [json.loads(line) for line in handle if line.strip()]
+
+
+def load_phrasings(path: Path) -> dict[str, list[str]]:
+    """Further phrasings per question: JSONL lines ``{"_id": …, "queries": [...]}``."""
+    return {str(row["_id"]): [str(q) for q in row.get("queries", [])] for row in read_jsonl(path)}
 
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -154,8 +161,10 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
     tally = AnswerTally()
     for query_id, text in evalset.queries.items():
         began = time.perf_counter()
-        response = service.search(eval_request(text, search_mode=mode, **({"operator": operator} if operator else {})),
-                                  principal)
+        overrides: dict[str, Any] = {"search_mode": mode, **({"operator": operator} if operator else {})}
+        if evalset.phrasings.get(query_id):
+            overrides["queries"] = evalset.phrasings[query_id]
+        response = service.search(eval_request(text, **overrides), principal)
         latencies.append((time.perf_counter() - began) * 1000)
         routes[response.meta.route_used] = routes.get(response.meta.route_used, 0) + 1
         run += [ir_measures.ScoredDoc(query_id, ids[r.id], 10.0 - rank) for rank, r in enumerate(response.results)]

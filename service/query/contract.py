@@ -37,6 +37,11 @@ M = TypeVar("M", bound=BaseModel)
 MAX_PAGE_DEPTH = 1000
 
 Query = Annotated[str, Field(min_length=1, max_length=500)]
+#: the advice an agent sees in the tool's schema: norms answer in their own words, not the engineer's
+PHRASING_ADVICE = (
+    "Phrase it as a norm states the requirement, in the norms' terms (e.g. «расстояние между осями», "
+    "«предел огнестойкости», «не менее»), not in conversational words, and put one or two alternative "
+    "phrasings with other terms for the same thing in `queries`.")
 _WORD_RE = re.compile(r"\w")
 PathText = Annotated[str, Field(min_length=1, max_length=1000)]
 
@@ -61,10 +66,11 @@ class SearchRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    query: Query = Field(description="What to find, in Russian: 1-500 characters. \"Quoted\" parts are exact "
-                                     "phrases.")
+    query: Query = Field(description="What to find, in Russian: 1-500 characters. " + PHRASING_ADVICE
+                         + " \"Quoted\" parts are exact phrases.")
     queries: list[Query] = Field(default_factory=list, max_length=5, description=(
-        "Up to 5 further phrasings searched together; results are merged and deduplicated."))
+        "Up to 5 further phrasings searched together in the same one request (results merged, deduplicated): "
+        "add the norms' synonyms and terms for the same question here rather than calling again."))
     limit: int = Field(default=10, ge=1, le=50, description="Documents per page, 1-50.")
     page: int = Field(default=1, ge=1, le=200, description="Page number, from 1 (page × limit ≤ 1000).")
     cursor: str | None = Field(default=None, min_length=1, max_length=200, description=(

@@ -32,7 +32,8 @@ from service.settings import Settings
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 INSTRUCTIONS = (
     "Search Russian construction documents (СП, ГОСТ, СНиП, project documentation). Use search_documents with a "
-    "Russian query; quote exact phrases (\"...\"); cite results by title, page_number and chunk_id; fetch more "
+    "Russian query phrased as a norm would state it, with alternative phrasings in `queries`; quote exact phrases "
+    "(\"...\"); cite results by title, clause, page_number and chunk_id; fetch more "
     "context with get_document(chunk_id). list_sources shows what is indexed, to choose filters."
 )
 
@@ -102,8 +103,9 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
 
     async def search_documents(ctx: Context, **arguments: Any) -> CallToolResult:
         """Search the indexed construction documents. Returns documents with their best chunks (text, page
-        number, chunk_id, similarity), highlights, relevance, facets by type and month, suggestions and
-        pagination (next_cursor). An empty result is a success."""
+        number, clause, chunk_id, similarity), highlights, relevance, facets by type and month, suggestions and
+        pagination (next_cursor). An empty result is a success. Norms rarely use the asker's words: write
+        `query` in a norm's terminology and add alternative phrasings in `queries` (one request for all)."""
         return await call(ctx, lambda svc, p, c: svc.search(provided(arguments), p, c))
 
     async def get_document(ctx: Context, **arguments: Any) -> CallToolResult:

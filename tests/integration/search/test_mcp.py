@@ -21,6 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Tool
 from opensearchpy import OpenSearch
 
+from service.query.contract import PHRASING_ADVICE
 from service.settings import Settings
 from tests.support.documents import REPO
 from tests.support.net import free_port
@@ -53,6 +54,10 @@ def check(outcome: dict[str, Any]) -> None:
         assert tool.output_schema is not None
     schema = tools["search_documents"].input_schema["properties"]
     assert schema["limit"]["maximum"] == 50 and schema["search_mode"]["enum"] == ["hybrid", "semantic", "fulltext"]
+    # the agent is told, in the schema it sees, to ask in the norms' words and add its own alternatives
+    assert PHRASING_ADVICE in schema["query"]["description"]
+    assert "queries" in tools["search_documents"].description and "terminology" in tools["search_documents"].description
+    assert "one request" in schema["queries"]["description"] and schema["queries"]["maxItems"] == 5
     search = outcome["search"]
     assert not search.is_error
     assert search.structured_content["status"] == "ok"
