@@ -138,5 +138,6 @@ class Batcher:
         for doc in docs:
             outcome = (FileOutcome(doc.source.display, "failed", reason=f"indexing: {failed[doc.doc_id]}")
                        if doc.doc_id in failed else
-                       FileOutcome(doc.source.display, "indexed", len(doc.chunks), doc.parsed.page_count))
+                       FileOutcome(doc.source.display, "indexed", len(doc.chunks), doc.parsed.page_count,
+                                   unread=list(doc.parsed.unread_pages)))
             self.record(outcome)

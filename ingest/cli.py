@@ -7,7 +7,7 @@ import signal
 import time
 from collections import Counter
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn, cast
 
 import typer
 from opensearchpy import OpenSearch
@@ -18,7 +18,7 @@ from ingest.discover import Shard
 from ingest.index import load_registry
 from ingest.pipeline import TEXT_FIRST, run_ingest
 from ingest.plan import IngestOptions
-from ingest.report import print_report
+from ingest.report import compact_pages, print_report
 from ingest.signals import Interrupted
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
@@ -129,13 +129,18 @@ def embed_command(
 
 
 def show_status(settings: Settings, as_json: bool) -> None:
-    """What the registry says: files and chunks by type, OCR pages, last ingest time."""
+    """What the registry says: files and chunks by type, OCR and repaired pages, documents with unread pages,
+    last ingest time."""
     entries = [e for e in load_registry(build_client(settings), settings.index).values() if e.get("content_hash")]
     summary = {
         "files": len(entries),
         "chunks": sum(e.get("chunk_count", 0) for e in entries),
         "pages": sum(e.get("page_count", 0) for e in entries),
         "ocr_pages": sum(e.get("ocr_pages", 0) for e in entries),
+        "repaired_pages": sum(e.get("repaired_pages") or 0 for e in entries),
+        "unread": sorted(({"file_path": e.get("file_path"), "pages": e.get("page_count"),
+                           "unread_pages": e["unread_pages"]} for e in entries if e.get("unread_pages")),
+                         key=lambda u: str(u["file_path"])),
         "by_type": dict(Counter(e.get("file_type") for e in entries)),
         "roots": sorted({str(e.get("root")) for e in entries}),
         "last_indexed_at": max((e.get("indexed_at", "") for e in entries), default=None),
@@ -148,6 +153,15 @@ def show_status(settings: Settings, as_json: bool) -> None:
     out.print("by type: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["by_type"].items())), highlight=False)
     for root in summary["roots"]:
         out.print(f"root: {root}", markup=False, highlight=False)
+    if summary["repaired_pages"]:
+        out.print(f"{summary['repaired_pages']} pages with a broken text layer repaired", highlight=False)
+    unread = cast(list[dict[str, Any]], summary["unread"])
+    if unread:
+        out.print(f"{len(unread)} documents with unread pages (neither their text layer nor OCR reads as language):",
+                  highlight=False)
+    for entry in unread:
+        out.print(f"  {compact_pages(entry['unread_pages'])} of {entry['pages']} pages  {entry['file_path']}",
+                  markup=False, highlight=False)
 
 
 def eval_command(

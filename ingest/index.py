@@ -129,6 +129,7 @@ def build_registry_source(doc: PreparedDocument, now: str) -> dict[str, Any]:
         "doc_id": doc.doc_id, "file_path": src.display, "root": display_path(src.root), "file_type": src.file_type,
         "file_size": src.size, "content_hash": doc.content_hash, "chunk_count": len(doc.chunks),
         "page_count": doc.parsed.page_count, "parser": doc.parsed.parser, "ocr_pages": doc.parsed.ocr_pages,
+        "unread_pages": doc.parsed.unread_pages, "repaired_pages": doc.parsed.repaired_pages,
         "access_groups": doc.groups, "indexed_at": now,
         # what ingest/links.py needs of it: a title to improve from the names other documents give it
         "designation": doc.parsed.designation, "parsed_title": document_title(doc),

@@ -11,6 +11,7 @@ import os
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any, cast
 
 from pebble import ProcessExpired, ProcessPool
@@ -30,12 +31,34 @@ from ingest.signals import stop_on_signals
 from ingest.watchdog import Watchdog
 from ingest.worker import SINGLE_THREADED, ParseJob, ParseResult, init_worker, run_job
 from service.errors import StroidokError
-from service.settings import Settings
+from service.settings import IngestSettings, Settings
+
+
+def pdf_pages(path: Path) -> int:
+    """A PDF's page count (pdfium reads it from the trailer in milliseconds); 0 when it cannot tell."""
+    import pypdfium2 as pdfium
+
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except (pdfium.PdfiumError, OSError):
+        return 0
+    try:
+        return len(pdf)
+    finally:
+        pdf.close()
+
+
+def file_timeout(source: SourceFile, ingest: IngestSettings) -> float:
+    """The parse time a file is given: the per-file cap, plus the per-page allowance for each page of a PDF
+    (a scan is read by OCR page by page, so a long one needs more than a short one)."""
+    pages = pdf_pages(source.path) if source.file_type == "pdf" else 0
+    return ingest.file_timeout_s + ingest.page_timeout_s * pages
 
 
 def _failure_reason(exc: Exception, timeout_s: float) -> str:
     if isinstance(exc, cf.TimeoutError):
-        return f"parsing took longer than {timeout_s:.0f}s (STROIDOK_INGEST_FILE_TIMEOUT_S)"
+        return (f"parsing took longer than {timeout_s:.0f}s (STROIDOK_INGEST_FILE_TIMEOUT_S, "
+                "plus STROIDOK_INGEST_PAGE_TIMEOUT_S a PDF page)")
     if isinstance(exc, MemoryError):
         return "parsing exceeded the per-file memory cap (STROIDOK_INGEST_FILE_MEMORY_MB)"
     if isinstance(exc, ProcessExpired):
@@ -87,13 +110,14 @@ def parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: Acc
     workers = options.workers or ingest.workers
     needs_unstructured = any(f.file_type in UNSTRUCTURED_TYPES for f, _ in plan.todo) or options.ocr == "always"
     watchdog.progress("starting parse workers")
+    timeouts = {f.path: file_timeout(f, ingest) for f, _ in plan.todo}
     pool = ProcessPool(max_workers=workers, max_tasks=50, initializer=init_worker,
                        initargs=(ingest.file_memory_mb,), context=worker_context(needs_unstructured))
     try:
         with stop_on_signals((signal.SIGTERM, signal.SIGHUP)) as stop:
             futures: dict[cf.Future[ParseResult], tuple[SourceFile, str]] = {
                 pool.schedule(run_job, (ParseJob(str(f.path), parse_options, ingest.chunk_chars, ingest.chunk_overlap,
-                                                 digest),), timeout=ingest.file_timeout_s): (f, digest)
+                                                 digest),), timeout=timeouts[f.path]): (f, digest)
                 for f, digest in plan.todo
             }
             watchdog.progress("parsing", plan.todo[0][0].display)
@@ -103,7 +127,7 @@ def parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: Acc
                 for future in done:
                     source, digest = futures[future]
                     watchdog.progress("parsing", source.display)
-                    _collect(future, source, digest, rules, registry, batcher, ingest.file_timeout_s)
+                    _collect(future, source, digest, rules, registry, batcher, timeouts[source.path])
                     stop.check()  # between documents: a batch being written finishes first
                 stop.check()
     except BaseException:

@@ -22,8 +22,13 @@ class FileOutcome:
     chunks: int = 0
     pages: int = 0
     reason: str = ""
+    #: pages (1-based) left out because nothing read them as language
+    unread: list[int] = field(default_factory=list)
 
     def line(self) -> str:
+        if self.status == "indexed" and self.unread:
+            return (f"indexed ({self.chunks} chunks, {self.pages} pages; {len(self.unread)} unread: "
+                    f"{compact_pages(self.unread)})  {self.path}")
         if self.status == "indexed":
             return f"indexed ({self.chunks} chunks, {self.pages} pages)  {self.path}"
         if self.status == "deleted":
@@ -31,6 +36,17 @@ class FileOutcome:
         if self.status == "planned":
             return f"would {self.reason}  {self.path}"
         return f"{self.status}: {self.reason}  {self.path}"
+
+
+def compact_pages(pages: list[int]) -> str:
+    """«3, 5-9, 12»: page numbers as ranges."""
+    runs: list[list[int]] = []
+    for page in sorted(pages):
+        if runs and page == runs[-1][1] + 1:
+            runs[-1][1] = page
+        else:
+            runs.append([page, page])
+    return ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in runs)
 
 
 @dataclass

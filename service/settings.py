@@ -255,6 +255,8 @@ class IngestSettings(BaseSettings):
     batch_size: int = Field(default=500, ge=1, le=10000, description="Chunks per bulk request.")
     workers: int = Field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)), ge=1, le=64)
     file_timeout_s: float = Field(default=600.0, gt=0, description="Per-file parse time cap.")
+    page_timeout_s: float = Field(default=20.0, ge=0, description="Added to the cap for every page of a PDF "
+                                  "(OCR reads a scan page by page: ~4-5 s a page on one core here).")
     stall_timeout_s: float | None = Field(default=None, gt=0, description="No progress for this long stops the run "
                                           "with INGEST_STALLED (default: the longest per-step bound + 300 s).")
     file_memory_mb: int = Field(default=4096, ge=256, description="Per-file parse address-space cap.")

@@ -54,6 +54,9 @@ def parse_file(path: Path, options: ParseOptions = ParseOptions()) -> ParsedDocu
     sanitise(parsed)
     links = document_references(parsed.blocks, parsed.head, parsed.designation)
     parsed.cites, parsed.cited_names, parsed.replaces = links.cites, links.names, links.replaces
+    if not parsed.blocks and parsed.unread_pages:
+        raise ParseError(f"no page reads as language: {len(parsed.unread_pages)} of {parsed.page_count} pages "
+                         "unread (neither the text layer, a repair nor OCR)", details={"warnings": parsed.warnings})
     if not parsed.blocks:
         raise ParseError(f"no text found ({parsed.page_count} pages)", details={"warnings": parsed.warnings})
     return parsed

@@ -44,3 +44,7 @@ class ParsedDocument:
     cited_names: dict[str, str] = field(default_factory=dict)
     #: the editions it replaces («Взамен …», the СНиП a СП is the актуализированная редакция of)
     replaces: list[str] = field(default_factory=list)
+    #: pages (1-based) neither the text layer, a repair nor OCR could read as language: left out, reported
+    unread_pages: list[int] = field(default_factory=list)
+    #: pages whose broken text layer was repaired (cp1251 read as Latin-1, a shifted alphabet)
+    repaired_pages: int = 0

@@ -1,19 +1,25 @@
-"""PDF text through pypdfium2 (fast, the default) or unstructured; scanned pages through OCR.
+"""PDF text through pypdfium2 (fast, the default) or unstructured; pages without language through repair or OCR.
 
-A page with fewer than ``ocr_min_chars`` characters but with an image is a scan (a page with neither
-is blank and is left alone). With OCR
-``auto`` such pages (only those) are copied into a temporary PDF and read by unstructured's
-``ocr_only`` strategy with tesseract's Russian model; ``always`` OCRs every page; ``never`` leaves
-them out and says so.
+Every page's text layer is judged by its content (``ingest.parse.layer``), not its length. A page whose
+layer is not language — glyph numbers from a font without a Unicode map, cp1251 read as Latin-1, an
+alphabet shifted by a constant — is repaired where the fault is known and the dictionary confirms the
+repair, and read by OCR otherwise. A page with (almost) no text but an image is a scan; a page whose images
+cover most of it and whose layer holds few dictionary words is a scan under a fake or sparse layer, and OCR's
+text replaces the layer's when it reads more words. OCR renders the page with pdfium and calls tesseract
+directly (one thread per page: the parse workers are the parallelism). A page neither its layer nor OCR
+reads is left out and reported as unread, never indexed as garbage. ``--ocr never`` reports the pages it
+leaves unread; ``always`` OCRs every page.
 """
 
 from __future__ import annotations
 
+import os
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ingest.parse.layer import Verdict, judge, repair, strip_controls
 from ingest.parse.model import HEAD_CHARS, HEAD_PAGES, Block, ParsedDocument
 from ingest.parse.text import page_blocks, strip_running_lines
 from service.errors import ParseError
@@ -30,6 +36,10 @@ class PdfOptions:
     ocr: OcrMode = "auto"
     ocr_languages: str = "rus+eng"
     ocr_min_chars: int = 20
+    ocr_dpi: int = 300
+    #: a page whose images cover this share of it and whose layer knows fewer dictionary words is OCRed too
+    scan_cover: float = 0.5
+    scan_words: int = 30
 
 
 def _open(path: Path) -> Any:
@@ -57,6 +67,22 @@ def pdfium_pages(pdf: Any) -> list[str]:
     return texts
 
 
+def image_cover(pdf: Any, index: int) -> float:
+    """The share of the page its images cover (0 for none; capped at 1), from their bounding boxes."""
+    import pypdfium2.raw as pdfium_c
+
+    page = pdf[index]
+    try:
+        width, height = page.get_size()
+        area = 0.0
+        for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3):
+            left, bottom, right, top = image.get_pos()
+            area += max(0.0, min(right, width) - max(left, 0.0)) * max(0.0, min(top, height) - max(bottom, 0.0))
+        return min(1.0, area / (width * height)) if width and height else 0.0
+    finally:
+        page.close()
+
+
 def has_images(pdf: Any, index: int) -> bool:
     """Whether a page carries any image (a page with neither text nor images is blank, not a scan)."""
     import pypdfium2.raw as pdfium_c
@@ -80,8 +106,30 @@ def unstructured_pages(path: Path, page_count: int, languages: list[str]) -> lis
     return pages
 
 
-def ocr_pages(pdf: Any, indexes: list[int], languages: list[str]) -> dict[int, str]:
+def ocr_page(pdf: Any, index: int, languages: list[str], dpi: int) -> str:
+    """Tesseract's text of one page rendered by pdfium (grey, ``dpi``), on one thread."""
+    import pytesseract
+
+    page = pdf[index]
+    try:
+        image = page.render(scale=dpi / 72, grayscale=True).to_pil()
+    finally:
+        page.close()
+    os.environ["OMP_THREAD_LIMIT"] = "1"  # tesseract's own threads would fight the other parse workers
+    try:
+        return str(pytesseract.image_to_string(image, lang="+".join(languages)))
+    except (pytesseract.TesseractError, OSError) as exc:
+        raise ParseError(f"OCR failed on page {index + 1}: {exc}") from exc
+
+
+def ocr_pages(pdf: Any, indexes: list[int], languages: list[str], dpi: int = 300) -> dict[int, str]:
     """OCR text of the given 0-based pages, keyed by page index."""
+    return {index: ocr_page(pdf, index, languages, dpi) for index in indexes}
+
+
+def unstructured_ocr_pages(pdf: Any, indexes: list[int], languages: list[str]) -> dict[int, str]:
+    """The same through unstructured's ``ocr_only`` strategy: kept for the benchmark that compares the two
+    (``benchmarks/ocr.py``: ~13× slower per page here)."""
     import pypdfium2 as pdfium
     from unstructured.partition.pdf import partition_pdf
 
@@ -99,6 +147,74 @@ def ocr_pages(pdf: Any, indexes: list[int], languages: list[str]) -> dict[int, s
     return found
 
 
+@dataclass
+class PageReading:
+    """How a document's pages were read: the texts, and which pages were repaired, OCRed, left unread."""
+
+    texts: list[str]
+    repaired: dict[int, str] = field(default_factory=dict)
+    ocr: list[int] = field(default_factory=list)
+    unread: list[int] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def needs_ocr(text: str, verdict: Verdict, pdf: Any, index: int, options: PdfOptions) -> bool:
+    """A scan: (almost) no text and an image, or a sparse layer over images covering most of the page."""
+    if len(text.strip()) < options.ocr_min_chars:
+        return has_images(pdf, index)
+    return verdict.known < options.scan_words and image_cover(pdf, index) >= options.scan_cover
+
+
+def read_layers(pdf: Any, texts: list[str], options: PdfOptions) -> tuple[PageReading, list[int], list[int]]:
+    """Each page's layer judged: kept, repaired, or marked for OCR (garbage, and scans)."""
+    reading = PageReading(list(texts))
+    garbage, scans = [], []
+    for index, text in enumerate(texts):
+        verdict = judge(text)
+        if verdict.garbage:
+            fixed = repair(text)
+            if fixed is not None:
+                reading.texts[index], reading.repaired[index] = strip_controls(fixed[0]), fixed[1]
+            else:
+                garbage.append(index)
+        elif options.ocr == "always" or needs_ocr(text, verdict, pdf, index, options):
+            scans.append(index)
+    return reading, garbage, scans
+
+
+def better_text(layer: str, ocr: str) -> str | None:
+    """OCR's text where it reads, the layer's where it reads more dictionary words; None when neither reads."""
+    mine, theirs = judge(layer), judge(ocr)
+    candidates = [(v.known, t) for v, t in ((theirs, ocr), (mine, layer)) if not v.garbage and t.strip()]
+    return max(candidates, key=lambda c: c[0])[1] if candidates else None
+
+
+def read_pages(pdf: Any, texts: list[str], options: PdfOptions, languages: list[str]) -> PageReading:
+    reading, garbage, scans = read_layers(pdf, texts, options)
+    to_ocr = sorted(garbage + scans) if options.ocr != "never" else []
+    for index in to_ocr:
+        layer = "" if index in garbage else reading.texts[index]
+        ocr = ocr_page(pdf, index, languages, options.ocr_dpi)
+        text = better_text(layer, ocr)
+        reading.ocr.append(index)
+        if text is None and (index in garbage or layer.strip() or judge(ocr).words):
+            reading.unread.append(index)  # something is on the page, and nothing reads it as language
+        reading.texts[index] = text or ""
+    if options.ocr == "never":
+        for index in garbage:
+            reading.texts[index] = ""
+            reading.unread.append(index)
+        if scans:
+            reading.warnings.append(f"{len(scans)} scanned page(s) were not OCRed (--ocr never)")
+    if reading.repaired:
+        kinds = sorted(set(reading.repaired.values()))
+        reading.warnings.append(f"{len(reading.repaired)} page(s) with a broken text layer repaired ({', '.join(kinds)})")
+    if reading.unread:
+        reading.warnings.append(f"{len(reading.unread)} page(s) unread: neither the text layer nor OCR gave "
+                                f"language (pages {', '.join(str(i + 1) for i in sorted(reading.unread))})")
+    return reading
+
+
 def tesseract_languages(spec: str) -> list[str]:
     return [lang for lang in spec.split("+") if lang]
 
@@ -110,19 +226,14 @@ def parse_pdf(path: Path, options: PdfOptions) -> ParsedDocument:
         if count == 0:
             raise ParseError("the PDF has no pages")
         languages = tesseract_languages(options.ocr_languages)
-        texts = pdfium_pages(pdf) if options.parser == "pdfium" else unstructured_pages(path, count, languages)
-        scanned = [i for i, t in enumerate(texts) if len(t.strip()) < options.ocr_min_chars and has_images(pdf, i)]
-        to_ocr = list(range(count)) if options.ocr == "always" else scanned if options.ocr == "auto" else []
-        warnings = []
-        if to_ocr:
-            for index, text in ocr_pages(pdf, to_ocr, languages).items():
-                texts[index] = text
-        elif scanned:
-            warnings.append(f"{len(scanned)} page(s) without a text layer were not OCRed (--ocr never)")
+        raw = pdfium_pages(pdf) if options.parser == "pdfium" else unstructured_pages(path, count, languages)
+        reading = read_pages(pdf, raw, options, languages)
+        texts = reading.texts
         head = "\n".join(texts[:HEAD_PAGES])[:HEAD_CHARS]
         texts = strip_running_lines(texts)
         blocks: list[Block] = [b for i, t in enumerate(texts) for b in page_blocks(t, i + 1)]
-        return ParsedDocument(blocks, count, f"pdf:{options.parser}", pdf_title(pdf), len(to_ocr), warnings,
-                              head=head)
+        return ParsedDocument(blocks, count, f"pdf:{options.parser}", pdf_title(pdf), len(reading.ocr),
+                              reading.warnings, head=head, unread_pages=sorted(i + 1 for i in reading.unread),
+                              repaired_pages=len(reading.repaired))
     finally:
         pdf.close()
