@@ -76,7 +76,7 @@ def image_cover(pdf: Any, index: int) -> float:
         width, height = page.get_size()
         area = 0.0
         for image in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=3):
-            left, bottom, right, top = image.get_pos()
+            left, bottom, right, top = (getattr(image, "get_bounds", None) or image.get_pos)()  # 5.x / 4.x
             area += max(0.0, min(right, width) - max(left, 0.0)) * max(0.0, min(top, height) - max(bottom, 0.0))
         return min(1.0, area / (width * height)) if width and height else 0.0
     finally:
