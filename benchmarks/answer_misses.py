@@ -1,0 +1,116 @@
+"""Where a clause set's misses are, through the shipped default call on a kept eval index.
+
+Per question: the judged document's rank, whether its answering chunk was among the engine's candidates for
+it (the collapse's inner hits of the same request), whether it was shown with another passage, and the
+embedder's own view — the query's cosine to the answering chunk and that chunk's rank among its document's
+chunks by cosine. Each miss is one of: the document not in the first five; the answering chunk not among
+the candidates; a candidate not shown; shown with another passage of it.
+
+    .venv/bin/python -m benchmarks.answer_misses --alias c56e5 --embedder e5 --documents /tmp/clause56 \\
+        [--phrasings eval/construction/phrasings.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ingest.answers import Judged, contains_answer, load_answers, qrels_of
+from ingest.evaluate import EvalSet, eval_settings, load_page_documents, load_phrasings, read_jsonl, reuse_index
+from service.embedders.factory import build_embedder
+from service.opensearch import build_client
+from service.query.contract import eval_request, validate_request
+from service.search import SearchService
+from service.security import Principal
+from service.settings import Settings
+
+REPO = Path(__file__).resolve().parents[1]
+PUBLIC = Principal.of("eval", [])
+
+
+def chunk_vectors(client: Any, alias: str, doc_id: str) -> list[tuple[str, np.ndarray]]:
+    hits = client.search(index=alias, body={"size": 2000, "_source": ["text", "embedding"],
+                                            "query": {"term": {"doc_id": doc_id}}})["hits"]["hits"]
+    return [(h["_source"]["text"], np.asarray(h["_source"].get("embedding") or [], dtype=np.float32)) for h in hits]
+
+
+def model_view(client: Any, alias: str, doc_id: str, vector: np.ndarray, judged: Judged) -> str:
+    """The query's cosine to the answering chunk, and that chunk's rank among its document's by cosine."""
+    chunks = [(t, v) for t, v in chunk_vectors(client, alias, doc_id) if v.size]
+    if not chunks:
+        return "no vectors"
+    cosines = [float(v @ vector / (np.linalg.norm(v) * np.linalg.norm(vector) or 1.0)) for _, v in chunks]
+    order = sorted(range(len(chunks)), key=lambda i: -cosines[i])
+    answering = [i for i, (t, _) in enumerate(chunks) if contains_answer(t, list(judged.answers))]
+    if not answering:
+        return "answer spans chunks"
+    best = min(order.index(i) for i in answering)
+    return f"cos {max(cosines[i] for i in answering):.3f} (rank {best + 1} of {len(chunks)}, top {cosines[order[0]]:.3f})"
+
+
+def classify(service: SearchService, ids: dict[str, str], question: str, phrasings: list[str],
+             judged: Judged) -> tuple[str, str | None]:
+    """The outcome of one default call, and the judged document's engine id when it was found."""
+    arguments = eval_request(question, **({"queries": phrasings} if phrasings else {}))
+    response = service.search(arguments, PUBLIC)
+    found = [r for r in response.results[:5] if ids.get(r.id) == judged.document]
+    shown = [c.text for r in response.results[:5] for c in r.context_chunks or []]
+    first = response.results[0].context_chunks if response.results and response.results[0].context_chunks else []
+    if first and contains_answer(first[0].text, list(judged.answers)):
+        return "answered @1", found[0].id if found else None
+    if any(contains_answer(t, list(judged.answers)) for t in shown):
+        return "answered @5", found[0].id if found else None
+    if not found:
+        return "document not in the first five", None
+    plan = service.plan(validate_request(arguments), PUBLIC)[0]
+    raw = service._execute(plan)  # the same request the call made: its candidates per document
+    hit = next((h for h in raw["hits"]["hits"] if h["_source"].get("doc_id") == found[0].id), None)
+    candidates = [c["_source"].get("text", "") for c in
+                  (hit or {}).get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", [])]
+    if not any(contains_answer(t, list(judged.answers)) for t in candidates):
+        return "answering chunk not among the candidates", found[0].id
+    mine = [c.text for c in found[0].context_chunks or []]
+    if len(mine) < len(candidates) and not any(contains_answer(t, list(judged.answers)) for t in mine):
+        return "answering chunk a candidate, shown with another passage or not shown", found[0].id
+    return "shown with another passage", found[0].id
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--alias", required=True)
+    parser.add_argument("--documents", type=Path, required=True, help="The page-JSON folder the index was built from.")
+    parser.add_argument("--answers", type=Path, default=REPO / "eval/construction/clauses.jsonl")
+    parser.add_argument("--phrasings", type=Path)
+    parser.add_argument("--embedder", help="The provider the index was built with (navec, e5, http).")
+    args = parser.parse_args()
+    settings = eval_settings(Settings(), args.alias, args.embedder)
+    client = build_client(settings)
+    answers = load_answers(args.answers)
+    questions = {str(q["_id"]): q["text"] for q in read_jsonl(args.answers)}
+    evalset = EvalSet(load_page_documents(args.documents), questions, qrels_of(answers), answers)
+    ids = reuse_index(evalset, settings, client)
+    if not ids:
+        raise SystemExit(f"no kept eval index under {args.alias}")
+    service = SearchService(settings, client, build_embedder(settings.embedder))
+    _, embedder = service.resolver.current()
+    phrasings = load_phrasings(args.phrasings) if args.phrasings else {}
+    outcomes: Counter[str] = Counter()
+    for qid, text in questions.items():
+        judged = answers[qid]
+        outcome, doc_id = classify(service, ids, text, phrasings.get(qid, []), judged)
+        outcomes[outcome] += 1
+        engine_doc = doc_id or next((d for d, e in ids.items() if e == judged.document), None)
+        view = model_view(client, args.alias, engine_doc, np.asarray(embedder.embed_query(text)), judged) \
+            if engine_doc else "document not indexed"
+        print(f"{qid}\t{outcome}\t{view}\t{text}")
+    print()
+    for outcome, count in outcomes.most_common():
+        print(f"{count:3d}  {outcome}")
+
+
+if __name__ == "__main__":
+    main()
