@@ -6,7 +6,8 @@ alphabet shifted by a constant — is repaired where the fault is known and the 
 repair, and read by OCR otherwise. A page with (almost) no text but an image is a scan; a page whose images
 cover most of it and whose layer holds few dictionary words is a scan under a fake or sparse layer, and OCR's
 text replaces the layer's when it reads more words. OCR renders the page with pdfium and calls tesseract
-directly (one thread per page: the parse workers are the parallelism). A page neither its layer nor OCR
+directly (one thread per page: the parse workers are the parallelism); a page OCR reads as garbage upright is
+read again turned (tesseract's orientation detection first, then the other quarter turns). A page neither its layer nor OCR
 reads is left out and reported as unread, never indexed as garbage. ``--ocr never`` reports the pages it
 leaves unread; ``always`` OCRs every page.
 """
@@ -106,20 +107,46 @@ def unstructured_pages(path: Path, page_count: int, languages: list[str]) -> lis
     return pages
 
 
-def ocr_page(pdf: Any, index: int, languages: list[str], dpi: int) -> str:
-    """Tesseract's text of one page rendered by pdfium (grey, ``dpi``), on one thread."""
+def tesseract_text(image: Any, languages: list[str]) -> str:
     import pytesseract
 
+    os.environ["OMP_THREAD_LIMIT"] = "1"  # tesseract's own threads would fight the other parse workers
+    try:
+        return str(pytesseract.image_to_string(image, lang="+".join(languages)))
+    except (pytesseract.TesseractError, OSError) as exc:
+        raise ParseError(f"OCR failed: {exc}") from exc
+
+
+def rotations(image: Any) -> list[int]:
+    """Angles (counter-clockwise, as PIL turns) to try on a page read as garbage: the one tesseract's
+    orientation detection proposes first, then the other quarter turns (a table set sideways, a sheet
+    scanned upside down)."""
+    import pytesseract
+
+    angles = [90, 270, 180]
+    try:
+        proposed = (360 - int(pytesseract.image_to_osd(image, output_type=pytesseract.Output.DICT)["rotate"])) % 360
+    except (pytesseract.TesseractError, OSError, KeyError, ValueError):
+        return angles
+    return [proposed, *[a for a in angles if a != proposed]] if proposed else angles
+
+
+def ocr_page(pdf: Any, index: int, languages: list[str], dpi: int) -> str:
+    """Tesseract's text of one page rendered by pdfium (grey, ``dpi``), on one thread; a page that reads as
+    garbage upright is read again turned, and the first turn that reads as language is kept."""
     page = pdf[index]
     try:
         image = page.render(scale=dpi / 72, grayscale=True).to_pil()
     finally:
         page.close()
-    os.environ["OMP_THREAD_LIMIT"] = "1"  # tesseract's own threads would fight the other parse workers
-    try:
-        return str(pytesseract.image_to_string(image, lang="+".join(languages)))
-    except (pytesseract.TesseractError, OSError) as exc:
-        raise ParseError(f"OCR failed on page {index + 1}: {exc}") from exc
+    text = tesseract_text(image, languages)
+    if not judge(text).garbage:
+        return text
+    for angle in rotations(image):
+        turned = tesseract_text(image.rotate(angle, expand=True), languages)
+        if not judge(turned).garbage:
+            return turned
+    return text
 
 
 def ocr_pages(pdf: Any, indexes: list[int], languages: list[str], dpi: int = 300) -> dict[int, str]:

@@ -36,6 +36,7 @@ FAKE_LAYER = REAL / "gost_mechanical/3722-81.pdf"
 FAKE_LAYER_TITLE = REAL / "gost_mechanical/20889-88.pdf"
 PURE_SCAN = REAL / "gost_mechanical/8752-79.pdf"
 TRUNCATED = REAL / "gost_mechanical/5721-75.pdf"
+SIDEWAYS_SCAN = REAL / "gost_mechanical/520-89.pdf"
 
 
 def pages_of(sources: list[tuple[Path, int]], target: Path) -> Path:
@@ -99,6 +100,13 @@ def test_a_fake_layer_over_page_images_is_read_by_ocr(tmp_path: Path) -> None:
 def test_a_pure_scan_is_read_by_ocr(tmp_path: Path) -> None:
     parsed = parse_file(pages_of([(PURE_SCAN, 2)], tmp_path / "p.pdf"))
     assert parsed.ocr_pages == 1 and dictionary_words(parsed)[0] >= 30
+
+
+def test_a_scan_set_sideways_is_read_turned(tmp_path: Path) -> None:
+    """A table page scanned sideways: upright, tesseract reads mirrored nonsense («OloHHeeeMA … эн иинэвэо»)."""
+    parsed = parse_file(pages_of([(SIDEWAYS_SCAN, 12)], tmp_path / "p.pdf"))
+    assert parsed.ocr_pages == 1 and not parsed.unread_pages
+    assert dictionary_words(parsed)[0] >= 30
 
 
 def test_a_truncated_file_fails_with_its_reason() -> None:
