@@ -177,13 +177,20 @@ def test_threshold_drops_chunks_below_the_similarity_inside_the_engine(service: 
     assert sum(strict.meta.facets.document_types.values()) == strict.meta.total_results
 
 
-def test_several_phrasings_are_merged_without_duplicates(service: SearchService, public: Principal) -> None:
+def test_several_phrasings_are_merged_without_duplicates_in_one_engine_request(
+        service: SearchService, public: Principal, monkeypatch: pytest.MonkeyPatch) -> None:
+    sent: list[dict[str, Any]] = []
+    send = service._send
+    monkeypatch.setattr(service, "_send", lambda body, route: sent.append(body) or send(body, route))
     response = service.search({"query": "сварка стальных конструкций", "queries": ["контроль прочности бетона",
                                                                                  "сварка стальных конструкций"]},
                               public)
     found = names(response)
     assert "сварка.pdf" in found and "бетон.docx" in found
     assert len(found) == len(set(found))
+    assert len(sent) == 1  # every phrasing in the one hybrid request
+    concrete = next(r for r in response.results if r.file_path.endswith("бетон.docx"))
+    assert any("прочност" in c.text.lower() for c in concrete.context_chunks)  # its passage answers the phrasing
 
 
 def test_timings_and_pagination_meta_are_filled(service: SearchService, public: Principal) -> None:
