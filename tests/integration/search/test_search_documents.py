@@ -181,7 +181,12 @@ def test_several_phrasings_are_merged_without_duplicates_in_one_engine_request(
         service: SearchService, public: Principal, monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[dict[str, Any]] = []
     send = service._send
-    monkeypatch.setattr(service, "_send", lambda body, route: sent.append(body) or send(body, route))
+
+    def counted(body: dict[str, Any], route: str) -> dict[str, Any]:
+        sent.append(body)
+        return send(body, route)
+
+    monkeypatch.setattr(service, "_send", counted)
     response = service.search({"query": "сварка стальных конструкций", "queries": ["контроль прочности бетона",
                                                                                  "сварка стальных конструкций"]},
                               public)
