@@ -185,15 +185,16 @@ def test_corrupt_files_are_reported_and_the_rest_indexed(folder: Path, opensearc
 def test_a_file_over_the_time_cap_is_stopped_and_reported(tmp_path: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
     root = tmp_path / "slow"
     root.mkdir()
-    make_scanned_pdf(root / "long-scan.pdf", pages=12)
+    make_scanned_pdf(root / "long-scan.pdf", pages=24)
     write_doc(root / "quick.txt", 2, "быстрый документ")
-    settings = product_settings(opensearch_url, file_timeout_s=8)
+    # OCR reads a clean synthetic page in ~0.7 s now: 24 pages against a 5 s cap, no per-page allowance
+    settings = product_settings(opensearch_url, file_timeout_s=5, page_timeout_s=0)
     try:
         report = ingest(root, settings, client, navec_embedder)
         outcomes = {Path(o.path).name: o for o in report.outcomes}
         assert outcomes["quick.txt"].status == "indexed"
         assert outcomes["long-scan.pdf"].status == "failed"
-        assert "longer than 8s" in outcomes["long-scan.pdf"].reason
+        assert "longer than 5s" in outcomes["long-scan.pdf"].reason
     finally:
         drop_index_resources(client, settings.index)
 
