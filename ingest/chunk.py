@@ -125,6 +125,24 @@ class _Chunker:
         self.inside = []
         self.start = (pieces[0][1][0], self.section, pieces[0][1][1]) if pieces else None
 
+    def break_before_table(self, previous: Block | None) -> None:
+        """Start a new chunk for a table, taking its caption («Таблица 3 — …», the heading just before it)
+        along: a table's number and name belong with its rows."""
+        caption = None
+        if previous is not None and previous.kind == "title" and len(self.parts) > 1 and \
+                self.parts[-1] == previous.text:
+            caption = self.parts.pop(), self.where.pop()
+            moved = bool(self.inside) and self.inside[-1] == caption[1][1]
+            if moved:
+                self.inside.pop()
+        self.flush(keep_tail=False)
+        if caption is not None:
+            (text, where), self.start = caption, (caption[1][0], self.section, caption[1][1])
+            self.parts.append(text)
+            self.where.append(where)
+            if moved and where[1]:
+                self.inside.append(where[1])
+
     def add(self, block: Block, previous: Block | None) -> None:
         if block.page_label != self.label or block.role != self.role:
             self.flush(keep_tail=False)
@@ -134,6 +152,8 @@ class _Chunker:
         clause = clause_of(block, self.flat) if body else None
         if (block.kind == "title" or clause) and self.has_body and self.length >= self.size // 2:
             self.flush(keep_tail=False)
+        elif block.kind == "table" and self.has_body and self.length + len(block.text) > self.size:
+            self.break_before_table(previous)  # a table (piece) that does not fit starts a chunk: rows stay whole
         if block.kind == "title" and body:
             joined = previous is not None and previous.kind == "title" and previous.page == block.page
             self.section = f"{self.section} {block.text}" if joined and self.section else block.text
@@ -203,11 +223,35 @@ def take(text: str, start: int, room: int, hard: bool = False) -> tuple[str, int
     return text[start:cut].rstrip(), cut + 1
 
 
+#: a table's piece leaves this share of a chunk to the text before it in the same chunk
+TABLE_SHARE = 0.8
+
+
+def table_pieces(block: Block, size: int) -> list[Block]:
+    """A table longer than a chunk as pieces of whole rows, each after the first led by the table's header
+    row: every chunk of a long table says what its columns are (a cell's number means nothing without its
+    column). A table that fits, or whose header alone would fill a piece, is left whole."""
+    rows = block.text.split("\n")
+    room = int(size * TABLE_SHARE)
+    header = rows[0]
+    if len(block.text) <= room or len(rows) < 3 or len(header) > room // 3:
+        return [block]
+    pieces: list[list[str]] = [[header]]
+    for row in rows[1:]:
+        current = pieces[-1]
+        if len(current) > 1 and sum(len(r) + 1 for r in current) + len(row) > room:
+            pieces.append([header])
+            current = pieces[-1]
+        current.append(row)
+    return [Block("\n".join(piece), block.page, "table", block.page_label, block.role) for piece in pieces]
+
+
 def chunk_blocks(blocks: list[Block], size: int = 1000, overlap: int = 150) -> list[ChunkText]:
-    """Chunks of at most about ``size`` characters (plus the carried overlap), in document order."""
+    """Chunks of at most about ``size`` characters (plus the carried overlap), in document order; a long
+    table's pieces each carry its header row."""
     chunker = _Chunker(size, overlap, flat_numbered(blocks))
     previous = None
-    for block in blocks:
+    for block in (piece for b in blocks for piece in (table_pieces(b, size) if b.kind == "table" else [b])):
         chunker.add(block, previous)
         previous = block
     chunker.flush(keep_tail=False)

@@ -37,6 +37,7 @@ FAKE_LAYER_TITLE = REAL / "gost_mechanical/20889-88.pdf"
 PURE_SCAN = REAL / "gost_mechanical/8752-79.pdf"
 TRUNCATED = REAL / "gost_mechanical/5721-75.pdf"
 SIDEWAYS_SCAN = REAL / "gost_mechanical/520-89.pdf"
+WORD_TABLES = REAL / "office_and_scans/pr14tz_v5_2007_03_01.docx"
 
 
 def pages_of(sources: list[tuple[Path, int]], target: Path) -> Path:
@@ -107,6 +108,18 @@ def test_a_scan_set_sideways_is_read_turned(tmp_path: Path) -> None:
     parsed = parse_file(pages_of([(SIDEWAYS_SCAN, 12)], tmp_path / "p.pdf"))
     assert parsed.ocr_pages == 1 and not parsed.unread_pages
     assert dictionary_words(parsed)[0] >= 30
+
+
+def test_a_word_table_longer_than_a_chunk_keeps_its_header_row_in_every_chunk() -> None:
+    from ingest.chunk import chunk_blocks
+
+    parsed = parse_file(WORD_TABLES)
+    table = max((b for b in parsed.blocks if b.kind == "table"), key=lambda b: len(b.text))
+    header, rows = table.text.split("\n")[0], table.text.split("\n")[1:]
+    assert len(table.text) > 2000  # longer than a chunk
+    holding = [c for c in chunk_blocks(parsed.blocks, 2000, 250) if any(r in c.text for r in rows)]
+    assert len(holding) >= 2 and all(c.text.startswith(header) or ("\n" + header) in c.text for c in holding)
+    assert all(sum(r in c.text for c in holding) >= 1 for r in rows)  # no row lost or cut
 
 
 def test_a_truncated_file_fails_with_its_reason() -> None:

@@ -58,3 +58,19 @@ def test_an_overlap_that_crosses_a_page_break_keeps_its_first_lines_on_their_own
     assert (first[0], first[1], first[2]) == (0, 26, "4.3") and crossing.page == 26
     assert second[1] == 27 and crossing.text[second[0]:].startswith("Подвижная опора")
     assert crossing.text[:second[0]].strip().endswith("изгиба")
+
+
+def test_a_long_table_is_cut_between_rows_each_piece_led_by_its_header_and_labelled_by_its_number() -> None:
+    header = "Обозначение | Диаметр, мм | Масса, кг"
+    rows = [header] + [f"Ш-{i} | {10 + i} | {i * 0.37:.2f}" for i in range(200)]
+    blocks = [Block("5.1 Текст перед таблицей. " * 30, 1), Block("Таблица 3 — Размеры шариков", 1, "title"),
+              Block("\n".join(rows), 1, "table"), Block("После таблицы.", 2)]
+    chunks = chunk_blocks(blocks, 2000, 250)
+    tables = [c for c in chunks if "Ш-" in c.text]
+    assert len(tables) >= 3 and all(c.clause == "Таблица 3" for c in tables)
+    assert tables[0].text.startswith("Таблица 3 — Размеры шариков\n" + header)  # the caption goes with its rows
+    assert all(c.text.startswith(header) for c in tables[1:])
+    # every row whole, in one chunk
+    for i in range(200):
+        assert sum(f"Ш-{i} | {10 + i} |" in c.text for c in chunks) == 1
+    assert "Таблица 3" not in chunks[0].clauses
