@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -20,7 +21,25 @@ from pathlib import Path
 import pypdfium2 as pdfium
 
 from ingest.parse.layer import judge
-from ingest.parse.pdf import unstructured_ocr_pages
+
+
+def unstructured_ocr_pages(pdf: pdfium.PdfDocument, indexes: list[int], languages: list[str]) -> dict[int, str]:
+    """The previous path: the pages copied into a temporary PDF and read by unstructured's ``ocr_only``
+    strategy."""
+    from unstructured.partition.pdf import partition_pdf
+
+    subset = pdfium.PdfDocument.new()
+    subset.import_pages(pdf, indexes)
+    with tempfile.NamedTemporaryFile(suffix=".pdf") as tmp:
+        subset.save(tmp.name)
+        subset.close()
+        elements = partition_pdf(filename=tmp.name, strategy="ocr_only", languages=languages)
+    found: dict[int, str] = {i: "" for i in indexes}
+    for element in elements:
+        position = (element.metadata.page_number or 1) - 1
+        if 0 <= position < len(indexes):
+            found[indexes[position]] += str(element) + "\n\n"
+    return found
 
 
 def tesseract(dpi: int, languages: str, psm: int, threads: int) -> Callable[[pdfium.PdfDocument, int], str]:

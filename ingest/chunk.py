@@ -237,12 +237,13 @@ def table_pieces(block: Block, size: int) -> list[Block]:
     if len(block.text) <= room or len(rows) < 3 or len(header) > room // 3:
         return [block]
     pieces: list[list[str]] = [[header]]
+    length = len(header) + 1  # of the piece being filled
     for row in rows[1:]:
-        current = pieces[-1]
-        if len(current) > 1 and sum(len(r) + 1 for r in current) + len(row) > room:
+        if len(pieces[-1]) > 1 and length + len(row) > room:
             pieces.append([header])
-            current = pieces[-1]
-        current.append(row)
+            length = len(header) + 1
+        pieces[-1].append(row)
+        length += len(row) + 1
     return [Block("\n".join(piece), block.page, "table", block.page_label, block.role) for piece in pieces]
 
 

@@ -96,15 +96,6 @@ def judge(text: str) -> Verdict:
                    odd_tokens=sum(1 for t in tokens if _ODD_TOKEN_RE.search(t)), tokens=len(tokens))
 
 
-def readable(verdict: Verdict) -> bool:
-    """Worth indexing as it is: language, or too little text to tell (a stamp, a drawing's labels)."""
-    return not verdict.garbage
-
-
-def dictionary_words(verdict: Verdict) -> int:
-    return verdict.known
-
-
 def from_cp1251(text: str) -> str:
     """cp1251 bytes that were read as Latin-1 («ÃÎÑÒ» → «ГОСТ»)."""
     return text.translate(_CP1251)

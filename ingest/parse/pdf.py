@@ -15,7 +15,6 @@ leaves unread; ``always`` OCRs every page.
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -149,31 +148,6 @@ def ocr_page(pdf: Any, index: int, languages: list[str], dpi: int) -> str:
     return text
 
 
-def ocr_pages(pdf: Any, indexes: list[int], languages: list[str], dpi: int = 300) -> dict[int, str]:
-    """OCR text of the given 0-based pages, keyed by page index."""
-    return {index: ocr_page(pdf, index, languages, dpi) for index in indexes}
-
-
-def unstructured_ocr_pages(pdf: Any, indexes: list[int], languages: list[str]) -> dict[int, str]:
-    """The same through unstructured's ``ocr_only`` strategy: kept for the benchmark that compares the two
-    (``benchmarks/ocr.py``: ~13× slower per page here)."""
-    import pypdfium2 as pdfium
-    from unstructured.partition.pdf import partition_pdf
-
-    subset = pdfium.PdfDocument.new()
-    subset.import_pages(pdf, indexes)
-    with tempfile.NamedTemporaryFile(suffix=".pdf") as tmp:
-        subset.save(tmp.name)
-        subset.close()
-        elements = partition_pdf(filename=tmp.name, strategy="ocr_only", languages=languages)
-    found: dict[int, str] = {i: "" for i in indexes}
-    for element in elements:
-        position = (element.metadata.page_number or 1) - 1
-        if 0 <= position < len(indexes):
-            found[indexes[position]] += str(element) + "\n\n"
-    return found
-
-
 @dataclass
 class PageReading:
     """How a document's pages were read: the texts, and which pages were repaired, OCRed, left unread."""
@@ -209,9 +183,10 @@ def read_layers(pdf: Any, texts: list[str], options: PdfOptions) -> tuple[PageRe
     return reading, garbage, scans
 
 
-def better_text(layer: str, ocr: str) -> str | None:
-    """OCR's text where it reads, the layer's where it reads more dictionary words; None when neither reads."""
-    mine, theirs = judge(layer), judge(ocr)
+def better_text(layer: str, ocr: str, theirs: Verdict) -> str | None:
+    """OCR's text (judged: ``theirs``) where it reads, the layer's where it reads more dictionary words; None
+    when neither reads."""
+    mine = judge(layer)
     candidates = [(v.known, t) for v, t in ((theirs, ocr), (mine, layer)) if not v.garbage and t.strip()]
     return max(candidates, key=lambda c: c[0])[1] if candidates else None
 
@@ -222,9 +197,10 @@ def read_pages(pdf: Any, texts: list[str], options: PdfOptions, languages: list[
     for index in to_ocr:
         layer = "" if index in garbage else reading.texts[index]
         ocr = ocr_page(pdf, index, languages, options.ocr_dpi)
-        text = better_text(layer, ocr)
+        verdict = judge(ocr)
+        text = better_text(layer, ocr, verdict)
         reading.ocr.append(index)
-        if text is None and (index in garbage or layer.strip() or judge(ocr).words):
+        if text is None and (index in garbage or layer.strip() or verdict.words):
             reading.unread.append(index)  # something is on the page, and nothing reads it as language
         reading.texts[index] = text or ""
     if options.ocr == "never":
