@@ -22,7 +22,7 @@ from opensearchpy import OpenSearch, helpers
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ingest.index import context_text, vector_or_none
+from ingest.index import context_text, embed_units, vector_or_none, wants_units
 from ingest.signals import StopFlag, stop_on_signals
 from service.embedders.base import Embedder
 from service.index_admin.maintenance import optimize
@@ -100,13 +100,18 @@ def chunk_text(source: dict[str, Any]) -> str:
     return context_text(source.get("title"), source.get("section_title"), source.get("text") or "")
 
 
-def update_actions(hits: list[dict[str, Any]], vectors: Any) -> list[dict[str, Any]]:
-    """Guarded partial updates: the vector (none for a text the embedder cannot place) and ``pending`` off."""
+def update_actions(hits: list[dict[str, Any]], vectors: Any,
+                   units: list[list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
+    """Guarded partial updates: the vector (none for a text the embedder cannot place), the units' vectors
+    when the index keeps them, and ``pending`` off."""
     actions = []
-    for hit, vector in zip(hits, vectors, strict=True):
+    per_chunk: list[list[dict[str, Any]] | None] = list(units) if units is not None else [None] * len(hits)
+    for hit, vector, unit in zip(hits, vectors, per_chunk, strict=True):
         doc: dict[str, Any] = {"vector_pending": False}
         if (values := vector_or_none(vector)) is not None:
             doc["embedding"] = values
+        if unit:
+            doc["units"] = unit
         actions.append({"_op_type": "update", "_index": hit["_index"], "_id": hit["_id"], "doc": doc,
                         "if_seq_no": hit["_seq_no"], "if_primary_term": hit["_primary_term"]})
     return actions
@@ -123,14 +128,16 @@ class BatchResult:
 
 
 def embed_and_write(client: OpenSearch, embedder: Embedder, hits: list[dict[str, Any]],
-                    timeout_s: float) -> BatchResult:
-    """One batch: embed, write guarded updates; a conflict (changed meanwhile) or a missing chunk is skipped."""
+                    timeout_s: float, units: bool = False) -> BatchResult:
+    """One batch: embed (``units``: each chunk's units too), write guarded updates; a conflict (changed
+    meanwhile) or a missing chunk is skipped."""
     texts = [chunk_text(h["_source"]) for h in hits]
     began = time.perf_counter()
     vectors = embedder.embed_documents(texts)
+    unit_vectors = embed_units(embedder, [h["_source"].get("text") or "" for h in hits]) if units else None
     result = BatchResult(characters=sum(map(len, texts)), embed_s=time.perf_counter() - began)
     with engine_errors():
-        for ok, item in helpers.streaming_bulk(client, update_actions(hits, vectors), raise_on_error=False,
+        for ok, item in helpers.streaming_bulk(client, update_actions(hits, vectors, unit_vectors), raise_on_error=False,
                                                raise_on_exception=False, max_retries=5, initial_backoff=1,
                                                request_timeout=timeout_s):
             status = next(iter(item.values())).get("status")
@@ -204,6 +211,7 @@ def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, opt
     before = read_coverage(client, index)
     report = BackfillReport(index=index, pending_before=before.pending, chunks=before.chunks)
     timeout = settings.opensearch.bulk_timeout_s
+    units = wants_units(embedder, settings.embedder.unit_vectors)
     total = min(before.pending, options.limit) if options.limit is not None else before.pending
     with BackfillProgress(total, quiet) as progress, stop_on_signals() as stop, \
             cf.ThreadPoolExecutor(options.workers, thread_name_prefix="embed") as pool:
@@ -214,7 +222,7 @@ def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, opt
                 stop.check()
                 hits = hits[:total - read]
                 read += len(hits)
-                running.add(pool.submit(embed_and_write, client, embedder, hits, timeout))
+                running.add(pool.submit(embed_and_write, client, embedder, hits, timeout, units))
                 while len(running) > options.workers:  # read one batch ahead, no further
                     running = _wait(running, stop, report, progress, cf.FIRST_COMPLETED)
                 if time.monotonic() - refreshed > options.refresh_s:

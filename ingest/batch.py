@@ -17,7 +17,9 @@ from opensearchpy import OpenSearch
 from ingest.backfill import run_backfill
 from ingest.index import (
     PreparedDocument,
+    embed_units,
     embedding_texts,
+    wants_units,
     write_documents,
 )
 from ingest.report import FileOutcome, Reporter, RunReport
@@ -122,6 +124,8 @@ class Batcher:
                 doc.vectors_pending = True
             else:
                 doc.vectors = self.embedder.embed_documents(embedding_texts(doc))
+                if wants_units(self.embedder, self.settings.embedder.unit_vectors):
+                    doc.units = embed_units(self.embedder, [c.text for c in doc.chunks])
         self.report.timings["embed"] += time.perf_counter() - began
         self.watchdog.progress("writing a batch to the engine", subject)
         began = time.perf_counter()

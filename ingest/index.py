@@ -29,8 +29,10 @@ from ingest.chunk import ChunkText
 from ingest.discover import SourceFile, display_path
 from ingest.parse.model import ParsedDocument
 from service.designations import parse_designation
+from service.embedders.base import Embedder
 from service.errors import DiskFull, IngestError
 from service.opensearch import DISK_FULL_MESSAGE, engine_errors, is_disk_block
+from service.query.passages import split_units
 from service.settings import IndexSettings
 
 
@@ -43,6 +45,8 @@ class PreparedDocument:
     groups: list[str]
     previous_chunks: int = 0
     vectors: np.ndarray | None = None
+    #: per chunk, its passage units' vectors (``embed_units``); None when the index keeps none
+    units: list[list[dict[str, Any]]] | None = None
     vectors_pending: bool = False  # text first: a backfill (`stroidok embed`) adds the vectors
 
     @property
@@ -78,8 +82,36 @@ def vector_or_none(vector: np.ndarray | None) -> list[float] | None:
     return [float(v) for v in vector]
 
 
+#: a unit shorter than this (a clause number, a lone heading word) gives a vector no question should match
+MIN_UNIT_CHARS = 12
+
+
+def wants_units(embedder: Embedder, setting: str) -> bool:
+    """Whether chunks get unit vectors: ``auto`` gives them to static embedders only (navec: microseconds a
+    unit; a model would embed every token a second time)."""
+    return setting == "on" or (setting == "auto" and bool(getattr(embedder, "static", False)))
+
+
+def unit_spans(text: str) -> list[tuple[int, int]]:
+    """The passage chooser's own units of a chunk (service/query/passages.py), those long enough to place."""
+    return [(a, b) for a, b in split_units(text) if b - a >= MIN_UNIT_CHARS]
+
+
+def embed_units(embedder: Embedder, texts: list[str]) -> list[list[dict[str, Any]]]:
+    """Per chunk text, its units as the index keeps them: ``{"o": start offset, "embedding": vector}``, all
+    chunks' units embedded in one batch; a unit with no word the embedder knows has none."""
+    spans = [unit_spans(text) for text in texts]
+    flat = [text[a:b] for text, units in zip(texts, spans, strict=True) for a, b in units]
+    vectors = iter(embedder.embed_documents(flat) if flat else [])
+    out = []
+    for units in spans:
+        kept = ((a, vector_or_none(next(vectors))) for a, _ in units)
+        out.append([{"o": a, "embedding": v} for a, v in kept if v is not None])
+    return out
+
+
 def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[float] | None,
-                       now: str) -> dict[str, Any]:
+                       now: str, units: list[dict[str, Any]] | None = None) -> dict[str, Any]:
     """A chunk as stored: text and metadata, its vector, or ``vector_pending`` when vectors come later."""
     src = doc.source
     source: dict[str, Any] = {
@@ -97,6 +129,8 @@ def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[flo
     source.update(link_fields(doc.parsed))
     if chunk.role:
         source["role"] = chunk.role
+    if units:
+        source["units"] = units
     if vector is not None:
         source["embedding"] = vector
     elif doc.vectors_pending:
@@ -140,9 +174,10 @@ def build_registry_source(doc: PreparedDocument, now: str) -> dict[str, Any]:
 def chunk_actions(doc: PreparedDocument, alias: str, now: str) -> Iterator[dict[str, Any]]:
     """Index every chunk, then delete the ids a longer previous version left behind."""
     vectors = doc.vectors if doc.vectors is not None else [None] * len(doc.chunks)
-    for chunk, vector in zip(doc.chunks, vectors, strict=True):
+    units = doc.units if doc.units is not None else [None] * len(doc.chunks)
+    for chunk, vector, unit in zip(doc.chunks, vectors, units, strict=True):
         yield {"_op_type": "index", "_index": alias, "_id": chunk_id(doc.doc_id, chunk.index),
-               "_source": build_chunk_source(doc, chunk, vector_or_none(vector), now)}
+               "_source": build_chunk_source(doc, chunk, vector_or_none(vector), now, unit)}
     for stale in range(len(doc.chunks), doc.previous_chunks):
         yield {"_op_type": "delete", "_index": alias, "_id": chunk_id(doc.doc_id, stale)}
 

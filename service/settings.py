@@ -242,6 +242,10 @@ class EmbedderSettings(BaseSettings):
                              "averages: a stronger dense leg alone, no hybrid gain (docs/relevance.md); new "
                              "indexes only, an index keeps what it was fitted with.")
     fit_sample: int = Field(default=20000, ge=100, description="Chunks used to fit SIF statistics.")
+    unit_vectors: Literal["auto", "on", "off"] = Field(
+        default="auto", description="A vector per passage unit of each chunk (nested, scored by the engine's "
+        "k-NN leg, which then names a chunk's best units): auto = for static embedders (navec: ~20 µs a unit), "
+        "not for models (e5: as many tokens again as the chunks).")
 
 
 class IngestSettings(BaseSettings):
@@ -285,6 +289,13 @@ class SearchSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="STROIDOK_SEARCH_", extra="ignore", populate_by_name=True)
 
     knn_k: int = Field(default=100, ge=1, le=1000, description="Candidates from the dense leg.")
+    knn_units: Literal["off", "max", "units"] = Field(
+        default="max", description="The dense leg on an index with unit vectors: a chunk scored by its own vector "
+        "or its best unit's, whichever is nearer (max), by its best unit alone (units), or by its own vector "
+        "alone (off); with units, the engine names each chunk's nearest units, which the passage is chosen by.")
+    python_unit_cosines: bool = Field(
+        default=True, description="Static embedders: the units of candidate chunks the dense leg did not score "
+        "are embedded in the server (~20 µs a unit), so their passages have a semantic signal too.")
     text_fields: list[str] = Field(
         default_factory=lambda: list(DEFAULT_TEXT_FIELDS),
         description="BM25 fields with boosts (multi_match); tuned in docs/relevance.md.")

@@ -43,6 +43,7 @@ def build_index_template(raw: dict[str, Any], settings: IndexSettings) -> dict[s
     index.pop("auto_expand_replicas", None)
     index.update(replica_settings(settings))
     body["template"]["mappings"]["properties"]["embedding"]["dimension"] = settings.embedding_dim
+    body["template"]["mappings"]["properties"]["units"]["properties"]["embedding"]["dimension"] = settings.embedding_dim
     body["template"]["mappings"]["_meta"] = {HASH_KEY: content_hash(body)}
     return body
 

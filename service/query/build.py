@@ -24,7 +24,10 @@ Route = Literal["hybrid", "bm25", "knn"]
 VECTOR_FIELD = "embedding"
 TEXT_FIELDS = DEFAULT_TEXT_FIELDS
 PHRASE_FIELDS = ("text", "title", "section_title", "text.codes")
-SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD]}
+UNITS_FIELD = "units"
+SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD, UNITS_FIELD]}
+#: a chunk's nearest units the dense leg names (its inner hits): the seeds of a semantic passage
+UNIT_HITS = 5
 # What a search result shows: the document's fields on the collapsed hit, the chunk's on its inner hits
 # (the rest — whole text of the top chunk, hashes, clause lists, groups — would triple the response).
 # A chunk's text comes through the engine's highlighter, whole, with the query's terms marked: the service
@@ -177,9 +180,20 @@ def build_multi_text_query(queries: list[ParsedQuery], operator: Operator, field
     return legs[0] if len(legs) == 1 else {"dis_max": {"queries": legs}}
 
 
-def build_knn_leg(vector: list[float], k: int, field: str = VECTOR_FIELD) -> dict[str, Any]:
-    """Approximate nearest neighbours (Lucene HNSW) of ``vector``."""
-    return {"knn": {field: {"vector": vector, "k": k}}}
+def build_knn_leg(vector: list[float], k: int, field: str = VECTOR_FIELD,
+                  units: Literal["off", "max", "units"] = "off") -> dict[str, Any]:
+    """The dense leg: the ``k`` chunks nearest to ``vector`` — by their own vector (``off``), by their best
+    unit's (``units``; a nested k-NN query, whose inner hits name each chunk's nearest units), or by the
+    nearer of the two (``max``). A chunk without unit vectors (an older index) is found by its own vector
+    under ``max``."""
+    chunk = {"knn": {field: {"vector": vector, "k": k}}}
+    if units == "off":
+        return chunk
+    nested = {"nested": {"path": UNITS_FIELD, "score_mode": "max",
+                         "query": {"knn": {f"{UNITS_FIELD}.{VECTOR_FIELD}": {"vector": vector, "k": k,
+                                                                            "expand_nested_docs": True}}},
+                         "inner_hits": {"name": UNITS_FIELD, "size": UNIT_HITS, "_source": [f"{UNITS_FIELD}.o"]}}}
+    return nested if units == "units" else {"dis_max": {"queries": [chunk, nested]}}
 
 
 def escape_wildcard(value: str) -> str:
@@ -325,11 +339,12 @@ class SearchSettingsView:
     auto_minimum_should_match: str | None
     knn_k: int
     pagination_depth: int
+    knn_units: Literal["off", "max", "units"] = "off"
 
     @classmethod
     def of(cls, search: SearchSettings) -> SearchSettingsView:
         return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
-                   search.knn_k, search.pagination_depth)
+                   search.knn_k, search.pagination_depth, search.knn_units)
 
 
 @dataclass(frozen=True)
@@ -381,7 +396,7 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                                   view.auto_minimum_should_match, bound=binding is not None and len(parsed) == 1)
     if not any(find_designation(p.plain) for p in parsed):
         text = demote_replaced(text)
-    knn = build_knn_leg(vector, view.knn_k) if vector is not None else None
+    knn = build_knn_leg(vector, view.knn_k, units=view.knn_units) if vector is not None else None
     legs = {"bm25": (text,), "knn": (knn,), "hybrid": (text, knn)}[route]
     if request.threshold is not None and vector is not None:
         filters["bool"]["filter"].append(build_similarity_filter(vector, request.threshold))

@@ -6,6 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from service.query.build import UNITS_FIELD
 from service.query.models import ChunkResult, Copy, DocumentResult, Edition, Facets
 from service.query.parse import ParsedQuery
 from service.query.passages import (
@@ -167,18 +168,28 @@ def map_chunk_passage(candidate: Candidate, passage: Passage, score: float) -> C
                        section_title=None if passage.has_phrases else src.get("section_title"))
 
 
+def engine_cosines(hit: dict[str, Any]) -> dict[int, float]:
+    """Unit start → cosine to the query, for the chunk's nearest units the dense leg named (its ``units``
+    inner hits; a cosine-space k-NN score is (1 + cosine) / 2); empty when the leg did not reach the chunk."""
+    return {int(u["_source"]["o"]): 2 * float(u.get("_score") or 0.0) - 1
+            for u in inner_hits(hit, UNITS_FIELD) if isinstance(u.get("_source", {}).get("o"), int)}
+
+
 def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list[float]]],
-                      similarity: Similarity) -> list[list[dict[int, float]]]:
-    """Per document, per candidate, unit start → the unit's cosine to the query, for the units that match a
-    term (each document's best-matching ``SEMANTIC_UNITS`` by their ``lexical`` scores: what one document
-    shows does not depend on the others), embedded in one batch for the whole answer."""
+                      similarity: Similarity | None) -> list[list[dict[int, float]]]:
+    """Per document, per candidate, unit start → the unit's cosine to the query: the engine's, for the chunks
+    its dense leg scored by their units; for the others (``similarity`` given), the units that match a term —
+    each document's best-matching ``SEMANTIC_UNITS`` by their ``lexical`` scores: what one document shows does
+    not depend on the others — embedded in one batch for the whole answer."""
+    out = [[engine_cosines(candidate.hit) for candidate in group] for group in candidates]
+    if similarity is None:
+        return out
     chosen: list[tuple[int, int, int, str]] = []
     for d, (group, scores_of) in enumerate(zip(candidates, lexical, strict=True)):
         units = [(score, d, i, a, candidate.marked.text[a:b])
-                 for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True))
+                 for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True)) if not out[d][i]
                  for score, (a, b) in zip(scores, split_units(candidate.marked.text), strict=True) if score > 0]
         chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:SEMANTIC_UNITS]]
-    out: list[list[dict[int, float]]] = [[{} for _ in group] for group in candidates]
     for (d, i, start, _), cosine in zip(chosen, similarity([u[3] for u in chosen]) if chosen else [], strict=True):
         out[d][i][start] = cosine
     return out
@@ -206,7 +217,7 @@ def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int,
     weights = [term_weights([c.marked for c in group]) for group in groups]
     lexical = [[lexical_scores(c.marked, split_units(c.marked.text), w) for c in group]
                for group, w in zip(groups, weights, strict=True)]
-    cosines = unit_similarities(groups, lexical, similarity) if similarity else [[{} for _ in g] for g in groups]
+    cosines = unit_similarities(groups, lexical, similarity)
     results = []
     for hit, group, w, cos, lex in zip(hits, groups, weights, cosines, lexical, strict=True):
         top_weight = max(w.values(), default=0.0)

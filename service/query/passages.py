@@ -236,6 +236,9 @@ def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, floa
     occurrences = [o for phrase in phrases for o in phrase_spans(chunk.text, phrase)]
     seeds = ([unit_at(units, a) for a, _ in occurrences] if occurrences
              else [i for i, score in enumerate(lexical) if score > 0] or [0])
+    if similarity and not occurrences:  # the nearest unit by meaning, though it may share no word with the query
+        nearest = max(similarity, key=lambda start: similarity[start])
+        seeds += [i for i, (a, _) in enumerate(units) if a == nearest and i not in seeds]
     windows = dict.fromkeys(cover(units, grow_forward(units, *grow_to_clause(units, i, clause_bounds(
         spans, units[i][0], len(chunk.text)), size), size // 2), occurrences) for i in seeds)
     scored = [(window_score(chunk, units, window, lexical, weights, similarity or {}, semantic_weight), window)
