@@ -195,9 +195,9 @@ class SearchService:
 
     def _unit_similarity(self, vector: list[float] | None) -> Callable[[list[str]], list[float]] | None:
         """Cosines of passage units to the query vector, with the index's embedder when it is static (navec:
-        ~20 µs a unit), for the candidate chunks the engine gave no unit scores; None for a model embedder
-        (e5: milliseconds a unit), a query without a vector, or when turned off (``python_unit_cosines``)."""
-        if vector is None or not self.settings.search.python_unit_cosines:
+        ~20 µs a unit), for an answer the engine gave no unit scores (an index without unit vectors); None for
+        a model embedder (e5: milliseconds a unit) or a query without a vector."""
+        if vector is None:
             return None
         try:
             _, embedder = self.resolver.current()

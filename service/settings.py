@@ -293,9 +293,6 @@ class SearchSettings(BaseSettings):
         default="max", description="The dense leg on an index with unit vectors: a chunk scored by its own vector "
         "or its best unit's, whichever is nearer (max), by its best unit alone (units), or by its own vector "
         "alone (off); with units, the engine names each chunk's nearest units, which the passage is chosen by.")
-    python_unit_cosines: bool = Field(
-        default=True, description="Static embedders: the units of candidate chunks the dense leg did not score "
-        "are embedded in the server (~20 µs a unit), so their passages have a semantic signal too.")
     text_fields: list[str] = Field(
         default_factory=lambda: list(DEFAULT_TEXT_FIELDS),
         description="BM25 fields with boosts (multi_match); tuned in docs/relevance.md.")

@@ -18,7 +18,7 @@ from service.query.contract import FILE_TYPES
 
 SUPPORTED_TYPES = set(FILE_TYPES)
 #: bumped whenever parsing, repair or chunking changes what a file becomes (part of every file's fingerprint)
-PARSER_VERSION = 10
+PARSER_VERSION = 11
 PLAIN_TYPES = {"txt"}
 UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"} - PLAIN_TYPES
 

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from ingest.parse.layer import Verdict, judge, repair, strip_controls
 from ingest.parse.model import HEAD_CHARS, HEAD_PAGES, Block, ParsedDocument
+from ingest.parse.tables import find_tables, page_with_tables, ruled_pages
 from ingest.parse.text import page_blocks, strip_running_lines
 from service.errors import ParseError
 
@@ -40,6 +41,8 @@ class PdfOptions:
     #: a page whose images cover this share of it and whose layer knows fewer dictionary words is OCRed too
     scan_cover: float = 0.5
     scan_words: int = 30
+    #: ruled tables of born-digital pages read as tables (rows with their headers: ingest/parse/tables.py)
+    tables: bool = True
 
 
 def _open(path: Path) -> Any:
@@ -218,6 +221,21 @@ def read_pages(pdf: Any, texts: list[str], options: PdfOptions, languages: list[
     return reading
 
 
+def with_tables(path: Path, pdf: Any, reading: PageReading) -> int:
+    """The pages read from their own layer (not OCRed, not repaired) that hold ruled tables get their tables
+    as rows with headers; returns how many tables. A page pdfplumber cannot read keeps its layer's text."""
+    taken = set(reading.ocr) | set(reading.repaired) | set(reading.unread)
+    candidates = ruled_pages(pdf, [i for i, text in enumerate(reading.texts) if i not in taken and text.strip()])
+    try:
+        found = find_tables(path, candidates) if candidates else {}
+    except Exception as exc:  # pdfminer's own errors on a page pdfium reads: the tables stay text
+        reading.warnings.append(f"tables not read ({type(exc).__name__}: {str(exc)[:120]})")
+        return 0
+    for index, tables in found.items():
+        reading.texts[index] = page_with_tables(pdf, index, tables)
+    return sum(map(len, found.values()))
+
+
 def tesseract_languages(spec: str) -> list[str]:
     return [lang for lang in spec.split("+") if lang]
 
@@ -231,6 +249,8 @@ def parse_pdf(path: Path, options: PdfOptions) -> ParsedDocument:
         languages = tesseract_languages(options.ocr_languages)
         raw = pdfium_pages(pdf) if options.parser == "pdfium" else unstructured_pages(path, count, languages)
         reading = read_pages(pdf, raw, options, languages)
+        if options.tables and options.parser == "pdfium":
+            with_tables(path, pdf, reading)
         texts = reading.texts
         head = "\n".join(texts[:HEAD_PAGES])[:HEAD_CHARS]
         texts = strip_running_lines(texts)

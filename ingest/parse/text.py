@@ -6,6 +6,7 @@ import re
 
 from ingest.parse.model import Block, BlockKind, PageRole
 from ingest.parse.repair import join_broken_words, repair_text
+from ingest.parse.tables import TABLE_ROW, TABLE_START
 
 _HEADING_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3})*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",
                          re.IGNORECASE)
@@ -104,12 +105,24 @@ def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Blo
     cleaned = clean_text(text)
     role = page_role(cleaned)
 
+    table: list[str] = []
+
     def flush(kind: BlockKind = "text") -> None:
         if buffer:
             blocks.append(Block(" ".join(buffer), page, kind, page_label, role))
             buffer.clear()
+        if table:
+            blocks.append(Block("\n".join(table), page, "table", page_label, role))
+            table.clear()
 
     for line in cleaned.split("\n"):
+        if line.startswith((TABLE_START, TABLE_ROW)):  # a row of a table found by its ruling (parse/tables.py)
+            if line[0] == TABLE_START or buffer:
+                flush()
+            table.append(line[1:].strip())
+            continue
+        if table:
+            flush()
         if not line:
             flush()
         elif looks_like_heading(line):

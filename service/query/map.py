@@ -177,17 +177,17 @@ def engine_cosines(hit: dict[str, Any]) -> dict[int, float]:
 
 def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list[float]]],
                       similarity: Similarity | None) -> list[list[dict[int, float]]]:
-    """Per document, per candidate, unit start → the unit's cosine to the query: the engine's, for the chunks
-    its dense leg scored by their units; for the others (``similarity`` given), the units that match a term —
-    each document's best-matching ``SEMANTIC_UNITS`` by their ``lexical`` scores: what one document shows does
-    not depend on the others — embedded in one batch for the whole answer."""
+    """Per document, per candidate, unit start → the unit's cosine to the query: the engine's (the dense leg's
+    inner hits), or, for an answer without any (an index written before unit vectors) and ``similarity``
+    given, those of the units that match a term — each document's best-matching ``SEMANTIC_UNITS`` by their
+    ``lexical`` scores: what one document shows does not depend on the others — embedded in one batch."""
     out = [[engine_cosines(candidate.hit) for candidate in group] for group in candidates]
-    if similarity is None:
+    if similarity is None or any(cosines for group in out for cosines in group):
         return out
     chosen: list[tuple[int, int, int, str]] = []
     for d, (group, scores_of) in enumerate(zip(candidates, lexical, strict=True)):
         units = [(score, d, i, a, candidate.marked.text[a:b])
-                 for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True)) if not out[d][i]
+                 for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True))
                  for score, (a, b) in zip(scores, split_units(candidate.marked.text), strict=True) if score > 0]
         chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:SEMANTIC_UNITS]]
     for (d, i, start, _), cosine in zip(chosen, similarity([u[3] for u in chosen]) if chosen else [], strict=True):

@@ -21,6 +21,7 @@ from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
+from itertools import pairwise
 
 import snowballstemmer
 
@@ -243,6 +244,8 @@ def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, floa
         spans, units[i][0], len(chunk.text)), size), size // 2), occurrences) for i in seeds)
     scored = [(window_score(chunk, units, window, lexical, weights, similarity or {}, semantic_weight), window)
               for window in windows]
+    if " | " in chunk.text:
+        scored = with_headers(chunk, units, scored, weights)
     if value_weight:
         scored = with_values(chunk, units, scored, value_weight)
     # equal coverage: the window within fewer clauses (its label is the answer's own), then the earlier one
@@ -253,11 +256,72 @@ def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, floa
         start, end = fit_around_marks(chunk, start, end, size, inside[0] if inside else None)
     opening, closing = span_at(spans, start), span_at(spans, max(start, end - 1))
     clause = opening.clause if opening else None
-    return Passage(" ".join(chunk.text[start:end].split()), start, end, score, clause,
+    header = header_text(chunk.text, table_header(chunk.text, start))
+    return Passage(header + passage_text(chunk.text[start:end]), start, end, score, clause,
                    closing.clause if closing and closing.clause != clause else None,
                    opening.page if opening else None,
                    closing.page if closing and opening and closing.page != opening.page else None,
                    not phrases or any(start <= a and b <= end for a, b in occurrences))
+
+
+def is_row(line: str) -> bool:
+    """A table row as the parsers write one: cells joined by `` | ``."""
+    return " | " in line
+
+
+def passage_text(raw: str) -> str:
+    """A passage as shown: each line's spacing folded and lines joined by a space (a PDF wraps sentences at
+    line ends), except around table rows, which stay one to a line."""
+    lines = [" ".join(line.split()) for line in raw.split("\n")]
+    lines = [line for line in lines if line]
+    out = lines[:1]
+    for before, line in pairwise(lines):
+        out.append(("\n" if is_row(before) or is_row(line) else " ") + line)
+    return "".join(out)
+
+
+#: the longest table header put before a passage
+HEADER_CHARS = 300
+
+
+def table_header(text: str, start: int) -> tuple[int, int] | None:
+    """Where the header row is of the table a passage starting at ``start`` opens inside of (the first row of
+    the rows around it: the parsers and the chunker lead every table and table piece with it), when the
+    passage does not start with it: a cell's number means nothing without its column."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", start)
+    if not is_row(text[line_start:line_end if line_end >= 0 else len(text)]):
+        return None
+    first = line_start
+    while first > 0:
+        above = text.rfind("\n", 0, first - 1) + 1
+        if not is_row(text[above:first - 1]):
+            break
+        first = above
+    return None if first == line_start else (first, text.find("\n", first))
+
+
+def header_text(text: str, span: tuple[int, int] | None) -> str:
+    """The header row put before a passage (cut at a word past ``HEADER_CHARS``), with its line break."""
+    if span is None:
+        return ""
+    header = " ".join(text[span[0]:span[1]].split())
+    return (header if len(header) <= HEADER_CHARS else header[:HEADER_CHARS].rsplit(" ", 1)[0] + " …") + "\n"
+
+
+def with_headers(chunk: Marked, units: list[tuple[int, int]], scored: list[tuple[float, tuple[int, int]]],
+                 weights: dict[str, float]) -> list[tuple[float, tuple[int, int]]]:
+    """Windows that open inside a table below its header also cover the header's terms (it is shown with
+    them): «обозначение единицы удельного объема» is answered by the row of «Удельный объем» under the header
+    «Обозначение единицы», not by the header and the first rows."""
+    out = []
+    for score, window in scored:
+        span = table_header(chunk.text, units[window[0]][0])
+        if span is not None:
+            inside = set(chunk.terms(units[window[0]][0], units[window[1]][1]))
+            score += sum(weights.get(t, 0.0) for t in set(chunk.terms(*span)) - inside)
+        out.append((score, window))
+    return out
 
 
 def with_values(chunk: Marked, units: list[tuple[int, int]], scored: list[tuple[float, tuple[int, int]]],

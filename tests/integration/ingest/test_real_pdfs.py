@@ -20,11 +20,17 @@ from ingest.parse import ParseOptions, parse_file
 from ingest.parse.layer import judge
 from ingest.parse.model import ParsedDocument
 from ingest.parse.pdf import PdfOptions
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
 from ingest.pool import file_timeout
+from service.embedders.navec import NavecEmbedder
 from service.errors import ParseError
+from service.search import SearchService
+from service.security import Principal
 from service.settings import IngestSettings
 from tests.support.crash import REPO, ingest_env
 from tests.support.documents import SHARED
+from tests.support.engine import drop_index_resources, product_settings
 
 pytestmark = pytest.mark.integration
 
@@ -38,6 +44,7 @@ PURE_SCAN = REAL / "gost_mechanical/8752-79.pdf"
 TRUNCATED = REAL / "gost_mechanical/5721-75.pdf"
 SIDEWAYS_SCAN = REAL / "gost_mechanical/520-89.pdf"
 WORD_TABLES = REAL / "office_and_scans/pr14tz_v5_2007_03_01.docx"
+BORN_DIGITAL_TABLES = REAL / "gost_standards/gost-8.417-2024.pdf"  # ruled tables, a two-level header (p. 9)
 
 
 def pages_of(sources: list[tuple[Path, int]], target: Path) -> Path:
@@ -120,6 +127,54 @@ def test_a_word_table_longer_than_a_chunk_keeps_its_header_row_in_every_chunk() 
     holding = [c for c in chunk_blocks(parsed.blocks, 2000, 250) if any(r in c.text for r in rows)]
     assert len(holding) >= 2 and all(c.text.startswith(header) or ("\n" + header) in c.text for c in holding)
     assert all(sum(r in c.text for c in holding) >= 1 for r in rows)  # no row lost or cut
+
+
+def test_a_born_digital_pdf_table_is_rows_under_one_header_naming_every_column(tmp_path: Path) -> None:
+    parsed = parse_file(pages_of([(BORN_DIGITAL_TABLES, 8)], tmp_path / "table.pdf"))
+    tables = [b for b in parsed.blocks if b.kind == "table"]
+    assert len(tables) == 1
+    lines = tables[0].text.split("\n")
+    # a two-level header, «Обозначение единицы» over «международное | русское», flattened into one row
+    assert lines[0] == ("Величина: Наименование | Величина: Обозначение размерности | Наименование единицы | "
+                        "Обозначение единицы: международное | Обозначение единицы: русское")
+    assert "Волновое число | L-1 | метр в минус первой степени | т“1 | м-1" in lines
+    assert len(lines) == 14
+    texts = [b.text for b in parsed.blocks if b.kind != "table"]
+    assert any(t.startswith("Таблица 2 — Примеры производных единиц СИ") for t in texts)  # the caption stays
+    assert not any("квадратный метр" in t for t in texts)  # the cells are in the table only, not repeated as text
+
+
+def test_a_frame_of_paragraphs_is_not_taken_for_a_table(tmp_path: Path) -> None:
+    """A page whose clauses are drawn in boxes (an OCR layer over a scan of 18829-2017): one column of
+    paragraphs, left to the text layer."""
+    parsed = parse_file(pages_of([(REAL / "gost_mechanical/18829-2017.pdf", 22)], tmp_path / "boxes.pdf"))
+    assert not [b for b in parsed.blocks if b.kind == "table"]
+    assert any("Термостат для выдержки образцов" in b.text for b in parsed.blocks)
+
+
+def test_a_question_on_a_pdf_table_cell_is_answered_by_its_row_under_the_header(
+        tmp_path: Path, client: OpenSearch, opensearch_url: str, navec_embedder: NavecEmbedder) -> None:
+    """Through the ingest and search_documents on a real node: the passage for a cell's question shows the
+    table's header row, then the cell's row, one to a line."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    pages_of([(BORN_DIGITAL_TABLES, i) for i in range(7, 11)], folder / "ГОСТ 8.417-2024.pdf")
+    settings = product_settings(opensearch_url)
+    settings.search.cache_ttl_s = 0
+    try:
+        assert not run_ingest(IngestOptions([folder]), settings, client, navec_embedder, quiet=True).failed
+        answer = SearchService(settings, client, navec_embedder).search(
+            {"query": "обозначение единицы удельного объема"}, Principal.of("t", []))
+        row = "Удельный объем | L3M\"1 | кубический метр на килограмм | т3 • кд-1 | М'3 • кг-1"
+        header = ("Величина: Наименование | Величина: Обозначение размерности | Наименование единицы | "
+                  "Обозначение единицы: международное | Обозначение единицы: русское")
+        holding = [c for c in answer.results[0].context_chunks if row in c.text.split("\n")]
+        assert len(holding) == 1, [c.text for c in answer.results[0].context_chunks]
+        lines = holding[0].text.split("\n")
+        assert header in lines[:lines.index(row)], holding[0].text
+        assert holding[0].page_number == 2  # the fragment's page 2 is the standard's page 9
+    finally:
+        drop_index_resources(client, settings.index)
 
 
 def test_a_truncated_file_fails_with_its_reason() -> None:
