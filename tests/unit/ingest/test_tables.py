@@ -7,7 +7,7 @@ from ingest.parse.tables import flat_header, header_rows, is_table, table_lines
 from service.query.passages import Span, choose_passage, passage_text, table_header, term_weights, unmark
 
 # pdfplumber's rows of a two-level header: None is a cell covered by a merged one
-TWO_LEVEL = [
+TWO_LEVEL: list[list[str | None]] = [
     ["Величина", None, "Наименование\nединицы", "Обозначение единицы", None],
     ["Наименование", "Обозначение\nразмерности", None, "между\u00ad\nнародное", "русское"],
     ["Площадь", "L2", "квадратный метр", "m2", "м2"],
@@ -25,13 +25,14 @@ def test_a_two_level_header_is_flattened_into_one_row_naming_every_column() -> N
 
 
 def test_numbers_under_a_merged_first_cell_head_their_columns() -> None:
-    rows = [["Показатель", "Значение при мощности, кВт", None], [None, "18", "25"], ["Колея, мм", "1090", "1340"]]
+    rows: list[list[str | None]] = [["Показатель", "Значение при мощности, кВт", None], [None, "18", "25"], ["Колея, мм", "1090", "1340"]]
     assert table_lines(rows) == ["Показатель | Значение при мощности, кВт: 18 | Значение при мощности, кВт: 25",
                                  "Колея, мм | 1090 | 1340"]
 
 
 def test_one_column_or_paragraphs_in_frames_are_not_tables() -> None:
-    assert not is_table([["Д.3.2 Термостат для выдержки образцов"], ["Д.3.3 Толщиномер ТР-10"]])
+    column: list[list[str | None]] = [["Д.3.2 Термостат для выдержки образцов"], ["Д.3.3 Толщиномер ТР-10"]]
+    assert not is_table(column)
     paragraph = "Помещают образцы между пластинами струбцины и затягивают болты до соприкосновения. " * 3
     assert not is_table([["Д.4.2 " + paragraph, "Д.4.3 " + paragraph], ["Д.5.1 " + paragraph, "Д.5.2 " + paragraph]])
     assert is_table(TWO_LEVEL)
