@@ -9,7 +9,8 @@ operator: engine ``took`` p50 / p95, wall p50 / p95, engine CPU ms per call, and
 
     git worktree add ../prev <commit>
     .venv/bin/python -m benchmarks.request_rounds --alias r39 --previous ../prev --operators AUTO AND --rounds 5
-    .venv/bin/python -m benchmarks.request_rounds --alias r39 --previous ../prev --service --rounds 4
+    .venv/bin/python -m benchmarks.request_rounds --alias r39 --previous ../prev --service --rounds 4 \
+        --variant 'extra1:STROIDOK_SEARCH_EXTRA_CANDIDATES=1'
 """
 
 from __future__ import annotations
@@ -84,25 +85,32 @@ print(json.dumps(out))
 """
 
 
-def in_tree(tree: Path, script: str, args: list[str], questions: list[str]) -> Any:
-    """``script`` run with ``tree``'s modules (this interpreter), the questions on stdin; its JSON answer."""
+def in_tree(tree: Path, script: str, args: list[str], questions: list[str], env: dict[str, str] | None = None) -> Any:
+    """``script`` run with ``tree``'s modules (this interpreter) and ``env`` settings, the questions on stdin; its
+    JSON answer."""
     done = subprocess.run([sys.executable, "-c", script, *args], cwd=tree,
                           input=json.dumps(questions, ensure_ascii=False), capture_output=True, text=True,
-                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "DO_NOT_TRACK": "1"}, check=True)
+                          env={"PYTHONPATH": str(tree), "PATH": "/usr/bin:/bin", "DO_NOT_TRACK": "1", **(env or {})},
+                          check=True)
     return json.loads(done.stdout)
 
 
-def service_times(tree: Path, alias: str, questions: list[str]) -> list[tuple[float, float]]:
+def service_times(tree: Path, alias: str, questions: list[str],
+                  env: dict[str, str] | None = None) -> list[tuple[float, float]]:
     """``tree``'s service on every question: (own ms, total ms) per call."""
-    return [(own, total) for own, total in in_tree(tree, SERVICE_TIMER, [alias], questions)]
+    return [(own, total) for own, total in in_tree(tree, SERVICE_TIMER, [alias], questions, env)]
 
 
-def compare_service(trees: dict[str, Path], alias: str, questions: list[str], rounds: int) -> list[str]:
-    """The trees' services in turn (the order flips each round): own and total ms p50 / p95 per tree."""
+Variant = tuple[Path, dict[str, str]]
+
+
+def compare_service(trees: dict[str, Variant], alias: str, questions: list[str], rounds: int) -> list[str]:
+    """The trees' services (each with its settings) in turn (the order flips each round): own and total ms
+    p50 / p95 per tree."""
     times: dict[str, list[tuple[float, float]]] = {name: [] for name in trees}
     for round_ in range(rounds):
         for name in list(trees) if round_ % 2 == 0 else reversed(list(trees)):
-            times[name] += service_times(trees[name], alias, questions)
+            times[name] += service_times(trees[name][0], alias, questions, trees[name][1])
     rows = []
     for name, got in times.items():
         own, total = [o for o, _ in got], [t for _, t in got]
@@ -177,6 +185,9 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--service", action="store_true", help="Instead: each tree's whole search call in turn, "
                         "the service's own work per call (its total less the engine request and the embedding).")
+    parser.add_argument("--variant", action="append", default=[], metavar="NAME:VAR=VALUE[,VAR=VALUE]",
+                        help="--service: this tree once more with these settings (e.g. "
+                        "'extra1:STROIDOK_SEARCH_EXTRA_CANDIDATES=1').")
     args = parser.parse_args()
 
     questions = [json.loads(line)["text"] for line in args.queries.read_text(encoding="utf-8").splitlines() if line]
@@ -185,14 +196,17 @@ def main() -> None:
           f"previous tree {args.previous}")
     if args.service:
         print("| what | tree | service's own ms p50 / p95 | call total ms p50 / p95 | |\n|---|---|---|---|---|")
-        print("\n".join(compare_service({"this": REPO, "previous": args.previous.resolve()}, args.alias, questions,
-                                         args.rounds)))
+        trees: dict[str, Variant] = {"this": (REPO, {}), "previous": (args.previous.resolve(), {})}
+        for spec in args.variant:
+            name, _, pairs = spec.partition(":")
+            trees[name] = (REPO, dict(pair.split("=", 1) for pair in pairs.split(",") if pair))
+        print("\n".join(compare_service(trees, args.alias, questions, args.rounds)))
         return
     print("| operator | tree | took p50 / p95 ms | wall p50 / p95 ms | engine CPU ms a call |\n|---|---|---|---|---|")
     for operator in args.operators:
-        trees = {"this": tree_bodies(REPO, args.alias, operator, args.mode, questions),
-                 "previous": tree_bodies(args.previous.resolve(), args.alias, operator, args.mode, questions)}
-        print("\n".join(format_rows(operator, compare(client, args.alias, trees, args.rounds))), flush=True)
+        bodies = {"this": tree_bodies(REPO, args.alias, operator, args.mode, questions),
+                  "previous": tree_bodies(args.previous.resolve(), args.alias, operator, args.mode, questions)}
+        print("\n".join(format_rows(operator, compare(client, args.alias, bodies, args.rounds))), flush=True)
 
 
 if __name__ == "__main__":

@@ -289,6 +289,8 @@ class SearchSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="STROIDOK_SEARCH_", extra="ignore", populate_by_name=True)
 
     knn_k: int = Field(default=100, ge=1, le=1000, description="Candidates from the dense leg.")
+    extra_candidates: int = Field(default=5, ge=0, le=10, description="Further chunks of each document the "
+                                  "engine returns beyond max_chunks, whose passages compete to be shown.")
     knn_units: Literal["off", "max", "units"] = Field(
         default="max", description="The dense leg on an index with unit vectors: a chunk scored by its own vector "
         "or its best unit's, whichever is nearer (max), by its best unit alone (units), or by its own vector "

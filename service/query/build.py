@@ -44,6 +44,7 @@ CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_en
                 "section_title"]
 HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}
 #: further chunks of each document fetched beyond ``max_chunks``, so they can be re-ranked by fused relevance
+#: (the default of ``SearchSettings.extra_candidates``)
 EXTRA_CANDIDATES = 5
 #: the most copies (paths of one content) a result lists
 MAX_COPIES = 20
@@ -296,12 +297,13 @@ def build_passage_highlight() -> dict[str, Any]:
             **HIGHLIGHT_TAGS}
 
 
-def build_collapse(max_chunks: int, vector: list[float] | None = None) -> dict[str, Any]:
+def build_collapse(max_chunks: int, vector: list[float] | None = None,
+                   extra: int = EXTRA_CANDIDATES) -> dict[str, Any]:
     """One hit per content (``doc_hash``: the same file kept in several folders is one result), with its best
     chunks (``max_chunks`` plus a few candidates to re-rank; a chunk its copies repeat comes once), each whole
     with its terms marked, and each chunk's similarity (its copies: ``build_copies_lookup``)."""
     chunks: dict[str, Any] = {
-        "name": "chunks", "size": max_chunks + EXTRA_CANDIDATES, "_source": {"includes": CHUNK_FIELDS},
+        "name": "chunks", "size": max_chunks + extra, "_source": {"includes": CHUNK_FIELDS},
         "highlight": build_passage_highlight(), "collapse": {"field": "content_hash"},
     }
     if vector is not None:
@@ -340,11 +342,12 @@ class SearchSettingsView:
     knn_k: int
     pagination_depth: int
     knn_units: Literal["off", "max", "units"] = "off"
+    extra_candidates: int = EXTRA_CANDIDATES
 
     @classmethod
     def of(cls, search: SearchSettings) -> SearchSettingsView:
         return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
-                   search.knn_k, search.pagination_depth, search.knn_units)
+                   search.knn_k, search.pagination_depth, search.knn_units, search.extra_candidates)
 
 
 @dataclass(frozen=True)
@@ -364,6 +367,7 @@ class SearchPlan:
     suggest_text: str | None
     groups: tuple[str, ...]
     fallback_reason: str | None = None
+    extra_candidates: int = EXTRA_CANDIDATES
 
 
 def choose_route(mode: str, vector: list[float] | None) -> Route:
@@ -406,7 +410,7 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       offset=offset, size=request.limit, max_chunks=request.max_chunks,
                       pagination_depth=view.pagination_depth, vector=vector,
                       suggest_text=first.plain if route != "knn" and wordy else None, groups=groups,
-                      fallback_reason=fallback_reason)
+                      fallback_reason=fallback_reason, extra_candidates=view.extra_candidates)
 
 
 def build_search_body(query: dict[str, Any], size: int) -> dict[str, Any]:
@@ -429,7 +433,7 @@ def build_request(plan: SearchPlan) -> dict[str, Any]:
     body["query"]["hybrid"]["pagination_depth"] = plan.pagination_depth
     body["from"] = plan.offset
     body["_source"] = {"includes": DOCUMENT_FIELDS}
-    body["collapse"] = build_collapse(plan.max_chunks, plan.vector)
+    body["collapse"] = build_collapse(plan.max_chunks, plan.vector, plan.extra_candidates)
     body["aggs"] = build_aggregations()
     body["track_total_hits"] = True
     if plan.vector is not None:
