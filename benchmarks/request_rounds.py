@@ -119,10 +119,12 @@ def compare_service(trees: dict[str, Variant], alias: str, questions: list[str],
     return rows
 
 
-def tree_bodies(tree: Path, alias: str, operator: str, mode: str, questions: list[str]) -> Plans:
-    """The bodies ``tree``'s code builds for ``questions`` (its own modules, this interpreter)."""
+def tree_bodies(tree: Path, alias: str, operator: str, mode: str, questions: list[str],
+                env: dict[str, str] | None = None) -> Plans:
+    """The bodies ``tree``'s code builds for ``questions`` (its own modules and ``env`` settings, this
+    interpreter)."""
     return [(body, pipeline, scope)
-            for body, pipeline, scope in in_tree(tree, PLANNER, [alias, operator, mode], questions)]
+            for body, pipeline, scope in in_tree(tree, PLANNER, [alias, operator, mode], questions, env)]
 
 
 def engine_cpu_ms(client: OpenSearch) -> float:
@@ -186,26 +188,26 @@ def main() -> None:
     parser.add_argument("--service", action="store_true", help="Instead: each tree's whole search call in turn, "
                         "the service's own work per call (its total less the engine request and the embedding).")
     parser.add_argument("--variant", action="append", default=[], metavar="NAME:VAR=VALUE[,VAR=VALUE]",
-                        help="--service: this tree once more with these settings (e.g. "
+                        help="This tree once more with these settings (e.g. "
                         "'extra1:STROIDOK_SEARCH_EXTRA_CANDIDATES=1').")
     args = parser.parse_args()
 
     questions = [json.loads(line)["text"] for line in args.queries.read_text(encoding="utf-8").splitlines() if line]
     client = build_client(eval_settings(Settings(), args.alias))
+    trees: dict[str, Variant] = {"this": (REPO, {}), "previous": (args.previous.resolve(), {})}
+    for spec in args.variant:
+        name, _, pairs = spec.partition(":")
+        trees[name] = (REPO, dict(pair.split("=", 1) for pair in pairs.split(",") if pair))
     print(f"{len(questions)} questions × {args.rounds} rounds, mode {args.mode}, index {args.alias}, "
           f"previous tree {args.previous}")
     if args.service:
         print("| what | tree | service's own ms p50 / p95 | call total ms p50 / p95 | |\n|---|---|---|---|---|")
-        trees: dict[str, Variant] = {"this": (REPO, {}), "previous": (args.previous.resolve(), {})}
-        for spec in args.variant:
-            name, _, pairs = spec.partition(":")
-            trees[name] = (REPO, dict(pair.split("=", 1) for pair in pairs.split(",") if pair))
         print("\n".join(compare_service(trees, args.alias, questions, args.rounds)))
         return
     print("| operator | tree | took p50 / p95 ms | wall p50 / p95 ms | engine CPU ms a call |\n|---|---|---|---|---|")
     for operator in args.operators:
-        bodies = {"this": tree_bodies(REPO, args.alias, operator, args.mode, questions),
-                  "previous": tree_bodies(args.previous.resolve(), args.alias, operator, args.mode, questions)}
+        bodies = {name: tree_bodies(tree, args.alias, operator, args.mode, questions, env)
+                  for name, (tree, env) in trees.items()}
         print("\n".join(format_rows(operator, compare(client, args.alias, bodies, args.rounds))), flush=True)
 
 

@@ -289,7 +289,9 @@ class SearchSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="STROIDOK_SEARCH_", extra="ignore", populate_by_name=True)
 
     knn_k: int = Field(default=100, ge=1, le=1000, description="Candidates from the dense leg.")
-    extra_candidates: int = Field(default=5, ge=0, le=10, description="Further chunks of each document the "
+    knn_units_expand: bool = Field(default=False, description="Every unit of the chunks the dense leg found is "
+                                   "scored for the passage, not only those its graph search reached (costs engine CPU).")
+    extra_candidates: int = Field(default=1, ge=0, le=10, description="Further chunks of each document the "
                                   "engine returns beyond max_chunks, whose passages compete to be shown.")
     knn_units: Literal["off", "max", "units"] = Field(
         default="max", description="The dense leg on an index with unit vectors: a chunk scored by its own vector "

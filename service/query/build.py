@@ -45,7 +45,7 @@ CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_en
 HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}
 #: further chunks of each document fetched beyond ``max_chunks``, so they can be re-ranked by fused relevance
 #: (the default of ``SearchSettings.extra_candidates``)
-EXTRA_CANDIDATES = 5
+EXTRA_CANDIDATES = 1
 #: the most copies (paths of one content) a result lists
 MAX_COPIES = 20
 
@@ -182,17 +182,18 @@ def build_multi_text_query(queries: list[ParsedQuery], operator: Operator, field
 
 
 def build_knn_leg(vector: list[float], k: int, field: str = VECTOR_FIELD,
-                  units: Literal["off", "max", "units"] = "off") -> dict[str, Any]:
+                  units: Literal["off", "max", "units"] = "off", expand: bool = False) -> dict[str, Any]:
     """The dense leg: the ``k`` chunks nearest to ``vector`` — by their own vector (``off``), by their best
     unit's (``units``; a nested k-NN query, whose inner hits name each chunk's nearest units), or by the
     nearer of the two (``max``). A chunk without unit vectors (an older index) is found by its own vector
-    under ``max``."""
+    under ``max``. ``expand``: the inner hits score every unit of those chunks, not only the units the graph
+    search reached (a third more engine CPU a call: docs/scale.md)."""
     chunk = {"knn": {field: {"vector": vector, "k": k}}}
     if units == "off":
         return chunk
+    search: dict[str, Any] = {"vector": vector, "k": k, **({"expand_nested_docs": True} if expand else {})}
     nested = {"nested": {"path": UNITS_FIELD, "score_mode": "max",
-                         "query": {"knn": {f"{UNITS_FIELD}.{VECTOR_FIELD}": {"vector": vector, "k": k,
-                                                                            "expand_nested_docs": True}}},
+                         "query": {"knn": {f"{UNITS_FIELD}.{VECTOR_FIELD}": search}},
                          "inner_hits": {"name": UNITS_FIELD, "size": UNIT_HITS, "_source": [f"{UNITS_FIELD}.o"]}}}
     return nested if units == "units" else {"dis_max": {"queries": [chunk, nested]}}
 
@@ -343,11 +344,13 @@ class SearchSettingsView:
     pagination_depth: int
     knn_units: Literal["off", "max", "units"] = "off"
     extra_candidates: int = EXTRA_CANDIDATES
+    knn_units_expand: bool = False
 
     @classmethod
     def of(cls, search: SearchSettings) -> SearchSettingsView:
         return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
-                   search.knn_k, search.pagination_depth, search.knn_units, search.extra_candidates)
+                   search.knn_k, search.pagination_depth, search.knn_units, search.extra_candidates,
+                   search.knn_units_expand)
 
 
 @dataclass(frozen=True)
@@ -400,7 +403,8 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                                   view.auto_minimum_should_match, bound=binding is not None and len(parsed) == 1)
     if not any(find_designation(p.plain) for p in parsed):
         text = demote_replaced(text)
-    knn = build_knn_leg(vector, view.knn_k, units=view.knn_units) if vector is not None else None
+    knn = (build_knn_leg(vector, view.knn_k, units=view.knn_units, expand=view.knn_units_expand)
+           if vector is not None else None)
     legs = {"bm25": (text,), "knn": (knn,), "hybrid": (text, knn)}[route]
     if request.threshold is not None and vector is not None:
         filters["bool"]["filter"].append(build_similarity_filter(vector, request.threshold))
