@@ -22,9 +22,9 @@ from opensearchpy import OpenSearch, helpers
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
-from ingest.index import context_text, embed_units, vector_or_none, wants_units
+from ingest.index import context_text, embed_units, vector_or_none
 from ingest.signals import StopFlag, stop_on_signals
-from service.embedders.base import Embedder
+from service.embedders.base import Embedder, keeps_unit_vectors
 from service.index_admin.maintenance import optimize
 from service.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
 from service.opensearch import engine_errors
@@ -211,7 +211,7 @@ def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, opt
     before = read_coverage(client, index)
     report = BackfillReport(index=index, pending_before=before.pending, chunks=before.chunks)
     timeout = settings.opensearch.bulk_timeout_s
-    units = wants_units(embedder, settings.embedder.unit_vectors)
+    units = keeps_unit_vectors(embedder, settings.embedder.unit_vectors)
     total = min(before.pending, options.limit) if options.limit is not None else before.pending
     with BackfillProgress(total, quiet) as progress, stop_on_signals() as stop, \
             cf.ThreadPoolExecutor(options.workers, thread_name_prefix="embed") as pool:

@@ -19,12 +19,11 @@ from ingest.index import (
     PreparedDocument,
     embed_units,
     embedding_texts,
-    wants_units,
     write_documents,
 )
 from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.watchdog import Watchdog
-from service.embedders.base import Embedder
+from service.embedders.base import Embedder, keeps_unit_vectors
 from service.errors import DiskFull, StroidokError
 from service.index_meta import bump_generation, claim_embedder_meta
 from service.settings import Settings
@@ -124,7 +123,7 @@ class Batcher:
                 doc.vectors_pending = True
             else:
                 doc.vectors = self.embedder.embed_documents(embedding_texts(doc))
-                if wants_units(self.embedder, self.settings.embedder.unit_vectors):
+                if keeps_unit_vectors(self.embedder, self.settings.embedder.unit_vectors):
                     doc.units = embed_units(self.embedder, [c.text for c in doc.chunks])
         self.report.timings["embed"] += time.perf_counter() - began
         self.watchdog.progress("writing a batch to the engine", subject)

@@ -86,12 +86,6 @@ def vector_or_none(vector: np.ndarray | None) -> list[float] | None:
 MIN_UNIT_CHARS = 12
 
 
-def wants_units(embedder: Embedder, setting: str) -> bool:
-    """Whether chunks get unit vectors: ``auto`` gives them to static embedders only (navec: microseconds a
-    unit; a model would embed every token a second time)."""
-    return setting == "on" or (setting == "auto" and bool(getattr(embedder, "static", False)))
-
-
 def unit_spans(text: str) -> list[tuple[int, int]]:
     """The passage chooser's own units of a chunk (service/query/passages.py), those long enough to place."""
     return [(a, b) for a, b in split_units(text) if b - a >= MIN_UNIT_CHARS]

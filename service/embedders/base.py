@@ -36,6 +36,12 @@ class Embedder(Protocol):
         """Adopt statistics fitted earlier on the index's corpus."""
 
 
+def keeps_unit_vectors(embedder: Embedder, setting: str) -> bool:
+    """Whether an index built with ``embedder`` keeps a vector per passage unit (``EmbedderSettings.unit_vectors``):
+    ``auto`` for static embedders only (navec: microseconds a unit; a model would embed every token twice)."""
+    return setting == "on" or (setting == "auto" and bool(getattr(embedder, "static", False)))
+
+
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)

@@ -43,9 +43,9 @@ MOST_CITED = 20
 CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "clause", "spans",
                 "section_title"]
 HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}
-#: further chunks of each document fetched beyond ``max_chunks``, so they can be re-ranked by fused relevance
-#: (the default of ``SearchSettings.extra_candidates``)
-EXTRA_CANDIDATES = 1
+#: further chunks of each document fetched beyond ``max_chunks``, so they can be re-ranked by fused relevance:
+#: where the index keeps unit vectors, and where it does not (``SearchSettings.extra_candidates``)
+EXTRA_CANDIDATES, EXTRA_CANDIDATES_WITHOUT_UNITS = 1, 5
 #: the most copies (paths of one content) a result lists
 MAX_COPIES = 20
 
@@ -347,10 +347,13 @@ class SearchSettingsView:
     knn_units_expand: bool = False
 
     @classmethod
-    def of(cls, search: SearchSettings) -> SearchSettingsView:
+    def of(cls, search: SearchSettings, unit_vectors: bool = True) -> SearchSettingsView:
+        """The view of ``search``; ``unit_vectors``: whether the index keeps them (fewer candidates then)."""
+        extra = search.extra_candidates
+        if extra is None:
+            extra = EXTRA_CANDIDATES if unit_vectors else EXTRA_CANDIDATES_WITHOUT_UNITS
         return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
-                   search.knn_k, search.pagination_depth, search.knn_units, search.extra_candidates,
-                   search.knn_units_expand)
+                   search.knn_k, search.pagination_depth, search.knn_units, extra, search.knn_units_expand)
 
 
 @dataclass(frozen=True)
