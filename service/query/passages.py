@@ -9,6 +9,11 @@ answer (a term in every unit tells nothing), and how many of the query's terms i
 from the best unit to the whole clause it belongs to, then to its best neighbours, up to the passage size;
 it always starts and ends at a unit boundary, never inside a word.
 
+The units' cosines to the query come from the engine where the index keeps unit vectors (the dense leg's
+inner hits name each found chunk's nearest units); the nearest unit also seeds a passage, so a clause that
+shares no word with the question can be shown. A passage that opens inside a table below its header row
+shows that row first (and counts its terms): a cell means nothing without its column.
+
 ``spans`` (written by the chunker) say where in the chunk the page or the clause in effect changes; the
 passage carries the clause and page in effect at its start, and the clause at its end when it differs.
 """
