@@ -221,11 +221,20 @@ def read_pages(pdf: Any, texts: list[str], options: PdfOptions, languages: list[
     return reading
 
 
+#: a page whose images cover this share of it is a scan (its tables are left to the text layer)
+SCAN_COVER = 0.5
+
+
 def with_tables(path: Path, pdf: Any, reading: PageReading) -> int:
-    """The pages read from their own layer (not OCRed, not repaired) that hold ruled tables get their tables
-    as rows with headers; returns how many tables. A page pdfplumber cannot read keeps its layer's text."""
+    """The born-digital pages read from their own layer (not scans, not OCRed, not repaired) that hold ruled
+    tables get their tables as rows with headers; returns how many tables. A page pdfplumber cannot read keeps
+    its layer's text."""
     taken = set(reading.ocr) | set(reading.repaired) | set(reading.unread)
-    candidates = ruled_pages(pdf, [i for i, text in enumerate(reading.texts) if i not in taken and text.strip()])
+    # a page image under an OCR layer is a scan: its cells' text is OCR's, often turned or reversed in a table
+    # («нилиц ртемаиД»), and its rows stay in the layer's reading order
+    drawn = [i for i, text in enumerate(reading.texts)
+             if i not in taken and text.strip() and image_cover(pdf, i) < SCAN_COVER]
+    candidates = ruled_pages(pdf, drawn)
     try:
         found = find_tables(path, candidates) if candidates else {}
     except Exception as exc:  # pdfminer's own errors on a page pdfium reads: the tables stay text

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ingest.parse.layer import judge
+
 #: a page drawing fewer lines and boxes than this holds no ruled table worth a pdfplumber pass (~0.07 s a page)
 MIN_PATHS = 6
 #: the first row of a table, and every further row (private-use marks no document contains)
@@ -73,10 +75,22 @@ def cell(value: str | None) -> str:
 
 
 def is_table(rows: list[list[str | None]]) -> bool:
-    """At least two rows and two columns with text, cells short enough to be cells."""
+    """At least two rows and two columns with text, cells short enough to be cells, and language (a cell read
+    from glyphs drawn turned comes out reversed: «нилиц ртемаиД»)."""
     texts = [cell(c) for row in rows for c in row if cell(c)]
     columns = max((sum(1 for c in row if cell(c)) for row in rows), default=0)
-    return len(rows) >= 2 and columns >= 2 and bool(texts) and sum(map(len, texts)) / len(texts) <= MAX_MEAN_CELL
+    return (len(rows) >= 2 and columns >= 2 and bool(texts) and sum(map(len, texts)) / len(texts) <= MAX_MEAN_CELL
+            and not judge("\n".join(texts)).garbage)
+
+
+def title_rows(rows: list[list[str | None]]) -> int:
+    """How many leading rows are a title over the whole table (one text across its columns: «Таблица 6
+    Размеры в миллиметрах»), not column headers."""
+    count = 0
+    while count < len(rows) - 2 and len({cell(c) for c in rows[count] if cell(c)}) == 1 \
+            and sum(1 for c in rows[count] if c is None or cell(c)) > 1:
+        count += 1
+    return count
 
 
 def header_rows(rows: list[list[str | None]]) -> int:
@@ -122,15 +136,19 @@ def flat_header(rows: list[list[str | None]]) -> list[str]:
     return labels
 
 
-def table_lines(rows: list[list[str | None]]) -> list[str]:
-    """The table as ``cell | cell`` lines, the header flattened into the first; empty rows dropped."""
+def table_lines(rows: list[list[str | None]]) -> tuple[str, list[str]]:
+    """The table's title row's text, if it has one, and the table as ``cell | cell`` lines, the header
+    flattened into the first; empty rows dropped."""
+    titled = title_rows(rows)
+    title = " ".join(next(cell(c) for c in row if cell(c)) for row in rows[:titled])
+    rows = rows[titled:]
     head = header_rows(rows)
     lines = [" | ".join(flat_header(rows[:head]))]
     for row in rows[head:]:
         cells = [cell(c) for c in row]
         if any(cells):
             lines.append(" | ".join(cells))
-    return lines
+    return title, lines
 
 
 def page_with_tables(pdf: Any, index: int, tables: list[FoundTable]) -> str:
@@ -145,8 +163,9 @@ def page_with_tables(pdf: Any, index: int, tables: list[FoundTable]) -> str:
         for table in tables:
             if table.top - EDGE > top:
                 parts.append(textpage.get_text_bounded(0, height - table.top + EDGE, width, height - top))
-            lines = table_lines(table.rows)
-            parts.append("\n".join([TABLE_START + lines[0], *(TABLE_ROW + line for line in lines[1:])]))
+            title, lines = table_lines(table.rows)
+            parts.append("\n".join([*([title] if title else []), TABLE_START + lines[0],
+                                    *(TABLE_ROW + line for line in lines[1:])]))
             top = max(top, table.bottom + EDGE)
         parts.append(textpage.get_text_bounded(0, 0, width, height - top))
         return "\n".join(part for part in parts if part.strip())

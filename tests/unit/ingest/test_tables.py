@@ -20,14 +20,28 @@ def test_a_two_level_header_is_flattened_into_one_row_naming_every_column() -> N
     assert flat_header(TWO_LEVEL[:2]) == ["Величина: Наименование", "Величина: Обозначение размерности",
                                           "Наименование единицы", "Обозначение единицы: международное",
                                           "Обозначение единицы: русское"]
-    assert table_lines(TWO_LEVEL)[1:] == ["Площадь | L2 | квадратный метр | m2 | м2",
+    assert table_lines(TWO_LEVEL)[1][1:] == ["Площадь | L2 | квадратный метр | m2 | м2",
                                           "Скорость | LT-1 | метр в секунду | m s-1 | м с-1"]
 
 
 def test_numbers_under_a_merged_first_cell_head_their_columns() -> None:
     rows: list[list[str | None]] = [["Показатель", "Значение при мощности, кВт", None], [None, "18", "25"], ["Колея, мм", "1090", "1340"]]
-    assert table_lines(rows) == ["Показатель | Значение при мощности, кВт: 18 | Значение при мощности, кВт: 25",
+    assert table_lines(rows)[1] == ["Показатель | Значение при мощности, кВт: 18 | Значение при мощности, кВт: 25",
                                  "Колея, мм | 1090 | 1340"]
+
+
+def test_a_title_row_over_the_whole_table_is_its_caption_not_a_header() -> None:
+    rows: list[list[str | None]] = [["", "Таблица 6 Размеры в мм", None, None], ["Обозначение", "d", "D", "b"],
+                                    ["М-10", "10", "22", "7"], ["М-12", "12", "24", "7"]]
+    assert table_lines(rows) == ("Таблица 6 Размеры в мм", ["Обозначение | d | D | b", "М-10 | 10 | 22 | 7",
+                                                            "М-12 | 12 | 24 | 7"])
+
+
+def test_cells_read_reversed_are_not_a_table() -> None:
+    header = ["Диаметр цилиндра", "Предельное отклонение", "Применяемость", "Справочная масса"]
+    reversed_cells: list[list[str | None]] = [[text[::-1] for text in header], *[[f"{i}0", "±0,1", "1", "2"]
+                                                                               for i in range(1, 5)]] * 2
+    assert not is_table(reversed_cells)
 
 
 def test_one_column_or_paragraphs_in_frames_are_not_tables() -> None:
