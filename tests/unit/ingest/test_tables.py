@@ -39,8 +39,8 @@ def test_a_title_row_over_the_whole_table_is_its_caption_not_a_header() -> None:
 
 def test_cells_read_reversed_are_not_a_table() -> None:
     header = ["Диаметр цилиндра", "Предельное отклонение", "Применяемость", "Справочная масса"]
-    reversed_cells: list[list[str | None]] = [[text[::-1] for text in header], *[[f"{i}0", "±0,1", "1", "2"]
-                                                                               for i in range(1, 5)]] * 2
+    rows: list[list[str | None]] = [[f"{i}0", "±0,1", "1", "2"] for i in range(1, 5)]
+    reversed_cells: list[list[str | None]] = [[text[::-1] for text in header], *rows] * 2
     assert not is_table(reversed_cells)
 
 
