@@ -75,12 +75,15 @@ def cell(value: str | None) -> str:
 
 
 def is_table(rows: list[list[str | None]]) -> bool:
-    """At least two rows and two columns with text, cells short enough to be cells, and language (a cell read
-    from glyphs drawn turned comes out reversed: «нилиц ртемаиД»)."""
+    """At least two rows and two columns with text, cells short enough to be cells, and language as it will be
+    shown (its header repeated over the columns it spans): a cell read from glyphs drawn turned comes out
+    reversed, «нилиц ртемаиД»."""
     texts = [cell(c) for row in rows for c in row if cell(c)]
     columns = max((sum(1 for c in row if cell(c)) for row in rows), default=0)
-    return (len(rows) >= 2 and columns >= 2 and bool(texts) and sum(map(len, texts)) / len(texts) <= MAX_MEAN_CELL
-            and not judge("\n".join(texts)).garbage)
+    if len(rows) < 2 or columns < 2 or not texts or sum(map(len, texts)) / len(texts) > MAX_MEAN_CELL:
+        return False
+    title, lines = table_lines(rows)
+    return not judge("\n".join([title, *lines])).garbage
 
 
 def title_rows(rows: list[list[str | None]]) -> int:
