@@ -44,7 +44,7 @@ def next_index_name(current: str) -> str:
 SWITCH_KEY = "stroidok_switch_from"
 
 
-STRIP_VECTORS = "ctx._source.remove('embedding'); ctx._source.vector_pending = true"
+STRIP_VECTORS = "ctx._source.remove('embedding'); ctx._source.remove('units'); ctx._source.vector_pending = true"
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import pytest
 from opensearchpy import OpenSearch
 
 from ingest.backfill import BackfillOptions, run_backfill
+from ingest.index import unit_spans
 from ingest.lease import KIND, IngestRunning, acquire, expires_at, lease_body, lease_id
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
@@ -290,11 +291,14 @@ def test_a_backfill_cut_by_a_node_restart_resumes_without_embedding_anything_twi
     own_engine.up()
     pending = read_coverage(client, settings.index.alias).pending
     assert 0 < pending < total, (pending, total)
+    waiting = [h["_source"]["text"] for h in client.search(index=settings.index.alias, body={
+        "size": total, "_source": ["text"], "query": {"term": {"vector_pending": True}}})["hits"]["hits"]]
     resumed = KillsTheNode(navec_embedder, own_engine)
     run_backfill(settings, client, cast(Embedder, resumed), BackfillOptions(batch_size=4), quiet=True)
     after = read_coverage(client, settings.index.alias)
     assert after.pending == 0 and after.chunks == total
-    assert len(resumed.texts) == pending  # only what had no vector stored: nothing embedded twice
+    # only what had no vector stored, each chunk and its passage units once: nothing embedded twice
+    assert len(resumed.texts) == pending + sum(len(unit_spans(text)) for text in waiting)
 
 
 def test_index_migrate_under_a_query_load_loses_no_search(
