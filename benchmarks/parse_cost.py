@@ -21,8 +21,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pdfs", type=Path, nargs="+")
     parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--no-tables", action="store_true", help="Without reading ruled tables (pdfplumber).")
     args = parser.parse_args()
-    options = ParseOptions(pdf=PdfOptions(ocr="never"))
+    options = ParseOptions(pdf=PdfOptions(ocr="never", tables=not args.no_tables))
     for path in args.pdfs[:2]:  # warm: imports, dictionaries
         parse_file(path, options)
     for round_ in range(args.rounds):

@@ -71,7 +71,7 @@ def _failure_reason(exc: Exception, timeout_s: float) -> str:
 def _parse_options(options: IngestOptions, settings: Settings) -> ParseOptions:
     ingest = settings.ingest
     pdf = PdfOptions(parser=cast(PdfParser, options.pdf_parser or ingest.pdf_parser), ocr=options.ocr,
-                     ocr_languages=ingest.ocr_languages, ocr_min_chars=ingest.ocr_min_chars)
+                     ocr_languages=ingest.ocr_languages, ocr_min_chars=ingest.ocr_min_chars, tables=ingest.pdf_tables)
     return ParseOptions(pdf=pdf, encoding=options.encoding)
 
 

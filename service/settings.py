@@ -254,6 +254,8 @@ class IngestSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="STROIDOK_INGEST_", extra="ignore")
 
     pdf_parser: Literal["pdfium", "unstructured"] = "pdfium"
+    pdf_tables: bool = Field(default=True, description="Ruled tables of born-digital PDF pages that caption one "
+                             "read as rows under their headers (pdfplumber, ~0.15 s a page: docs/ingest.md).")
     chunk_chars: int = Field(default=2000, ge=200, le=20000, description="Measured best: docs/relevance.md.")
     chunk_overlap: int = Field(default=250, ge=0, le=5000)
     batch_size: int = Field(default=500, ge=1, le=10000, description="Chunks per bulk request.")

@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from ingest.parse.layer import Verdict, judge, repair, strip_controls
 from ingest.parse.model import HEAD_CHARS, HEAD_PAGES, Block, ParsedDocument
-from ingest.parse.tables import find_tables, page_with_tables, ruled_pages
+from ingest.parse.tables import find_tables, has_caption, page_with_tables, ruled_pages
 from ingest.parse.text import page_blocks, strip_running_lines
 from service.errors import ParseError
 
@@ -226,14 +226,14 @@ SCAN_COVER = 0.5
 
 
 def with_tables(path: Path, pdf: Any, reading: PageReading) -> int:
-    """The born-digital pages read from their own layer (not scans, not OCRed, not repaired) that hold ruled
-    tables get their tables as rows with headers; returns how many tables. A page pdfplumber cannot read keeps
-    its layer's text."""
+    """The born-digital pages read from their own layer (not scans, not OCRed, not repaired) that caption a
+    table and draw its ruling get their tables as rows with headers; returns how many tables. A page
+    pdfplumber cannot read keeps its layer's text."""
     taken = set(reading.ocr) | set(reading.repaired) | set(reading.unread)
     # a page image under an OCR layer is a scan: its cells' text is OCR's, often turned or reversed in a table
     # («нилиц ртемаиД»), and its rows stay in the layer's reading order
     drawn = [i for i, text in enumerate(reading.texts)
-             if i not in taken and text.strip() and image_cover(pdf, i) < SCAN_COVER]
+             if i not in taken and has_caption(text) and image_cover(pdf, i) < SCAN_COVER]
     candidates = ruled_pages(pdf, drawn)
     try:
         found = find_tables(path, candidates) if candidates else {}

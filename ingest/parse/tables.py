@@ -8,11 +8,13 @@ over the cells that split it) flattened into one first row that names every colu
 then the layer's text above, between and below the tables with the tables in their places; each table row
 carries a mark ``page_blocks`` turns into a table block (the chunker keeps its caption and repeats its
 header in every chunk of a long table). A "table" of one column or of paragraphs (a framed note) is not a
-table and is left to the text layer.
+table and is left to the text layer. Only pages that caption a table («Таблица N», «Продолжение таблицы N»)
+are searched: pdfplumber costs ~0.13 s a page.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,17 @@ MAX_MEAN_CELL = 160
 MAX_HEADER_ROWS = 3
 #: points a table's ruling is widened by when the text around it is read (a cell's glyphs can overhang it)
 EDGE = 2.0
+
+
+#: a line that captions a table or continues one on a new page («Таблица 3 — …», «Продолжение таблицы 3»)
+_CAPTION_RE = re.compile(r"(?m)^\s*(?:Таблица|ТАБЛИЦА|Продолжение\s+таблицы|Окончание\s+таблицы|"
+                         r"ПРОДОЛЖЕНИЕ\s+ТАБЛИЦЫ|ОКОНЧАНИЕ\s+ТАБЛИЦЫ)\b")
+
+
+def has_caption(text: str) -> bool:
+    """Whether a page's text captions a table or continues one: only such pages are worth a pdfplumber pass
+    (~0.13 s a page, 16× the rest of parsing a born-digital page)."""
+    return bool(_CAPTION_RE.search(text))
 
 
 @dataclass(frozen=True)
