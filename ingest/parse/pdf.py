@@ -225,10 +225,10 @@ def read_pages(pdf: Any, texts: list[str], options: PdfOptions, languages: list[
 SCAN_COVER = 0.5
 
 
-def with_tables(path: Path, pdf: Any, reading: PageReading) -> int:
+def with_tables(path: Path, pdf: Any, reading: PageReading) -> None:
     """The born-digital pages read from their own layer (not scans, not OCRed, not repaired) that caption a
-    table and draw its ruling get their tables as rows with headers; returns how many tables. A page
-    pdfplumber cannot read keeps its layer's text."""
+    table and draw its ruling get their tables as rows with headers. A page pdfplumber cannot read keeps its
+    layer's text."""
     taken = set(reading.ocr) | set(reading.repaired) | set(reading.unread)
     # a page image under an OCR layer is a scan: its cells' text is OCR's, often turned or reversed in a table
     # («нилиц ртемаиД»), and its rows stay in the layer's reading order
@@ -239,10 +239,9 @@ def with_tables(path: Path, pdf: Any, reading: PageReading) -> int:
         found = find_tables(path, candidates) if candidates else {}
     except Exception as exc:  # pdfminer's own errors on a page pdfium reads: the tables stay text
         reading.warnings.append(f"tables not read ({type(exc).__name__}: {str(exc)[:120]})")
-        return 0
+        return
     for index, tables in found.items():
         reading.texts[index] = page_with_tables(pdf, index, tables)
-    return sum(map(len, found.values()))
 
 
 def tesseract_languages(spec: str) -> list[str]:

@@ -9,7 +9,7 @@ then the layer's text above, between and below the tables with the tables in the
 carries a mark ``page_blocks`` turns into a table block (the chunker keeps its caption and repeats its
 header in every chunk of a long table). A "table" of one column or of paragraphs (a framed note) is not a
 table and is left to the text layer. Only pages that caption a table («Таблица N», «Продолжение таблицы N»)
-are searched: pdfplumber costs ~0.13 s a page.
+are searched: pdfplumber costs ~0.15 s a page (docs/ingest.md).
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from typing import Any
 
 from ingest.parse.layer import judge
 
-#: a page drawing fewer lines and boxes than this holds no ruled table worth a pdfplumber pass (~0.07 s a page)
+#: a page drawing fewer lines and boxes than this holds no ruled table worth a pdfplumber pass
 MIN_PATHS = 6
 #: the first row of a table, and every further row (private-use marks no document contains)
 TABLE_START, TABLE_ROW = "\ue010", "\ue011"
@@ -39,15 +39,18 @@ _CAPTION_RE = re.compile(r"(?m)^\s*(?:Таблица|ТАБЛИЦА|Продол
 
 def has_caption(text: str) -> bool:
     """Whether a page's text captions a table or continues one: only such pages are worth a pdfplumber pass
-    (~0.13 s a page, 16× the rest of parsing a born-digital page)."""
+    (~0.15 s a page, ~40× the rest of parsing a born-digital page: docs/ingest.md)."""
     return bool(_CAPTION_RE.search(text))
 
 
 @dataclass(frozen=True)
 class FoundTable:
+    """A table as it will be indexed: where it is on its page, its title row's text and its lines."""
+
     top: float  # from the top of the page, in points
     bottom: float
-    rows: list[list[str | None]]
+    title: str
+    lines: list[str]
 
 
 def ruled_pages(pdf: Any, indexes: list[int]) -> list[int]:
@@ -73,8 +76,8 @@ def find_tables(path: Path, indexes: list[int]) -> dict[int, list[FoundTable]]:
     out: dict[int, list[FoundTable]] = {}
     with pdfplumber.open(str(path), pages=[i + 1 for i in indexes]) as pdf:
         for index, page in zip(indexes, pdf.pages, strict=True):
-            tables = [FoundTable(t.bbox[1], t.bbox[3], t.extract()) for t in page.find_tables()]
-            kept = sorted((t for t in tables if is_table(t.rows)), key=lambda t: t.top)
+            tables = (read_table(t.extract(), t.bbox[1], t.bbox[3]) for t in page.find_tables())
+            kept = sorted((t for t in tables if t is not None), key=lambda t: t.top)
             if kept:
                 out[index] = kept
             page.close()
@@ -87,16 +90,18 @@ def cell(value: str | None) -> str:
     return " ".join(text.replace("\u00ad", "").replace("\x02", "").split())
 
 
-def is_table(rows: list[list[str | None]]) -> bool:
-    """At least two rows and two columns with text, cells short enough to be cells, and language as it will be
-    shown (its header repeated over the columns it spans): a cell read from glyphs drawn turned comes out
-    reversed, «нилиц ртемаиД»."""
-    texts = [cell(c) for row in rows for c in row if cell(c)]
-    columns = max((sum(1 for c in row if cell(c)) for row in rows), default=0)
+def read_table(rows: list[list[str | None]], top: float = 0.0, bottom: float = 0.0) -> FoundTable | None:
+    """The rows pdfplumber found between ``top`` and ``bottom`` as a table, or None when they are not one: at
+    least two rows and two columns with text, cells short enough to be cells, and language as it will be shown
+    (its header repeated over the columns it spans): a cell read from glyphs drawn turned comes out reversed,
+    «нилиц ртемаиД»."""
+    cells = [[cell(c) for c in row] for row in rows]
+    texts = [text for row in cells for text in row if text]
+    columns = max((sum(1 for text in row if text) for row in cells), default=0)
     if len(rows) < 2 or columns < 2 or not texts or sum(map(len, texts)) / len(texts) > MAX_MEAN_CELL:
-        return False
+        return None
     title, lines = table_lines(rows)
-    return not judge("\n".join([title, *lines])).garbage
+    return None if judge("\n".join([title, *lines])).garbage else FoundTable(top, bottom, title, lines)
 
 
 def title_rows(rows: list[list[str | None]]) -> int:
@@ -179,9 +184,8 @@ def page_with_tables(pdf: Any, index: int, tables: list[FoundTable]) -> str:
         for table in tables:
             if table.top - EDGE > top:
                 parts.append(textpage.get_text_bounded(0, height - table.top + EDGE, width, height - top))
-            title, lines = table_lines(table.rows)
-            parts.append("\n".join([*([title] if title else []), TABLE_START + lines[0],
-                                    *(TABLE_ROW + line for line in lines[1:])]))
+            parts.append("\n".join([*([table.title] if table.title else []), TABLE_START + table.lines[0],
+                                    *(TABLE_ROW + line for line in table.lines[1:])]))
             top = max(top, table.bottom + EDGE)
         parts.append(textpage.get_text_bounded(0, 0, width, height - top))
         return "\n".join(part for part in parts if part.strip())

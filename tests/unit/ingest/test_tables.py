@@ -3,7 +3,7 @@ inside a table shows its header (service/query/passages.py)."""
 
 from __future__ import annotations
 
-from ingest.parse.tables import flat_header, header_rows, is_table, table_lines
+from ingest.parse.tables import flat_header, header_rows, read_table, table_lines
 from service.query.passages import Span, choose_passage, passage_text, table_header, term_weights, unmark
 
 # pdfplumber's rows of a two-level header: None is a cell covered by a merged one
@@ -41,15 +41,15 @@ def test_cells_read_reversed_are_not_a_table() -> None:
     header = ["Диаметр цилиндра", "Предельное отклонение", "Применяемость", "Справочная масса"]
     rows: list[list[str | None]] = [[f"{i}0", "±0,1", "1", "2"] for i in range(1, 5)]
     reversed_cells: list[list[str | None]] = [[text[::-1] for text in header], *rows] * 2
-    assert not is_table(reversed_cells)
+    assert read_table(reversed_cells) is None
 
 
 def test_one_column_or_paragraphs_in_frames_are_not_tables() -> None:
     column: list[list[str | None]] = [["Д.3.2 Термостат для выдержки образцов"], ["Д.3.3 Толщиномер ТР-10"]]
-    assert not is_table(column)
+    assert read_table(column) is None
     paragraph = "Помещают образцы между пластинами струбцины и затягивают болты до соприкосновения. " * 3
-    assert not is_table([["Д.4.2 " + paragraph, "Д.4.3 " + paragraph], ["Д.5.1 " + paragraph, "Д.5.2 " + paragraph]])
-    assert is_table(TWO_LEVEL)
+    assert read_table([["Д.4.2 " + paragraph, "Д.4.3 " + paragraph], ["Д.5.1 " + paragraph, "Д.5.2 " + paragraph]]) is None
+    assert read_table(TWO_LEVEL) is not None
 
 
 TABLE = ("Таблица 2 — Единицы\nВеличина | Обозначение единицы\nПлощадь | м2\nОбъем | м3\n"
