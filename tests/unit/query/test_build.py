@@ -267,3 +267,30 @@ def test_and_asks_a_plain_word_its_stemmed_fields_and_a_code_every_field() -> No
     word, code = (w["multi_match"]["fields"] for w in each)
     assert word == ["text", "title", "section_title^0.5", "designation.codes"]
     assert code == list(TEXT_FIELDS)
+
+
+def test_the_dense_leg_adds_the_unit_leg_except_under_a_binding_operator() -> None:
+    view = SearchSettingsView.of(SearchSettings(), unit_vectors=True)
+    vector = [0.1, 0.2]
+    for operator, units in (("AUTO", True), ("OR", True), ("AND", False), ("PHRASE", False)):
+        request = validate_request({"query": "высота жилых комнат", "operator": operator})
+        plan = plan_search(request, [parse_query(request.query)], ("public",), vector, 0, view)
+        dense = plan.legs[-1]
+        if units:  # the nearer of the chunk's own vector and its best unit's; the units' inner hits name them
+            chunk, nested = dense["dis_max"]["queries"]
+            assert chunk == {"knn": {"embedding": {"vector": vector, "k": 100}}}
+            assert nested["nested"]["path"] == "units" and nested["nested"]["inner_hits"]["name"] == "units"
+            assert "expand_nested_docs" not in nested["nested"]["query"]["knn"]["units.embedding"]
+        else:  # a binding filter admits few chunks: the chunk leg searches among them alone
+            assert dense == {"knn": {"embedding": {"vector": vector, "k": 100}}}, operator
+
+
+def test_extra_candidates_follow_whether_the_index_keeps_unit_vectors() -> None:
+    assert SearchSettingsView.of(SearchSettings(), unit_vectors=True).extra_candidates == 1
+    assert SearchSettingsView.of(SearchSettings(), unit_vectors=False).extra_candidates == 5
+    assert SearchSettingsView.of(SearchSettings(extra_candidates=3), unit_vectors=False).extra_candidates == 3
+    request = validate_request({"query": "высота жилых комнат", "max_chunks": 2})
+    for unit_vectors, size in ((True, 3), (False, 7)):
+        view = SearchSettingsView.of(SearchSettings(), unit_vectors=unit_vectors)
+        plan = plan_search(request, [parse_query(request.query)], ("public",), [0.1], 0, view)
+        assert build_request(plan)["collapse"]["inner_hits"][0]["size"] == size
