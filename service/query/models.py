@@ -100,13 +100,14 @@ class Suggestions(BaseModel):
 class Pagination(BaseModel):
     page: int
     limit: int
-    total_pages: int = Field(description="Pages of total_results; on the page where the ranking ran out "
-                             "(``reachable`` set), this page's number: there is no page after it.")
+    total_pages: int = Field(description="Pages of total_results; where the ranking ran out (``reachable`` "
+                             "set), the pages that hold results: there is no page after them.")
     has_more: bool
     next_cursor: str | None = None
     reachable: int | None = Field(default=None, description="Set when the walk ended before total_results: the "
-                                  "documents the ranking reaches (every page up to this one); the rest match "
-                                  "too but rank below its depth — narrow the query or add filters to see them.")
+                                  "documents the ranking reaches (the pages up to this one; up to the previous one "
+                                  "when this page came back empty); the rest match too but rank below its depth — "
+                                  "narrow the query or add filters to see them.")
 
 
 class VectorCoverage(BaseModel):

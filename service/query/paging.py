@@ -51,12 +51,20 @@ def paginate(request: SearchRequest, offset: int, returned: int, total: int, cut
              exhausted: bool = False) -> Pagination:
     """Page numbers and the cursor of the next page; ``cut`` says results were dropped for the budget, so
     the cursor continues right after the last one returned; ``exhausted`` that the ranking ran out (each leg
-    ranks at most ``pagination_depth`` chunks) before the count did: nothing comes after what was found."""
+    ranks at most ``pagination_depth`` chunks) before the count did: nothing comes after what was found.
+
+    A full page cannot tell that the ranking ends right after it; the cursor page after it comes back empty
+    and says how far the walk reached (its offset: the pages before it were full)."""
     page = offset // request.limit + 1
     pages = max(1, -(-total // request.limit))
     has_more = offset + returned < min(total, MAX_PAGE_DEPTH) and (cut or (returned > 0 and not exhausted))
     # the ranking ran out on this page before the count: say how far a walk reaches (a page past it says nothing)
     ended_early = exhausted and not cut and returned > 0 and offset + returned < total
+    # the ranking ran out exactly where the previous page of this walk ended
+    ended_before = exhausted and returned == 0 and bool(request.cursor) and 0 < offset < total
+    if ended_before:
+        return Pagination(page=page, limit=request.limit, total_pages=max(1, -(-offset // request.limit)),
+                          has_more=False, reachable=offset)
     return Pagination(page=page, limit=request.limit, total_pages=page if ended_early else pages, has_more=has_more,
                       next_cursor=encode_cursor(request, offset + returned) if has_more else None,
                       reachable=offset + returned if ended_early else None)

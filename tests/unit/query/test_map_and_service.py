@@ -149,6 +149,17 @@ def test_a_walk_whose_ranking_ends_before_the_count_says_how_far_it_reaches() ->
     assert paginate(request, 20, 10, 30, cut=False).reachable is None
 
 
+def test_a_walk_whose_ranking_ends_on_a_page_boundary_says_so_on_the_empty_page_after_it() -> None:
+    request = validate_request({"query": "бетон", "limit": 10})
+    full = paginate(request, 10, 10, 30, cut=False, exhausted=False)  # the engine filled the page: more may come
+    assert full.has_more and full.reachable is None
+    after = request.model_copy(update={"cursor": full.next_cursor})
+    empty = paginate(after, 20, 0, 30, cut=False, exhausted=True)
+    assert (empty.has_more, empty.next_cursor, empty.reachable, empty.total_pages, empty.page) == (False, None, 20, 2, 3)
+    jumped = paginate(request, 20, 0, 30, cut=False, exhausted=True)  # page 3 asked by number: the reach is unknown
+    assert jumped.reachable is None and not jumped.has_more
+
+
 def _response(results: int, chunks: int, text: int = 500) -> SearchResponse:
     from service.query.models import ChunkResult
 
