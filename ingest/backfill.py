@@ -1,4 +1,6 @@
-"""``stroidok embed``: fill in the vectors of chunks indexed text first (``vector_pending: true``).
+"""``stroidok embed``: fill in the vectors of chunks indexed text first (``vector_pending: true``), and the
+unit vectors of chunks that have none where the index keeps them (an index built before unit vectors, or a
+model whose unit vectors were switched on later: only the units are embedded, the chunk's vector is kept).
 
 Followable top to bottom: ``run_backfill`` makes sure the index records this embedder (fitting its
 statistics on a sample of the index's own chunks when it needs them), then reads pending chunks in
@@ -28,10 +30,14 @@ from service.embedders.base import Embedder, keeps_unit_vectors
 from service.index_admin.maintenance import optimize
 from service.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
 from service.opensearch import engine_errors
+from service.query.build import UNITS_FIELD
 from service.settings import Settings
 from service.vectors import PENDING, read_coverage
 
-TEXT_FIELDS = ["title", "section_title", "text"]
+TEXT_FIELDS = ["title", "section_title", "text", "vector_pending"]
+#: a chunk with its vector and no unit vectors (a chunk none of whose units reads as words stays without any,
+#: and is read again by each run: its units are embedded, none is kept, nothing is written)
+MISSING_UNITS = {"bool": {"must_not": [PENDING, {"nested": {"path": "units", "query": {"exists": {"field": "units.o"}}}}]}}
 FITTED = {"navec"}  # embedders whose vectors depend on corpus statistics
 
 
@@ -74,20 +80,26 @@ class BackfillReport:
                 "characters_per_s": round(self.characters / self.wall_s, 1) if self.wall_s else 0.0}
 
 
-def pending_page(after: list[Any] | None, size: int) -> dict[str, Any]:
-    body: dict[str, Any] = {"size": size, "query": {"bool": {"filter": [PENDING]}}, "sort": [{"chunk_id": "asc"}],
-                            "_source": TEXT_FIELDS, "seq_no_primary_term": True}
+def pending_query(units: bool) -> dict[str, Any]:
+    """Chunks to embed: those waiting for their vector, and (``units``) those without unit vectors."""
+    return {"bool": {"should": [PENDING, MISSING_UNITS], "minimum_should_match": 1}} if units else PENDING
+
+
+def pending_page(after: list[Any] | None, size: int, units: bool = False) -> dict[str, Any]:
+    body: dict[str, Any] = {"size": size, "query": {"bool": {"filter": [pending_query(units)]}},
+                            "sort": [{"chunk_id": "asc"}], "_source": TEXT_FIELDS, "seq_no_primary_term": True}
     if after is not None:
         body["search_after"] = after
     return body
 
 
-def pending_batches(client: OpenSearch, index: str, size: int, timeout_s: float) -> Iterator[list[dict[str, Any]]]:
+def pending_batches(client: OpenSearch, index: str, size: int, timeout_s: float,
+                    units: bool = False) -> Iterator[list[dict[str, Any]]]:
     """Pages of pending chunks in ``chunk_id`` order (each chunk once per run, whatever is written meanwhile)."""
     after = None
     while True:
         with engine_errors():
-            hits = client.search(index=index, body=pending_page(after, size),
+            hits = client.search(index=index, body=pending_page(after, size, units),
                                  params={"request_timeout": timeout_s})["hits"]["hits"]
         if not hits:
             return
@@ -100,15 +112,25 @@ def chunk_text(source: dict[str, Any]) -> str:
     return context_text(source.get("title"), source.get("section_title"), source.get("text") or "")
 
 
+def waits_for_vector(hit: dict[str, Any]) -> bool:
+    """Whether the chunk's own vector is still to be made (otherwise only its units are)."""
+    return hit["_source"].get("vector_pending") is True
+
+
 def update_actions(hits: list[dict[str, Any]], vectors: Any,
                    units: list[list[dict[str, Any]]] | None = None) -> list[dict[str, Any]]:
     """Guarded partial updates: the vector (none for a text the embedder cannot place), the units' vectors
-    when the index keeps them, and ``pending`` off."""
+    when the index keeps them, and ``pending`` off. A chunk that had its vector keeps it (``vectors`` holds
+    ``None`` for it) and gains its units; one with neither to write is left alone."""
     actions = []
     per_chunk: list[list[dict[str, Any]] | None] = list(units) if units is not None else [None] * len(hits)
     for hit, vector, unit in zip(hits, vectors, per_chunk, strict=True):
         doc: dict[str, Any] = {"vector_pending": False}
-        if (values := vector_or_none(vector)) is not None:
+        if not waits_for_vector(hit):
+            if not unit:
+                continue
+            doc = {}
+        elif (values := vector_or_none(vector)) is not None:
             doc["embedding"] = values
         if unit:
             doc["units"] = unit
@@ -131,11 +153,14 @@ def embed_and_write(client: OpenSearch, embedder: Embedder, hits: list[dict[str,
                     timeout_s: float, units: bool = False) -> BatchResult:
     """One batch: embed (``units``: each chunk's units too), write guarded updates; a conflict (changed
     meanwhile) or a missing chunk is skipped."""
-    texts = [chunk_text(h["_source"]) for h in hits]
+    texts = [chunk_text(h["_source"]) if waits_for_vector(h) else "" for h in hits]
     began = time.perf_counter()
-    vectors = embedder.embed_documents(texts)
+    wanted = [i for i, h in enumerate(hits) if waits_for_vector(h)]
+    made = iter(embedder.embed_documents([texts[i] for i in wanted]) if wanted else [])
+    vectors = [next(made) if waits_for_vector(h) else None for h in hits]
     unit_vectors = embed_units(embedder, [h["_source"].get("text") or "" for h in hits]) if units else None
-    result = BatchResult(characters=sum(map(len, texts)), embed_s=time.perf_counter() - began)
+    unit_chars = sum(len(h["_source"].get("text") or "") for h in hits) if units else 0
+    result = BatchResult(characters=sum(map(len, texts)) + unit_chars, embed_s=time.perf_counter() - began)
     with engine_errors():
         for ok, item in helpers.streaming_bulk(client, update_actions(hits, vectors, unit_vectors), raise_on_error=False,
                                                raise_on_exception=False, max_retries=5, initial_backoff=1,
@@ -149,6 +174,23 @@ def embed_and_write(client: OpenSearch, embedder: Embedder, hits: list[dict[str,
                 result.failed += 1
                 result.errors.append(str(next(iter(item.values())).get("error"))[:300])
     return result
+
+
+def maps_units(client: OpenSearch, index: str) -> bool:
+    """Whether ``index`` can keep unit vectors (one built before them cannot: `stroidok index migrate`)."""
+    with engine_errors():
+        mappings = client.indices.get_mapping(index=index)
+    if all(UNITS_FIELD in m["mappings"].get("properties", {}) for m in mappings.values()):
+        return True
+    logger.warning("{} was built before unit vectors: chunks get their own vectors only; `stroidok index migrate` "
+                   "rebuilds it with room for them, then `stroidok embed` adds them", index)
+    return False
+
+
+def count_missing_units(client: OpenSearch, index: str) -> int:
+    """Chunks with their vector and no unit vectors."""
+    with engine_errors():
+        return int(client.count(index=index, body={"query": MISSING_UNITS})["count"])
 
 
 def prepare_embedder(client: OpenSearch, settings: Settings, embedder: Embedder, index: str) -> None:
@@ -211,14 +253,18 @@ def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, opt
     before = read_coverage(client, index)
     report = BackfillReport(index=index, pending_before=before.pending, chunks=before.chunks)
     timeout = settings.opensearch.bulk_timeout_s
-    units = keeps_unit_vectors(embedder, settings.embedder.unit_vectors)
-    total = min(before.pending, options.limit) if options.limit is not None else before.pending
+    units = keeps_unit_vectors(embedder, settings.embedder.unit_vectors) and maps_units(client, index)
+    missing = count_missing_units(client, index) if units else 0
+    if missing:
+        logger.info("{} chunks have their vector and no unit vectors: their units are embedded too", missing)
+    wanted = before.pending + missing
+    total = min(wanted, options.limit) if options.limit is not None else wanted
     with BackfillProgress(total, quiet) as progress, stop_on_signals() as stop, \
             cf.ThreadPoolExecutor(options.workers, thread_name_prefix="embed") as pool:
         running: set[cf.Future[BatchResult]] = set()
         refreshed, read = time.monotonic(), 0
         try:
-            for hits in pending_batches(client, index, options.batch_size, timeout):
+            for hits in pending_batches(client, index, options.batch_size, timeout, units):
                 stop.check()
                 hits = hits[:total - read]
                 read += len(hits)

@@ -192,7 +192,8 @@ def build_knn_leg(vector: list[float], k: int, field: str = VECTOR_FIELD,
     if units == "off":
         return chunk
     search: dict[str, Any] = {"vector": vector, "k": k, **({"expand_nested_docs": True} if expand else {})}
-    nested = {"nested": {"path": UNITS_FIELD, "score_mode": "max",
+    # ignore_unmapped: an index built before unit vectors (no ``units`` mapping) is searched by chunk vectors
+    nested = {"nested": {"path": UNITS_FIELD, "score_mode": "max", "ignore_unmapped": True,
                          "query": {"knn": {f"{UNITS_FIELD}.{VECTOR_FIELD}": search}},
                          "inner_hits": {"name": UNITS_FIELD, "size": UNIT_HITS, "_source": [f"{UNITS_FIELD}.o"]}}}
     return nested if units == "units" else {"dis_max": {"queries": [chunk, nested]}}

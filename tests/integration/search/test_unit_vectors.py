@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from opensearchpy import OpenSearch
 
-from ingest.backfill import run_backfill
+from ingest.backfill import chunk_text, run_backfill
 from ingest.index import unit_spans
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
@@ -133,3 +134,43 @@ def test_an_index_without_unit_vectors_is_still_searched_by_its_chunk_vectors(co
         assert answer.results and answer.results[0].designation == "СП 998.1325800.2099"
     finally:
         drop_index_resources(client, settings.index)
+
+
+def test_unit_vectors_switched_on_later_are_added_by_the_backfill_keeping_each_chunks_vector(
+        corpus: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+    settings = product_settings(opensearch_url)
+    settings.embedder.unit_vectors = "off"
+    try:
+        ingest(corpus, settings, client, navec_embedder)
+        before = stored_chunks(client, settings.index.alias)
+        settings.embedder.unit_vectors = "on"
+        embedded: list[str] = []
+        spy = mock.patch.object(navec_embedder, "embed_documents",
+                                side_effect=lambda texts, real=navec_embedder.embed_documents: (
+                                    embedded.extend(texts), real(texts))[1])
+        with spy:
+            report = run_backfill(settings, client, navec_embedder, quiet=True)
+        assert report.failed == 0 and report.embedded == len(before)
+        assert embedded and not set(embedded) & {chunk_text(c) for c in before}, "a chunk's own vector was re-made"
+        chunks = stored_chunks(client, settings.index.alias)
+        assert all(c.get("units") for c in chunks)
+        again = run_backfill(settings, client, navec_embedder, quiet=True)
+        assert again.embedded == 0, "a second run found chunks without units"
+        service = SearchService(settings, client, navec_embedder)
+        assert service.search({"query": PARAPHRASE}, PUBLIC).results[0].context_chunks[0].text.startswith("4.2 В уборных")
+    finally:
+        drop_index_resources(client, settings.index)
+
+
+def test_an_index_built_before_unit_vectors_answers_the_dense_leg_by_chunk_vectors(client: OpenSearch) -> None:
+    index = "test-before-units"
+    client.indices.create(index=index, body={"settings": {"index": {"knn": True}}, "mappings": {"properties": {
+        "embedding": {"type": "knn_vector", "dimension": 3, "method": {"name": "hnsw", "engine": "lucene",
+                                                                          "space_type": "cosinesimil"}}}}})
+    try:
+        client.index(index=index, id="1", body={"embedding": [1.0, 0.0, 0.0]}, refresh=True)
+        leg = build_knn_leg([1.0, 0.1, 0.0], 5, units="max")  # no ``units`` mapping here: the nested part is empty
+        hits = client.search(index=index, body={"query": leg})["hits"]["hits"]
+        assert [h["_id"] for h in hits] == ["1"]
+    finally:
+        client.indices.delete(index=index)
