@@ -63,7 +63,11 @@ def classify(service: SearchService, ids: dict[str, str], question: str, phrasin
     if first and contains_answer(first[0].text, list(judged.answers)):
         return "answered @1", found[0].id if found else None
     if any(contains_answer(t, list(judged.answers)) for t in shown):
-        return "answered @5", found[0].id if found else None
+        where = next((i + 1, j + 1) for i, r in enumerate(response.results[:5])
+                     for j, c in enumerate(r.context_chunks or []) if contains_answer(c.text, list(judged.answers)))
+        first_doc = "the judged document first" if ids.get(response.results[0].id) == judged.document \
+            else "another document first"
+        return f"answered @5 (result {where[0]}, passage {where[1]}; {first_doc})", found[0].id if found else None
     if not found:
         return "document not in the first five", None
     plan = service.plan(validate_request(arguments), PUBLIC)[0]
@@ -102,7 +106,7 @@ def main() -> None:
     for qid, text in questions.items():
         judged = answers[qid]
         outcome, doc_id = classify(service, ids, text, phrasings.get(qid, []), judged)
-        outcomes[outcome] += 1
+        outcomes[outcome.split(" (")[0]] += 1
         engine_doc = doc_id or next((d for d, e in ids.items() if e == judged.document), None)
         view = model_view(client, args.alias, engine_doc, np.asarray(embedder.embed_query(text)), judged) \
             if engine_doc else "document not indexed"
