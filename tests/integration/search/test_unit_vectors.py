@@ -145,10 +145,13 @@ def test_unit_vectors_switched_on_later_are_added_by_the_backfill_keeping_each_c
         before = stored_chunks(client, settings.index.alias)
         settings.embedder.unit_vectors = "on"
         embedded: list[str] = []
-        spy = mock.patch.object(navec_embedder, "embed_documents",
-                                side_effect=lambda texts, real=navec_embedder.embed_documents: (
-                                    embedded.extend(texts), real(texts))[1])
-        with spy:
+        real = navec_embedder.embed_documents
+
+        def recording(texts: list[str]) -> object:
+            embedded.extend(texts)
+            return real(texts)
+
+        with mock.patch.object(navec_embedder, "embed_documents", side_effect=recording):
             report = run_backfill(settings, client, navec_embedder, quiet=True)
         assert report.failed == 0 and report.embedded == len(before)
         assert embedded and not set(embedded) & {chunk_text(c) for c in before}, "a chunk's own vector was re-made"
