@@ -37,7 +37,8 @@ from service.vectors import PENDING, read_coverage
 TEXT_FIELDS = ["title", "section_title", "text", "vector_pending"]
 #: a chunk with its vector and no unit vectors (a chunk none of whose units reads as words stays without any,
 #: and is read again by each run: its units are embedded, none is kept, nothing is written)
-MISSING_UNITS = {"bool": {"must_not": [PENDING, {"nested": {"path": "units", "query": {"exists": {"field": "units.o"}}}}]}}
+MISSING_UNITS = {"bool": {"must_not": [PENDING, {"nested": {"path": UNITS_FIELD, "query": {
+    "exists": {"field": f"{UNITS_FIELD}.o"}}}}]}}
 FITTED = {"navec"}  # embedders whose vectors depend on corpus statistics
 
 
