@@ -168,20 +168,25 @@ def map_chunk_passage(candidate: Candidate, passage: Passage, score: float) -> C
                        section_title=None if passage.has_phrases else src.get("section_title"))
 
 
-def engine_cosines(hit: dict[str, Any]) -> dict[int, float]:
+def engine_cosines(hit: dict[str, Any], floor: float | None = None) -> dict[int, float]:
     """Unit start → cosine to the query, for the chunk's nearest units the dense leg named (its ``units``
-    inner hits; a cosine-space k-NN score is (1 + cosine) / 2); empty when the leg did not reach the chunk."""
-    return {int(u["_source"]["o"]): 2 * float(u.get("_score") or 0.0) - 1
+    inner hits; a cosine-space k-NN score is (1 + cosine) / 2); empty when the leg did not reach the chunk.
+    ``floor``: the dense leg's score floor (the fusion's, per embedder): a model whose cosines crowd near 1
+    (e5: 0.75–0.95 for any text of the language) is measured from it, ``(score - floor) / (1 - floor)``, as
+    the fusion scales it, so a unit's cosine tells it from its neighbours as navec's do."""
+    def scaled(score: float) -> float:
+        return 2 * score - 1 if floor is None or floor >= 1 else max(0.0, (score - floor) / (1 - floor))
+    return {int(u["_source"]["o"]): scaled(float(u.get("_score") or 0.0))
             for u in inner_hits(hit, UNITS_FIELD) if isinstance(u.get("_source", {}).get("o"), int)}
 
 
 def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list[float]]],
-                      similarity: Similarity | None) -> list[list[dict[int, float]]]:
+                      similarity: Similarity | None, floor: float | None = None) -> list[list[dict[int, float]]]:
     """Per document, per candidate, unit start → the unit's cosine to the query: the engine's (the dense leg's
     inner hits), or, for an answer without any (an index written before unit vectors) and ``similarity``
     given, those of the units that match a term — each document's best-matching ``SEMANTIC_UNITS`` by their
     ``lexical`` scores: what one document shows does not depend on the others — embedded in one batch."""
-    out = [[engine_cosines(candidate.hit) for candidate in group] for group in candidates]
+    out = [[engine_cosines(candidate.hit, floor) for candidate in group] for group in candidates]
     if similarity is None or any(cosines for group in out for cosines in group):
         return out
     chosen: list[tuple[int, int, int, str]] = []
@@ -206,18 +211,20 @@ def document_candidates(hit: dict[str, Any], lexical_weight: float) -> list[Cand
 
 def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
              lexical_weight: float, similarity: Similarity | None = None,
-             phrases: tuple[str, ...] = (), value_weight: float = 0.0) -> list[DocumentResult]:
+             phrases: tuple[str, ...] = (), value_weight: float = 0.0,
+             dense_floor: float | None = None) -> list[DocumentResult]:
     """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
     context, a few short highlights. Everything a document's passages are chosen by — term weights, the
     fused scale, the units embedded — is taken over that document's candidate chunks alone: the same
     document shows the same passages whatever else the answer holds (its limit, its page).
     ``phrases``: what the query binds word for word; a passage holding them is shown first.
-    ``value_weight``: what stating a value adds to a passage, in units of the document's highest term weight."""
+    ``value_weight``: what stating a value adds to a passage, in units of the document's highest term weight.
+    ``dense_floor``: the fusion's dense score floor, from which the engine's unit scores are measured."""
     groups = [document_candidates(hit, lexical_weight) for hit in hits]
     weights = [term_weights([c.marked for c in group]) for group in groups]
     lexical = [[lexical_scores(c.marked, split_units(c.marked.text), w) for c in group]
                for group, w in zip(groups, weights, strict=True)]
-    cosines = unit_similarities(groups, lexical, similarity)
+    cosines = unit_similarities(groups, lexical, similarity, dense_floor)
     results = []
     for hit, group, w, cos, lex in zip(hits, groups, weights, cosines, lexical, strict=True):
         top_weight = max(w.values(), default=0.0)

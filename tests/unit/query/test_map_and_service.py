@@ -6,7 +6,7 @@ from service.errors import InvalidQuery
 from service.query.budget import dumped, fit_budget
 from service.query.build import CHUNK_FIELDS, DOCUMENT_FIELDS
 from service.query.contract import validate_request
-from service.query.map import cut_at_word, map_correction, map_hits, related_queries, snippet
+from service.query.map import cut_at_word, engine_cosines, map_correction, map_hits, related_queries, snippet
 from service.query.models import DocumentResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 from service.query.paging import encode_cursor, paginate, request_offset
 from service.query.parse import parse_query
@@ -261,3 +261,15 @@ def test_a_documents_passages_do_not_depend_on_the_other_documents_of_the_answer
 
     alone = shown([document])
     assert alone == shown([*crowd, document]) == shown([document, *crowd[:1]])
+
+
+def _unit_hits(*scores: float) -> dict[str, object]:
+    return {"inner_hits": {"units": {"hits": {"hits": [{"_score": s, "_source": {"o": 10 * i}}
+                                                      for i, s in enumerate(scores)]}}}}
+
+
+def test_engine_unit_scores_are_cosines_or_measured_from_the_dense_floor() -> None:
+    hit = _unit_hits(0.94, 0.93, 0.86)  # e5-like: every cosine between 0.72 and 0.88
+    assert engine_cosines(hit) == pytest.approx({0: 0.88, 10: 0.86, 20: 0.72})
+    scaled = engine_cosines(hit, floor=0.875)  # the fusion's e5 floor: the units now stand apart
+    assert scaled == pytest.approx({0: 0.52, 10: 0.44, 20: 0.0})
