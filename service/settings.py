@@ -295,8 +295,8 @@ class SearchSettings(BaseSettings):
                                    "scored for the passage, not only those its graph search reached (costs engine CPU).")
     extra_candidates: int | None = Field(
         default=None, ge=0, le=10, description="Further chunks of each document the engine returns beyond "
-        "max_chunks, whose passages compete to be shown; unset: 1 where the index keeps unit vectors (their "
-        "nearest units name the passage), 5 where it does not (docs/relevance.md).")
+        "max_chunks, whose passages compete to be shown; unset: 1 where the index keeps navec unit vectors "
+        "(their nearest units name the passage), 5 where it keeps none or a model's (docs/relevance.md).")
     knn_units: Literal["off", "max", "units"] = Field(
         default="max", description="The dense leg on an index with unit vectors: a chunk scored by its own vector "
         "or its best unit's, whichever is nearer (max), by its best unit alone (units), or by its own vector "

@@ -42,6 +42,12 @@ def keeps_unit_vectors(embedder: Embedder, setting: str) -> bool:
     return setting == "on" or (setting == "auto" and bool(getattr(embedder, "static", False)))
 
 
+def keeps_static_unit_vectors(embedder: Embedder, setting: str) -> bool:
+    """Whether an index built with ``embedder`` keeps unit vectors of a static embedder: navec's named units
+    choose the passage among 1 extra candidate chunk as well as among 5; a model's need 5 (docs/relevance.md)."""
+    return keeps_unit_vectors(embedder, setting) and bool(getattr(embedder, "static", False))
+
+
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)

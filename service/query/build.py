@@ -44,7 +44,7 @@ CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_en
                 "section_title"]
 HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}
 #: further chunks of each document fetched beyond ``max_chunks``, so they can be re-ranked by fused relevance:
-#: where the index keeps unit vectors, and where it does not (``SearchSettings.extra_candidates``)
+#: where the index keeps a static embedder's unit vectors, and elsewhere (``SearchSettings.extra_candidates``)
 EXTRA_CANDIDATES, EXTRA_CANDIDATES_WITHOUT_UNITS = 1, 5
 #: the most copies (paths of one content) a result lists
 MAX_COPIES = 20
@@ -349,7 +349,8 @@ class SearchSettingsView:
 
     @classmethod
     def of(cls, search: SearchSettings, unit_vectors: bool = True) -> SearchSettingsView:
-        """The view of ``search``; ``unit_vectors``: whether the index keeps them (fewer candidates then)."""
+        """The view of ``search``; ``unit_vectors``: whether the index keeps a static embedder's unit vectors
+        (fewer candidates then)."""
         extra = search.extra_candidates
         if extra is None:
             extra = EXTRA_CANDIDATES if unit_vectors else EXTRA_CANDIDATES_WITHOUT_UNITS

@@ -294,3 +294,14 @@ def test_extra_candidates_follow_whether_the_index_keeps_unit_vectors() -> None:
         view = SearchSettingsView.of(SearchSettings(), unit_vectors=unit_vectors)
         plan = plan_search(request, [parse_query(request.query)], ("public",), [0.1], 0, view)
         assert build_request(plan)["collapse"]["inner_hits"][0]["size"] == size
+
+
+def test_only_a_static_embedders_unit_vectors_take_fewer_candidates() -> None:
+    from types import SimpleNamespace
+
+    from service.embedders.base import keeps_static_unit_vectors
+
+    navec, e5 = SimpleNamespace(static=True), SimpleNamespace()
+    assert keeps_static_unit_vectors(navec, "auto") and keeps_static_unit_vectors(navec, "on")  # type: ignore[arg-type]
+    assert not keeps_static_unit_vectors(navec, "off")  # type: ignore[arg-type]
+    assert not keeps_static_unit_vectors(e5, "on"), "e5's unit vectors answer better with 5 extra candidates"  # type: ignore[arg-type]
