@@ -126,13 +126,13 @@ def update_actions(hits: list[dict[str, Any]], vectors: Any,
     actions = []
     per_chunk: list[list[dict[str, Any]] | None] = list(units) if units is not None else [None] * len(hits)
     for hit, vector, unit in zip(hits, vectors, per_chunk, strict=True):
-        doc: dict[str, Any] = {"vector_pending": False}
-        if not waits_for_vector(hit):
-            if not unit:
-                continue
-            doc = {}
-        elif (values := vector_or_none(vector)) is not None:
-            doc["embedding"] = values
+        doc: dict[str, Any] = {}
+        if waits_for_vector(hit):
+            doc["vector_pending"] = False
+            if (values := vector_or_none(vector)) is not None:
+                doc["embedding"] = values
+        elif not unit:
+            continue
         if unit:
             doc["units"] = unit
         actions.append({"_op_type": "update", "_index": hit["_index"], "_id": hit["_id"], "doc": doc,
@@ -154,10 +154,9 @@ def embed_and_write(client: OpenSearch, embedder: Embedder, hits: list[dict[str,
                     timeout_s: float, units: bool = False) -> BatchResult:
     """One batch: embed (``units``: each chunk's units too), write guarded updates; a conflict (changed
     meanwhile) or a missing chunk is skipped."""
-    texts = [chunk_text(h["_source"]) if waits_for_vector(h) else "" for h in hits]
+    texts = [chunk_text(h["_source"]) for h in hits if waits_for_vector(h)]
     began = time.perf_counter()
-    wanted = [i for i, h in enumerate(hits) if waits_for_vector(h)]
-    made = iter(embedder.embed_documents([texts[i] for i in wanted]) if wanted else [])
+    made = iter(embedder.embed_documents(texts) if texts else [])
     vectors = [next(made) if waits_for_vector(h) else None for h in hits]
     unit_vectors = embed_units(embedder, [h["_source"].get("text") or "" for h in hits]) if units else None
     unit_chars = sum(len(h["_source"].get("text") or "") for h in hits) if units else 0
