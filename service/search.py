@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from service.cache import build_cache, cache_key
 from service.documents import Documents
-from service.embedders.base import Embedder, keeps_static_unit_vectors
+from service.embedders.base import Embedder, is_static, keeps_static_unit_vectors
 from service.errors import (
     IndexUnavailable,
     PastLastPage,
@@ -212,7 +212,7 @@ class SearchService:
             _, embedder = self.resolver.current()
         except StroidokError:
             return None
-        if not getattr(embedder, "static", False):
+        if not is_static(embedder):
             return None
         query = np.asarray(vector, dtype=np.float32)
         return lambda texts: [float(v) for v in embedder.embed_documents(texts) @ query]

@@ -36,16 +36,21 @@ class Embedder(Protocol):
         """Adopt statistics fitted earlier on the index's corpus."""
 
 
+def is_static(embedder: Embedder) -> bool:
+    """Whether ``embedder`` is a static one (navec: a text costs microseconds), not a model."""
+    return bool(getattr(embedder, "static", False))
+
+
 def keeps_unit_vectors(embedder: Embedder, setting: str) -> bool:
     """Whether an index built with ``embedder`` keeps a vector per passage unit (``EmbedderSettings.unit_vectors``):
     ``auto`` for static embedders only (navec: microseconds a unit; a model would embed every token twice)."""
-    return setting == "on" or (setting == "auto" and bool(getattr(embedder, "static", False)))
+    return setting == "on" or (setting == "auto" and is_static(embedder))
 
 
 def keeps_static_unit_vectors(embedder: Embedder, setting: str) -> bool:
     """Whether an index built with ``embedder`` keeps unit vectors of a static embedder: navec's named units
     choose the passage among 1 extra candidate chunk as well as among 5; a model's need 5 (docs/relevance.md)."""
-    return keeps_unit_vectors(embedder, setting) and bool(getattr(embedder, "static", False))
+    return keeps_unit_vectors(embedder, setting) and is_static(embedder)
 
 
 def l2_normalize(matrix: np.ndarray) -> np.ndarray:
