@@ -53,34 +53,35 @@ def model_view(client: Any, alias: str, doc_id: str, vector: np.ndarray, judged:
 
 
 def classify(service: SearchService, ids: dict[str, str], question: str, phrasings: list[str],
-             judged: Judged) -> tuple[str, str | None]:
-    """The outcome of one default call, and the judged document's engine id when it was found."""
+             judged: Judged) -> tuple[str, str, str | None]:
+    """The outcome of one default call, where an answer @5 is shown (else empty), and the judged document's
+    engine id when it was found."""
     arguments = eval_request(question, **({"queries": phrasings} if phrasings else {}))
     response = service.search(arguments, PUBLIC)
     found = [r for r in response.results[:5] if ids.get(r.id) == judged.document]
     shown = [c.text for r in response.results[:5] for c in r.context_chunks or []]
     first = response.results[0].context_chunks if response.results and response.results[0].context_chunks else []
     if first and contains_answer(first[0].text, list(judged.answers)):
-        return "answered @1", found[0].id if found else None
+        return "answered @1", "", found[0].id if found else None
     if any(contains_answer(t, list(judged.answers)) for t in shown):
         where = next((i + 1, j + 1) for i, r in enumerate(response.results[:5])
                      for j, c in enumerate(r.context_chunks or []) if contains_answer(c.text, list(judged.answers)))
         first_doc = "the judged document first" if ids.get(response.results[0].id) == judged.document \
             else "another document first"
-        return f"answered @5 (result {where[0]}, passage {where[1]}; {first_doc})", found[0].id if found else None
+        return "answered @5", f" (result {where[0]}, passage {where[1]}; {first_doc})", found[0].id if found else None
     if not found:
-        return "document not in the first five", None
+        return "document not in the first five", "", None
     plan = service.plan(validate_request(arguments), PUBLIC)[0]
     raw = service._execute(plan)  # the same request the call made: its candidates per document
     hit = next((h for h in raw["hits"]["hits"] if h["_source"].get("doc_id") == found[0].id), None)
     candidates = [c["_source"].get("text", "") for c in
                   (hit or {}).get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", [])]
     if not any(contains_answer(t, list(judged.answers)) for t in candidates):
-        return "answering chunk not among the candidates", found[0].id
+        return "answering chunk not among the candidates", "", found[0].id
     mine = [c.text for c in found[0].context_chunks or []]
     if len(mine) < len(candidates) and not any(contains_answer(t, list(judged.answers)) for t in mine):
-        return "answering chunk a candidate, shown with another passage or not shown", found[0].id
-    return "shown with another passage", found[0].id
+        return "answering chunk a candidate, shown with another passage or not shown", "", found[0].id
+    return "shown with another passage", "", found[0].id
 
 
 def main() -> None:
@@ -105,12 +106,12 @@ def main() -> None:
     outcomes: Counter[str] = Counter()
     for qid, text in questions.items():
         judged = answers[qid]
-        outcome, doc_id = classify(service, ids, text, phrasings.get(qid, []), judged)
-        outcomes[outcome.split(" (")[0]] += 1
+        outcome, where, doc_id = classify(service, ids, text, phrasings.get(qid, []), judged)
+        outcomes[outcome] += 1
         engine_doc = doc_id or next((d for d, e in ids.items() if e == judged.document), None)
         view = model_view(client, args.alias, engine_doc, np.asarray(embedder.embed_query(text)), judged) \
             if engine_doc else "document not indexed"
-        print(f"{qid}\t{outcome}\t{view}\t{text}")
+        print(f"{qid}\t{outcome}{where}\t{view}\t{text}")
     print()
     for outcome, count in outcomes.most_common():
         print(f"{count:3d}  {outcome}")
