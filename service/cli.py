@@ -101,7 +101,7 @@ def engine_down() -> None:
 def engine_status(as_json: bool = typer.Option(False, "--json", help="Machine-readable output.")) -> None:
     """Version, plugins, health, heap, indexes and doc counts of the configured node."""
     settings = state.settings
-    status = read_status(build_client(settings), settings.opensearch_url)
+    status = read_status(build_client(settings), settings.opensearch_url, settings.search.timeout_s)
     if as_json:
         out.print_json(json.dumps({**asdict(status), "disk": {**asdict(status.disk), "summary": status.disk.summary}}))
         return
@@ -113,6 +113,13 @@ def engine_status(as_json: bool = typer.Option(False, "--json", help="Machine-re
     out.print(nodes)
     out.print("plugins: " + ", ".join(status.plugins))
     out.print(status.disk.summary)
+    out.print(f"searches running longer than {settings.search.timeout_s:g} s: {len(status.long_searches) or 'none'}")
+    if status.long_searches:
+        running = Table("task", "running", "opaque id", "cancellable", "request")
+        for search in status.long_searches:
+            running.add_row(search.task, f"{search.running_s:.0f} s", search.opaque_id or "", str(search.cancellable),
+                            search.description[:120])
+        out.print(running)
     table = Table("index", "health", "docs", "size")
     for index in status.indexes:
         table.add_row(index.name, index.health, str(index.docs), index.size)

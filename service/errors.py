@@ -17,8 +17,11 @@
     ├── Unauthorized                   (UNAUTHORIZED)    unknown or missing credentials
     ├── NotFound                       (NOT_FOUND)       no such id visible to the caller
     └── SearchError                    (DATABASE_ERROR)  talking to the engine
-        ├── IndexUnavailable           (INDEX_UNAVAILABLE)
+        ├── IndexUnavailable           (INDEX_UNAVAILABLE) the engine does not answer, or the index is missing
         ├── IndexSetupError            (INDEX_SETUP_ERROR)
+        ├── EngineBusy                 (ENGINE_BUSY)     out of memory or queue room: try again later
+        ├── EngineTimeout              (ENGINE_TIMEOUT)  the engine answers, but not this request in time
+        ├── DiskFull                   (DISK_FULL)       writes blocked at the flood-stage watermark
         └── PastLastPage               (PAST_LAST_PAGE)  internal: the service answers an empty page
 
 opensearch-py exceptions become members of this tree in exactly one place: ``service.opensearch``.
@@ -130,6 +133,13 @@ class EngineBusy(SearchError):
     the request; the same call later succeeds. ``details.retry_after_s`` says when to try again."""
 
     code = "ENGINE_BUSY"
+
+
+class EngineTimeout(SearchError):
+    """The engine is up but did not finish the request within its bound (``details.timeout_s``); the request
+    was cancelled inside the engine. A narrower query or a filter finishes sooner."""
+
+    code = "ENGINE_TIMEOUT"
 
 
 class DiskFull(SearchError):

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -16,6 +18,7 @@ from urllib3 import Timeout
 from service.errors import (
     DiskFull,
     EngineBusy,
+    EngineTimeout,
     IndexUnavailable,
     InvalidQuery,
     PastLastPage,
@@ -101,6 +104,8 @@ def build_client(settings: Settings) -> OpenSearch:
     )
 
 
+#: the engine's dynamic pruning of cardinality aggregations (0 turns it off): service.index_admin.guards
+PRUNING_SETTING = "search.dynamic_pruning.cardinality_aggregation.max_allowed_cardinality"
 #: Engine rejections caused by what the caller asked for: an INVALID_QUERY, not a database error.
 INPUT_ERRORS = {"too_complex_to_determinize_exception", "too_many_clauses", "too_many_nested_clauses"}
 #: Rejections for lack of memory or queue room: the same request succeeds later (ENGINE_BUSY).
@@ -134,12 +139,27 @@ def is_disk_block(reason: str) -> bool:
                                            "create-index blocked"))
 
 
+#: the engine's ways of saying a search ran out of its time: its own ``timeout`` (with partial results refused)
+#: and a cancellation (``search.cancel_after_time_interval``, or ours after the client stopped waiting)
+TIMEOUT_MARKS = ("time exceeded", "cancelled", "canceled")
+
+
+def engine_timeout(timeout_s: float | None = None) -> EngineTimeout:
+    """The engine answers, but did not finish this request in time."""
+    within = f" within {timeout_s:g} s" if timeout_s else " in time"
+    return EngineTimeout(f"the search engine did not finish this request{within} (it was cancelled); narrow the "
+                         "query (fewer words, operator AND or PHRASE) or add filters (document_types, folder, path)",
+                         details={"timeout_s": timeout_s} if timeout_s else {})
+
+
 def translate(exc: Exception) -> StroidokError:
     """Map an opensearch-py exception to a member of the product's tree. The engine's own reason text is
     logged (stderr), never put in the error a client receives: it names indexes, fields and internals."""
     if isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError):
         logger.warning("engine error {}: {}", exc.status_code, _reason(exc))
-    if isinstance(exc, (os_exc.ConnectionError, os_exc.ConnectionTimeout)):
+    if isinstance(exc, os_exc.ConnectionTimeout):  # connected, then no answer in time: busy, not down
+        return engine_timeout()
+    if isinstance(exc, os_exc.ConnectionError):
         return IndexUnavailable(
             "the search engine is not reachable; start it with `stroidok engine up`",
             details={"reason": type(exc).__name__},
@@ -160,6 +180,8 @@ def translate(exc: Exception) -> StroidokError:
         return EngineBusy(f"the search engine is short of memory or busy; try again in {RETRY_AFTER_S:.0f} s",
                           details={"status": exc.status_code, "type": _root_type(exc) or None,
                                    "retry_after_s": RETRY_AFTER_S})
+    if isinstance(exc, os_exc.TransportError) and any(mark in str(exc.info).lower() for mark in TIMEOUT_MARKS):
+        return engine_timeout()
     if isinstance(exc, os_exc.RequestError) and _root_type(exc) in INPUT_ERRORS:
         return InvalidQuery("the search engine could not run this query as given; simplify the query or its "
                             "filters", details={"reason": _root_type(exc)})
@@ -200,3 +222,72 @@ def engine_errors() -> Iterator[None]:
     except os_exc.OpenSearchException as exc:
         raise translate(exc) from exc
 
+
+
+#: how much longer than its engine-side ``timeout`` the client waits for a search's answer
+GRACE_S = 5.0
+#: the tasks API's name of a search and of its shard-level parts
+SEARCH_ACTIONS = "indices:data/read/search*"
+
+
+def bounded_search(client: OpenSearch, index: str, body: dict[str, Any], params: dict[str, str],
+                   timeout_s: float) -> dict[str, Any]:
+    """One search bounded inside the engine and at the client: the body carries an engine-side ``timeout``
+    (partial results are refused, so running out of it fails the request), the request an ``X-Opaque-Id``;
+    a client that stops waiting (``timeout_s`` + grace) cancels the engine's task by that id, so no search
+    keeps a core busy after its caller has been told ``ENGINE_TIMEOUT``."""
+    opaque = f"stroidok-search-{uuid.uuid4().hex}"
+    bounded = {**body, "timeout": f"{round(timeout_s * 1000)}ms"}
+    try:
+        raw: dict[str, Any] = client.search(index=index, body=bounded, params=params, opaque_id=opaque,
+                                            request_timeout=timeout_s + GRACE_S)
+    except os_exc.ConnectionTimeout as exc:
+        cancel_searches(client, opaque)
+        raise engine_timeout(timeout_s) from exc
+    except os_exc.OpenSearchException as exc:
+        error = translate(exc)
+        raise (engine_timeout(timeout_s) if isinstance(error, EngineTimeout) else error) from exc
+    if raw.get("timed_out"):
+        raise engine_timeout(timeout_s)
+    return raw
+
+
+def cancel_searches(client: OpenSearch, opaque_id: str) -> int:
+    """Cancel the engine's search tasks started by the request with ``opaque_id``; how many were asked to
+    stop. Never raises: the caller is already failing with the timeout it reports."""
+    try:
+        listed = client.tasks.list(actions=SEARCH_ACTIONS, request_timeout=GRACE_S)
+        ids = [task_id for node in listed.get("nodes", {}).values() for task_id, task in node.get("tasks", {}).items()
+               if task.get("headers", {}).get("X-Opaque-Id") == opaque_id and not task.get("parent_task_id")]
+        for task_id in ids:
+            client.tasks.cancel(task_id=task_id, request_timeout=GRACE_S)
+    except os_exc.OpenSearchException as exc:
+        logger.warning("could not cancel the timed-out search {}: {}", opaque_id, exc)
+        return 0
+    if ids:
+        logger.warning("search {} cancelled in the engine after its client stopped waiting", opaque_id)
+    return len(ids)
+
+
+@dataclass(frozen=True)
+class RunningSearch:
+    """A search task the engine is running: how long, for whom, what."""
+
+    task: str
+    node: str
+    running_s: float
+    opaque_id: str | None
+    cancellable: bool
+    description: str
+
+
+def long_searches(client: OpenSearch, longer_than_s: float) -> list[RunningSearch]:
+    """The searches running longer than ``longer_than_s``, longest first (parent tasks only)."""
+    with engine_errors():
+        listed = client.tasks.list(actions=SEARCH_ACTIONS, detailed=True)
+    found = [RunningSearch(task=task_id, node=task.get("node", ""), running_s=task["running_time_in_nanos"] / 1e9,
+                           opaque_id=task.get("headers", {}).get("X-Opaque-Id"),
+                           cancellable=bool(task.get("cancellable")), description=str(task.get("description", ""))[:300])
+             for node in listed.get("nodes", {}).values() for task_id, task in node.get("tasks", {}).items()
+             if not task.get("parent_task_id") and task["running_time_in_nanos"] / 1e9 > longer_than_s]
+    return sorted(found, key=lambda s: -s.running_s)

@@ -20,13 +20,14 @@ from service.cache import build_cache, cache_key
 from service.documents import Documents
 from service.embedders.base import Embedder, is_static, keeps_static_unit_vectors
 from service.errors import (
+    EngineTimeout,
     IndexUnavailable,
     PastLastPage,
     SearchError,
     StroidokError,
 )
 from service.index_meta import read_generation
-from service.opensearch import engine_errors
+from service.opensearch import bounded_search
 from service.query.budget import fit_budget
 from service.query.build import (
     SearchPlan,
@@ -35,6 +36,7 @@ from service.query.build import (
     build_copies_lookup,
     build_request,
     build_sources_body,
+    document_count,
     plan_search,
 )
 from service.query.contract import SearchRequest, validate_request
@@ -149,8 +151,8 @@ class SearchService:
             embedding_ms += took_ms
             try:
                 raw = self._execute(plan)
-            except IndexUnavailable:
-                raise
+            except (IndexUnavailable, EngineTimeout):
+                raise  # another request would find the engine as down, or cost it as much again
             except SearchError as exc:
                 if plan.route == "bm25":
                     raise
@@ -241,14 +243,13 @@ class SearchService:
             return raw
 
     def _send(self, body: dict[str, Any], route: str | None = None) -> dict[str, Any]:
-        """One search request. Partial results are refused: a shard that failed (a node lost mid-request)
-        fails the request, which the client retries on another node, instead of silently missing hits."""
+        """One search request, bounded (``bounded_search``). Partial results are refused: a shard that failed (a
+        node lost mid-request) fails the request, which the client retries on another node, instead of
+        silently missing hits."""
         params = {"allow_partial_search_results": "false"}
         if route is not None:
             params["search_pipeline"] = self._pipeline(route)
-        with engine_errors():
-            raw: dict[str, Any] = self.client.search(index=self.settings.index.alias, body=body, params=params)
-        return raw
+        return bounded_search(self.client, self.settings.index.alias, body, params, self.settings.search.timeout_s)
 
     def _map(self, request: SearchRequest, first: ParsedQuery, plan: SearchPlan, raw: dict[str, Any],
              coverage: Coverage) -> SearchResponse:
@@ -261,7 +262,7 @@ class SearchService:
         aggs = raw.get("aggregations", {})
         # the engine's count of matching documents: the same on every page of a walk (the pages show the best
         # of them, and may end before it: ``paginate``'s ``exhausted``)
-        total = int(aggs.get("total_docs", {}).get("value", len(results)))
+        total = document_count(aggs, len(results))
         correction = map_correction(raw.get("suggest"), first.plain)
         suggestions = Suggestions(corrected_query=correction)
         if total < self.settings.search.few_results:
@@ -304,7 +305,7 @@ class SearchService:
         raw = self._send(build_sources_body(list(principal.groups)))
         aggs = raw["aggregations"]
         return SourcesResponse(
-            total_documents=int(aggs["total_docs"]["value"]), total_chunks=int(raw["hits"]["total"]["value"]),
+            total_documents=document_count(aggs, 0), total_chunks=int(raw["hits"]["total"]["value"]),
             document_types={b["key"]: b["docs"]["value"] for b in aggs["document_types"]["buckets"]},
             folders={b["key"]: b["docs"]["value"] for b in aggs["folders"]["buckets"]},
             earliest=aggs["earliest"].get("value_as_string"), latest=aggs["latest"].get("value_as_string"),

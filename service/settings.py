@@ -64,6 +64,8 @@ class EngineSettings(BaseSettings):
                            "are moved away (on a cluster).")
     disk_flood: str = Field(default="500mb", pattern=DISK_WATERMARK, description="Free space below which writes "
                             "are blocked (DISK_FULL) until space is freed.")
+    search_cancel_after_s: float = Field(default=60.0, gt=0, description="The engine cancels any search running "
+                                         "longer (a backstop behind each search's own bound, STROIDOK_SEARCH_TIMEOUT_S).")
 
     @property
     def state_dir(self) -> Path:
@@ -311,6 +313,8 @@ class SearchSettings(BaseSettings):
         default="1", description="Operator AUTO: how many query words a chunk must contain (OpenSearch "
         "minimum_should_match; measured in docs/relevance.md).")
     pagination_depth: int = Field(default=1000, ge=10, le=10000, description="Candidates per leg and shard.")
+    timeout_s: float = Field(default=10.0, gt=0, le=300, description="The most a search may run inside the engine: "
+                             "past it the engine's task is cancelled and the call answers ENGINE_TIMEOUT.")
     cache_ttl_s: float = Field(default=300.0, ge=0, description="0 disables the query cache.")
     cache_size: int = Field(default=1024, ge=1, description="Responses kept by the in-process cache.")
     redis_url: str | None = Field(

@@ -20,7 +20,7 @@ from opensearchpy import OpenSearch
 from service.embedders.base import Embedder
 from service.errors import ConfigError
 from service.index_meta import concrete_index, embedder_meta_version, read_embedder_meta, same_embedder
-from service.opensearch import engine_errors
+from service.opensearch import bounded_search
 from service.query.build import FIRST_CHUNK, build_access_filter
 from service.settings import Settings
 
@@ -56,10 +56,13 @@ def coverage_body(groups: list[str] | None) -> dict[str, Any]:
             "aggs": {"pending": {"filter": PENDING}, "shared": shared}}
 
 
+#: the bound of a coverage count (a size-0 request: milliseconds on a million chunks)
+COVERAGE_TIMEOUT_S = 30.0
+
+
 def read_coverage(client: OpenSearch, index: str, groups: list[str] | None = None) -> Coverage:
     """Chunks and chunks waiting for vectors in ``index`` (an alias or a physical index), within ``groups``."""
-    with engine_errors():
-        raw = client.search(index=index, body=coverage_body(groups))
+    raw = bounded_search(client, index, coverage_body(groups), {}, COVERAGE_TIMEOUT_S)
     aggs = raw["aggregations"]
     shared = aggs["shared"]["hashes"]
     copies = frozenset(str(b["key"]) for b in shared["buckets"]) if not shared.get("sum_other_doc_count") else None

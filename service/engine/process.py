@@ -29,6 +29,7 @@ from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_d
 from service.engine.artifacts import ensure_installed
 from service.engine.java import VECTOR_MODULE, Jdk, find_jdk
 from service.errors import ConfigError, EngineError, EngineStartTimeout, NodeDied, PortInUse
+from service.opensearch import PRUNING_SETTING
 from service.settings import EngineSettings
 
 
@@ -96,6 +97,13 @@ def disk_watermarks(settings: EngineSettings) -> dict[str, str]:
     return {f"{prefix}.{name}": value for name, value in marks.items()}
 
 
+def search_guards(settings: EngineSettings) -> dict[str, Any]:
+    """No search outlives its bound: the engine cancels one running past ``search_cancel_after_s``; and none
+    can loop without end in a cardinality aggregation's dynamic pruning under a ``hybrid`` query (OpenSearch
+    issue 22582: it ignores cancellation; the product's own requests avoid the construct, this covers others)."""
+    return {"search.cancel_after_time_interval": f"{settings.search_cancel_after_s:g}s", PRUNING_SETTING: 0}
+
+
 def render_opensearch_yml(settings: EngineSettings, paths: NodePaths) -> str:
     """The node's ``opensearch.yml``: loopback only, our ports and paths; a single node, or a member of
     a managed cluster that discovers the others on their transport ports."""
@@ -118,6 +126,7 @@ def render_opensearch_yml(settings: EngineSettings, paths: NodePaths) -> str:
         "cluster.routing.allocation.disk.threshold_enabled": True,
         **disk_watermarks(settings),
         "cluster.default_number_of_replicas": 0,
+        **search_guards(settings),
     }
     return "".join(f"{key}: {json.dumps(value)}\n" for key, value in config.items())
 

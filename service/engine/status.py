@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from opensearchpy import OpenSearch
 
-from service.opensearch import engine_errors
+from service.opensearch import RunningSearch, engine_errors, long_searches
 
 
 @dataclass(frozen=True)
@@ -60,10 +60,13 @@ class NodeStatus:
     indexes: list[IndexInfo]
     nodes: list[NodeInfo]
     disk: DiskState
+    #: searches running longer than the service's bound: stuck, or another client's heavy request
+    long_searches: list[RunningSearch]
 
 
-def read_status(client: OpenSearch, url: str) -> NodeStatus:
-    """One round of read-only calls describing the node (raises ``IndexUnavailable`` when down)."""
+def read_status(client: OpenSearch, url: str, search_bound_s: float) -> NodeStatus:
+    """One round of read-only calls describing the node (raises ``IndexUnavailable`` when down); searches
+    running longer than ``search_bound_s`` are listed."""
     with engine_errors():
         info = client.info()
         health = client.cluster.health()
@@ -72,6 +75,7 @@ def read_status(client: OpenSearch, url: str) -> NodeStatus:
         rows = client.cat.indices(format="json", expand_wildcards="open")
         members = client.cat.nodes(format="json", h="name,http_address,node.role,heap.percent,cluster_manager")
         disk = read_disk(client)
+    running = long_searches(client, search_bound_s)
     indexes = sorted(
         (IndexInfo(r["index"], r["health"], int(r["docs.count"] or 0), r["store.size"] or "0b")
          for r in rows if not r["index"].startswith(".")),
@@ -88,6 +92,7 @@ def read_status(client: OpenSearch, url: str) -> NodeStatus:
         heap_max_mb=jvm["heap_max_in_bytes"] // 2**20,
         indexes=indexes,
         disk=disk,
+        long_searches=running,
     )
 
 

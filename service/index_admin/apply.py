@@ -17,6 +17,7 @@ from opensearchpy import exceptions as os_exc
 from service.engine.status import write_blocked
 from service.errors import IndexSetupError
 from service.index_admin.create import create_index
+from service.index_admin.guards import PruningState, read_pruning, turn_off_pruning
 from service.index_admin.templates import (
     HASH_KEY,
     TEMPLATES_DIR,
@@ -29,7 +30,7 @@ from service.index_admin.templates import (
     wanted_template,
 )
 from service.index_meta import read_embedder_meta
-from service.opensearch import engine_errors
+from service.opensearch import PRUNING_SETTING, engine_errors
 from service.settings import FUSION, IndexSettings
 
 Action = Literal["created", "updated", "unchanged"]
@@ -167,6 +168,8 @@ def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path =
         changes.append(_apply_index(client, settings, template))
         for index, file in side_indexes(settings).items():
             changes += _apply_side_index(client, index, load_json(file, templates_dir), settings)
+    if turn_off_pruning(client).changed:
+        changes.append(Change("cluster_setting", PRUNING_SETTING, "updated"))
     status = _status(client, settings, templates_dir)
     if status.problems:
         raise IndexSetupError("index set up, but it does not match settings", details={"problems": status.problems})
@@ -207,6 +210,8 @@ def _status(client: OpenSearch, settings: IndexSettings, templates_dir: Path) ->
         status.problems.append(f"writes to {', '.join(blocked)} are blocked: the engine's disk is past its "
                                "flood-stage watermark (free space; the engine lifts the block itself, `stroidok "
                                "engine status` shows the disk)")
+    if (pruning := PruningState(read_pruning(client)).notice) is not None:
+        status.notices.append(pruning)
     if concrete and dim == settings.embedding_dim and index_hash != wanted_hash:
         status.notices.append(f"index {concrete} was created from an older template (it works, without the newer "
                               "analysis): run `stroidok index migrate`")

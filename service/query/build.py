@@ -281,11 +281,30 @@ def demote_replaced(query: dict[str, Any]) -> dict[str, Any]:
     return {"boosting": {"positive": query, "negative": REPLACED, "negative_boost": REPLACED_BOOST}}
 
 
+#: documents counted as contents (a file kept in several folders counts once), exact below 40,000
+DOCUMENTS = {"docs": {"cardinality": {"field": "doc_hash", "precision_threshold": 40000}}}
+TOTAL_DOCS = "total_docs"
+
+
+def build_document_count() -> dict[str, Any]:
+    """The matching documents, counted under a ``filter`` that admits every hit: a cardinality at the top of
+    the request would be run by the engine's dynamic pruning, which re-runs the query on a segment with few
+    documents and, under a ``hybrid`` query, can loop without end on a core (OpenSearch issue 22582; pruning
+    never runs below a parent aggregation). The count is the same: every hit is admitted."""
+    return {"filter": {"match_all": {}}, "aggs": DOCUMENTS}
+
+
+def document_count(aggregations: dict[str, Any], default: int) -> int:
+    """The count ``build_document_count`` asked for, from a response's aggregations."""
+    return int(aggregations.get(TOTAL_DOCS, {}).get("docs", {}).get("value", default))
+
+
+
 def build_aggregations() -> dict[str, Any]:
     """Facets counted in documents (one per content), not chunks."""
-    docs = {"docs": {"cardinality": {"field": "doc_hash", "precision_threshold": 40000}}}
+    docs = DOCUMENTS
     return {
-        "total_docs": docs["docs"],
+        TOTAL_DOCS: build_document_count(),
         "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": docs},
         "date_distribution": {"date_histogram": {"field": "updated_at", "calendar_interval": "month",
                                                  "format": "yyyy-MM", "min_doc_count": 1}, "aggs": docs},
@@ -504,9 +523,9 @@ def build_citing_lookup(designation: str, family: str | None, groups: list[str],
 def build_sources_body(groups: list[str]) -> dict[str, Any]:
     """What the caller may read: documents (one per content, copies in several folders counted once; in
     each folder they are in), chunks, types, folders, dates."""
-    docs = {"docs": {"cardinality": {"field": "doc_hash", "precision_threshold": 40000}}}
+    docs = DOCUMENTS
     return {"size": 0, "query": {"bool": {"filter": [build_access_filter(groups)]}}, "track_total_hits": True,
-            "aggs": {"total_docs": docs["docs"],
+            "aggs": {TOTAL_DOCS: build_document_count(),
                      "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": docs},
                      "folders": {"terms": {"field": "folder", "size": 50}, "aggs": docs},
                      "earliest": {"min": {"field": "updated_at"}}, "latest": {"max": {"field": "updated_at"}},

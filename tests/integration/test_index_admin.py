@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,7 +11,9 @@ from opensearchpy import OpenSearch
 
 from service.embedders.base import EmbedderIdentity
 from service.errors import IndexSetupError
-from service.index_admin.apply import apply_all, index_status
+from service.index_admin.apply import Change, apply_all, index_status
+from service.index_admin.guards import read_pruning
+from service.opensearch import PRUNING_SETTING
 from service.index_meta import claim_embedder_meta
 from service.settings import FUSION, IndexSettings
 
@@ -199,3 +202,22 @@ def test_drop_all_leaves_no_template_behind(client: OpenSearch, index_settings: 
     drop_all(client, index_settings)
     names = {t["name"] for t in client.indices.get_index_template()["index_templates"]}
     assert not {n for n in names if n.startswith(index_settings.alias)}
+
+
+@pytest.fixture
+def cluster_settings_restored(client: OpenSearch) -> Iterator[None]:
+    yield
+    client.cluster.put_settings(body={"persistent": {PRUNING_SETTING: None}, "transient": {PRUNING_SETTING: None}})
+
+
+@pytest.mark.usefixtures("cluster_settings_restored")
+def test_init_turns_the_clusters_cardinality_pruning_off_and_status_tells_when_it_is_on(
+        client: OpenSearch, index_settings: IndexSettings) -> None:
+    client.cluster.put_settings(body={"persistent": {PRUNING_SETTING: 100}})  # an external cluster's default
+    changes = apply_all(client, index_settings)
+    assert Change("cluster_setting", PRUNING_SETTING, "updated") in changes
+    assert read_pruning(client) == 0 and index_status(client, index_settings).notices == []
+    assert Change("cluster_setting", PRUNING_SETTING, "updated") not in apply_all(client, index_settings)
+    client.cluster.put_settings(body={"transient": {PRUNING_SETTING: 100}})  # set back over it by someone else
+    notices = index_status(client, index_settings).notices
+    assert len(notices) == 1 and PRUNING_SETTING in notices[0] and "is 100" in notices[0]

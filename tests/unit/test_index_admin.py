@@ -80,3 +80,13 @@ def test_replicas_expand_to_a_second_node_unless_fixed() -> None:
 
     assert replica_settings(IndexSettings()) == {"auto_expand_replicas": "0-1"}
     assert replica_settings(IndexSettings(replicas=2)) == {"number_of_replicas": 2, "auto_expand_replicas": False}
+
+
+def test_pruning_left_on_is_a_notice_naming_the_setting_and_why() -> None:
+    from service.index_admin.guards import PruningState
+    from service.opensearch import PRUNING_SETTING
+
+    assert PruningState(0).notice is None and PruningState(0, changed=True).notice is None
+    notice = PruningState(100, refused=True).notice
+    assert notice is not None and PRUNING_SETTING in notice and "may not change" in notice and "22582" in notice
+    assert "may not change" not in (PruningState(100).notice or "")

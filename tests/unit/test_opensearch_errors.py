@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from opensearchpy import exceptions as os_exc
 
-from service.errors import IndexUnavailable, SearchError
+from service.errors import EngineTimeout, IndexUnavailable, SearchError
 from service.opensearch import engine_errors, translate
 
 
@@ -37,7 +37,26 @@ def test_bad_request_is_a_database_error_whose_engine_reason_is_logged_not_sent(
 def test_engine_errors_context_reraises_translated() -> None:
     with pytest.raises(IndexUnavailable):
         with engine_errors():
-            raise os_exc.ConnectionTimeout("TIMEOUT", "timed out", Exception())
+            raise os_exc.ConnectionError("N/A", "refused", Exception("refused"))
+
+
+def test_an_engine_that_connects_but_does_not_answer_in_time_is_a_timeout_not_unavailable() -> None:
+    err = translate(os_exc.ConnectionTimeout("TIMEOUT", "read timed out", Exception()))
+    assert isinstance(err, EngineTimeout) and err.code == "ENGINE_TIMEOUT"
+    assert "stroidok engine up" not in err.message and "filters" in err.message
+
+
+@pytest.mark.parametrize("reason", ["Time exceeded", "Task cancelled before it could start [by user request]",
+                                    "The parent task was cancelled, shouldn't start any child tasks"])
+def test_a_search_the_engine_stopped_for_its_time_is_a_timeout(reason: str) -> None:
+    info = {"error": {"root_cause": [{"type": "query_phase_execution_exception", "reason": reason}],
+                      "type": "search_phase_execution_exception", "reason": "all shards failed"}}
+    assert isinstance(translate(os_exc.TransportError(500, "search_phase_execution_exception", info)), EngineTimeout)
+
+
+def test_other_engine_failures_are_not_timeouts() -> None:
+    info = {"error": {"root_cause": [{"type": "illegal_argument_exception", "reason": "no such field"}]}}
+    assert not isinstance(translate(os_exc.TransportError(500, "illegal_argument_exception", info)), EngineTimeout)
 
 
 def test_each_client_keeps_its_own_connect_timeout() -> None:

@@ -24,7 +24,9 @@ from service.query.build import (
     build_multi_binding,
     build_request,
     build_source_filter,
+    build_sources_body,
     build_text_query,
+    document_count,
     plan_search,
 )
 from service.query.contract import SearchRequest, validate_request
@@ -153,6 +155,17 @@ def test_request_groups_per_document_with_facets_similarity_and_threshold() -> N
     assert radial in body["query"]["hybrid"]["filter"]["bool"]["filter"]
     for hit_fields in (body["script_fields"], body["collapse"]["inner_hits"][0]["script_fields"]):
         assert hit_fields["similarity"]["script"]["params"] == {"query_vector": [0.6, 0.8]}
+
+
+@pytest.mark.parametrize("body", [build_request(_plan()), build_request(_plan(vector=None)),
+                                  build_sources_body(["public"])], ids=["hybrid", "bm25", "sources"])
+def test_no_request_counts_documents_with_a_top_level_cardinality(body: dict[str, Any]) -> None:
+    # the engine's dynamic pruning runs a top-level cardinality by re-running the query, which loops without
+    # end under a hybrid query (OpenSearch issue 22582); below a parent aggregation it never runs
+    assert not [name for name, agg in body["aggs"].items() if "cardinality" in agg]
+    assert body["aggs"]["total_docs"]["filter"] == {"match_all": {}}
+    assert document_count({"total_docs": {"doc_count": 9, "docs": {"value": 3}}}, 0) == 3
+    assert document_count({}, 7) == 7
 
 
 def test_request_fetches_document_fields_on_the_hit_and_chunk_fields_on_its_inner_hits() -> None:
