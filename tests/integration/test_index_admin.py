@@ -13,8 +13,8 @@ from service.embedders.base import EmbedderIdentity
 from service.errors import IndexSetupError
 from service.index_admin.apply import Change, apply_all, index_status
 from service.index_admin.guards import read_pruning
-from service.opensearch import PRUNING_SETTING
 from service.index_meta import claim_embedder_meta
+from service.opensearch import PRUNING_SETTING
 from service.settings import FUSION, IndexSettings
 
 pytestmark = pytest.mark.integration

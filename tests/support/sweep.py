@@ -31,8 +31,8 @@ def sweep_arguments(queries: tuple[str, ...], filters: dict[str, dict[str, Any]]
                                                                        MAX_CHUNKS):
         yield {"query": query, "search_mode": mode, "operator": operator, "page": page, "limit": limit,
                "max_chunks": chunks}
-    for (kind, given), query, mode, operator, page in itertools.product(filters.items(), queries, MODES, OPERATORS,
-                                                                        PAGES):
+    for given, query, mode, operator, page in itertools.product(filters.values(), queries, MODES, OPERATORS,
+                                                               PAGES):
         yield {"query": query, "search_mode": mode, "operator": operator, "page": page, "limit": 3, **given}
 
 
