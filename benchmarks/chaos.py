@@ -13,6 +13,9 @@
    index at once, and ``index migrate`` under a search load.
 9. the create-index block (issue 38): with the flood stage forced the engine refuses to create indexes; two
    ingests into a new alias wait it out once the watermarks are back, one writes, nothing is doubled.
+10. the request space under load: every mode × operator × page × limit × max_chunks and each kind of filter
+   (tests/support/sweep.py) by 20 concurrent clients, with the engine's cardinality pruning on, each call
+   bounded at 10 s; afterwards no search task may be left running in the engine.
 
     .venv/bin/python -m benchmarks.chaos                       # the full run (about an hour)
     .venv/bin/python -m benchmarks.chaos --quick               # a few of each (minutes)
@@ -31,6 +34,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -43,6 +47,7 @@ from ingest.sample import DEFAULT_SHARED, write_txt_corpus
 from service.embedders.navec import NavecEmbedder
 from service.engine.process import EngineProcess, running_pid
 from service.index_admin.maintenance import migrate
+from service.opensearch import PRUNING_SETTING
 from service.search import SearchService
 from service.security import Principal
 from service.settings import EmbedderSettings
@@ -74,6 +79,14 @@ from tests.support.faults import (
 )
 from tests.support.net import free_port
 from tests.support.servers import http_server, server_env
+from tests.support.sweep import (
+    QUERIES,
+    filters_of_each_kind,
+    ingest_every_kind,
+    run_sweep,
+    running_searches,
+    sweep_arguments,
+)
 
 NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
 
@@ -325,6 +338,30 @@ def beside_searches(url: str, work: Path, documents: int | None, navec: NavecEmb
             "migrate_under_load": migrating.summary()}
 
 
+def request_space(url: str, work: Path, navec: NavecEmbedder, clients: int = 20) -> dict[str, Any]:
+    """The sweep of the real-node guard by ``clients`` concurrent clients (each its own client id), with the
+    cardinality pruning of an unmanaged cluster on; the engine's search tasks read afterwards."""
+    client = OpenSearch(hosts=[url], timeout=120)
+    settings = product_settings(url, f"chaos-rs-{uuid.uuid4().hex[:6]}")
+    settings.search.cache_ttl_s, settings.search.rate_limit, settings.search.log_queries = 0, "100000000/minute", False
+    root = work / "request-space"
+    ingest_every_kind(root, settings, client, navec)
+    service = SearchService(settings, client, navec)
+    arguments = list(sweep_arguments(QUERIES, filters_of_each_kind(root)))
+    client.cluster.put_settings(body={"transient": {PRUNING_SETTING: 100}})
+    began = time.perf_counter()
+    try:
+        report = run_sweep(lambda given: service.search(given, ANYONE, f"client-{threading.get_ident() % clients}"),
+                           arguments, workers=clients)
+        time.sleep(1)
+        left = running_searches(client)
+    finally:
+        client.cluster.put_settings(body={"transient": {PRUNING_SETTING: None}})
+    return {"clients": clients, "calls": report.calls, "of": len(arguments), "hung": len(report.hung),
+            "failed": [code for _, code in report.failed], "unstable_totals": len(report.unstable_totals),
+            "searches_left_running": len(left), "calls_per_s": round(report.calls / (time.perf_counter() - began), 1)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true")
@@ -337,7 +374,8 @@ def main() -> None:
     parser.add_argument("--disk-rounds", type=int, default=3)
     parser.add_argument("--long-documents", type=int, default=None, help="Normative documents for the searches "
                         "beside an ingest (all).")
-    parser.add_argument("--only", nargs="*", default=None, help="engine ingest bad acl outage big disk create beside")
+    parser.add_argument("--only", nargs="*", default=None, help="engine ingest bad acl outage big disk create beside "
+                        "sweep")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--seed", type=int, default=12)
     args = parser.parse_args()
@@ -345,7 +383,7 @@ def main() -> None:
         args.engine_kills, args.ingest_kills, args.acl_requests, args.big_runs, args.disk_rounds = 2, 2, 200, 1, 1
         args.big_documents = args.big_documents or 10
         args.long_documents = args.long_documents or 20
-    only = set(args.only or ["engine", "ingest", "bad", "acl", "outage", "big", "disk", "create", "beside"])
+    only = set(args.only or ["engine", "ingest", "bad", "acl", "outage", "big", "disk", "create", "beside", "sweep"])
     rng = random.Random(args.seed)
     work = Path(tempfile.mkdtemp(prefix="stroidok-chaos-"))
     engine = EngineProcess(managed_engine_settings(heap="2g"))
@@ -369,7 +407,8 @@ def main() -> None:
                  ("create", lambda: create_block_rounds(engine.url, write_txt_corpus(
                      DEFAULT_SHARED, work / "cb", args.kill_documents)[0].parent, args.disk_rounds)),
                  ("beside", lambda: beside_searches(engine.url, work, args.long_documents,
-                                                    NavecEmbedder(EmbedderSettings())))]
+                                                    NavecEmbedder(EmbedderSettings()))),
+                 ("sweep", lambda: request_space(engine.url, work, NavecEmbedder(EmbedderSettings())))]
         for name, step in steps:
             if name in only:
                 began = time.perf_counter()

@@ -179,8 +179,24 @@ def cli_arguments(values: dict[str, Any]) -> dict[str, Any]:
         elif name == "date_range":
             start, sep, end = value.partition("..")
             value = {"from": start.strip() or None, "to": end.strip() or None} if sep else value
-        arguments[name] = value
+        arguments[name] = as_published_type(value, PARAMETER_TYPES.get(name))
     return arguments
+
+
+#: each parameter's JSON type as published ("integer", "number", …; the non-null one of an optional)
+PARAMETER_TYPES = {name: next((s.get("type") for s in schema.get("anyOf", [schema]) if s.get("type") != "null"), None)
+                   for name, schema in parameter_schemas().items()}
+
+
+def as_published_type(value: Any, kind: str | None) -> Any:
+    """A number typed on the command line as the number the contract takes (the contract is strict: "5" is
+    not an integer); text that is not one stays text, for the contract to refuse with the field's name."""
+    if not isinstance(value, str):
+        return value
+    try:
+        return int(value) if kind == "integer" else float(value) if kind == "number" else value
+    except ValueError:
+        return value
 
 
 def search_cmd(fmt: str = "text", **values: Any) -> None:

@@ -39,7 +39,7 @@ from service.query.build import (
     document_count,
     plan_search,
 )
-from service.query.contract import SearchRequest, validate_request
+from service.query.contract import SearchRequest, validate_request, validate_sources_request
 from service.query.map import content_hash, map_copies, map_correction, map_facets, map_hits, related_queries
 from service.query.models import (
     DocumentResponse,
@@ -297,12 +297,15 @@ class SearchService:
         return self._call("get_document", arguments, principal, client_id,
                           lambda _: self.documents.get(result_id, principal.groups, clause))
 
-    def list_sources(self, principal: Principal, client_id: str | None = None) -> SourcesResponse:
-        """What the caller can search: documents by type and folder, the date span."""
-        return self._call("list_sources", {}, principal, client_id, lambda _: self._list_sources(principal))
+    def list_sources(self, principal: Principal, client_id: str | None = None,
+                     arguments: dict[str, Any] | None = None) -> SourcesResponse:
+        """What the caller can search (below ``folder``, if given): documents by type and folder, the date span."""
+        given = arguments or {}
+        return self._call("list_sources", given, principal, client_id,
+                          lambda _: self._list_sources(principal, validate_sources_request(given).folder))
 
-    def _list_sources(self, principal: Principal) -> SourcesResponse:
-        raw = self._send(build_sources_body(list(principal.groups)))
+    def _list_sources(self, principal: Principal, folder: str | None) -> SourcesResponse:
+        raw = self._send(build_sources_body(list(principal.groups), folder))
         aggs = raw["aggregations"]
         return SourcesResponse(
             total_documents=document_count(aggs, 0), total_chunks=int(raw["hits"]["total"]["value"]),

@@ -520,11 +520,12 @@ def build_citing_lookup(designation: str, family: str | None, groups: list[str],
             "sort": [{"designation": "asc"}, {"doc_id": "asc"}]}
 
 
-def build_sources_body(groups: list[str]) -> dict[str, Any]:
-    """What the caller may read: documents (one per content, copies in several folders counted once; in
-    each folder they are in), chunks, types, folders, dates."""
+def build_sources_body(groups: list[str], folder: str | None = None) -> dict[str, Any]:
+    """What the caller may read (below ``folder``, when given): documents (one per content, copies in several
+    folders counted once; in each folder they are in), chunks, types, folders, dates."""
     docs = DOCUMENTS
-    return {"size": 0, "query": {"bool": {"filter": [build_access_filter(groups)]}}, "track_total_hits": True,
+    scope = [build_access_filter(groups), *([build_folder_filter(folder)] if folder is not None else [])]
+    return {"size": 0, "query": {"bool": {"filter": scope}}, "track_total_hits": True,
             "aggs": {TOTAL_DOCS: build_document_count(),
                      "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": docs},
                      "folders": {"terms": {"field": "folder", "size": 50}, "aggs": docs},

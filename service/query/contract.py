@@ -49,7 +49,8 @@ PathText = Annotated[str, Field(min_length=1, max_length=1000)]
 class DateRange(BaseModel):
     """Modification dates, both ends included; either end may be left open."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="forbid")
+    #: dates come as text ("2024-01-31") from every edge: parsed, unlike the request's strict scalars
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", strict=False)
 
     from_: date | None = Field(default=None, alias="from", description="First day included (YYYY-MM-DD).")
     to: date | None = Field(default=None, description="Last day included (YYYY-MM-DD).")
@@ -62,9 +63,10 @@ class DateRange(BaseModel):
 
 
 class SearchRequest(BaseModel):
-    """The arguments of ``search_documents``; every bound here is the product's, not the engine's."""
+    """The arguments of ``search_documents``; every bound here is the product's, not the engine's. Types are
+    strict, as published: "3", 3.0 or true for an integer, "yes" for a boolean are refused, not coerced."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     query: Query = Field(description="What to find, in Russian: 1-500 characters. " + PHRASING_ADVICE
                          + " \"Quoted\" parts are exact phrases.")
@@ -193,13 +195,33 @@ CLAUSES: dict[str, str] = {
 class DocumentRequest(BaseModel):
     """The arguments of ``get_document``."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     id: str = Field(min_length=1, max_length=40,
                     description="A result id (document) or a chunk_id (<document id>:<n>).")
     clause: str | None = Field(default=None, min_length=1, max_length=60,
                                description="Open this clause of the document: «5.2.3», «п. 5.2.3», «Приложение Б», "
                                            "«Таблица 4».")
+
+
+class SourcesRequest(BaseModel):
+    """The arguments of ``list_sources``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    folder: PathText | None = Field(default=None, description=(
+        "Only what lies below this folder (whole path segments): an absolute folder, or a folder name anywhere "
+        "in the path; omit it for the whole archive."))
+
+    @field_validator("folder", mode="before")
+    @classmethod
+    def _trim(cls, value: Any) -> Any:
+        return value.strip() if isinstance(value, str) else value
+
+
+def validate_sources_request(arguments: dict[str, Any]) -> SourcesRequest:
+    """``list_sources``' arguments → ``SourcesRequest`` (one ``INVALID_QUERY`` naming the field)."""
+    return _validated(SourcesRequest, arguments, "list_sources request")
 
 
 def validate_request(arguments: dict[str, Any]) -> SearchRequest:

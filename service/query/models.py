@@ -162,7 +162,9 @@ class SourcesResponse(BaseModel):
     total_chunks: int
     document_types: dict[str, int]
     folders: dict[str, int]
-    earliest: str | None
-    latest: str | None
+    earliest: str | None = Field(default=None, description="The oldest document's modification date; absent "
+                                 "when no visible document has one (an empty index).")
+    latest: str | None = Field(default=None, description="The newest document's modification date; absent when "
+                               "no visible document has one.")
     most_cited: dict[str, int] = Field(default_factory=dict, description=(
         "The designations most documents cite (documents citing each, as cited), top 20."))

@@ -21,6 +21,7 @@ passage carries the clause and page in effect at its start, and the clause at it
 from __future__ import annotations
 
 import math
+import threading
 import re
 from bisect import bisect_left
 from collections.abc import Sequence
@@ -86,7 +87,16 @@ class Passage:
     has_phrases: bool = True
 
 
-_STEMMER = snowballstemmer.stemmer("russian")
+#: one Snowball stemmer per thread: a stemmer keeps the word it works on in itself, so two threads sharing
+#: one (the MCP server's concurrent calls) read each other's words (IndexError, or a wrong stem)
+_STEMMERS = threading.local()
+
+
+def stem(word: str) -> str:
+    stemmer = getattr(_STEMMERS, "russian", None)
+    if stemmer is None:
+        stemmer = _STEMMERS.russian = snowballstemmer.stemmer("russian")
+    return str(stemmer.stemWord(word))
 
 
 @lru_cache(maxsize=65_536)
@@ -94,7 +104,7 @@ def term_key(word: str) -> str:
     """One key for a term's inflections as the highlighter marks them («жилой», «жилых», «жилая» → «жил»):
     the Snowball Russian stem, the stemmer the index's analyzer uses."""
     word = word.lower().replace("ё", "е")
-    return str(_STEMMER.stemWord(word)) if word.isalpha() else word
+    return stem(word) if word.isalpha() else word
 
 
 def phrase_spans(text: str, phrase: str) -> list[tuple[int, int]]:

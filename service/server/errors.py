@@ -9,8 +9,9 @@ import json
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from loguru import logger
 from mcp.server import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
 from service.errors import InvalidQuery, StroidokError
@@ -32,11 +33,16 @@ def causes(exc: BaseException) -> Iterator[BaseException]:
 
 
 def product_error(exc: BaseException, known: set[str] | None) -> StroidokError:
-    """What a failed call means in the product's terms: our own error where one was raised, the
-    SDK's schema validation as INVALID_QUERY (field and reason in details), a crash as INTERNAL_ERROR."""
+    """What a failed call means in the product's terms: our own error where one was raised, the SDK's
+    validation of the caller's arguments as INVALID_QUERY (field and reason in details), and anything else —
+    a crash, or a reply of ours that fails its own published output schema — as INTERNAL_ERROR (the reason
+    in the server's log, never blamed on the caller's arguments)."""
     for cause in causes(exc):
         if isinstance(cause, StroidokError):
             return cause
+        if isinstance(cause, ValidationError) and isinstance(exc, UnexpectedToolError):
+            logger.error("a reply failed its output schema: {}", cause)
+            return StroidokError("the server could not form a valid reply; the server log has the details")
         if isinstance(cause, ValidationError):
             return InvalidQuery.from_validation(cause, "arguments", "arguments")
     if known is None:
@@ -47,6 +53,20 @@ def product_error(exc: BaseException, known: set[str] | None) -> StroidokError:
 def from_service(exc: BaseException) -> bool:
     """Whether a product error raised by the service is among ``exc``'s causes."""
     return any(isinstance(cause, StroidokError) for cause in causes(exc))
+
+
+def refused_nulls(arguments: dict[str, Any], nullable: set[str]) -> InvalidQuery | None:
+    """Arguments sent as null where the published schema does not admit null (``limit: null``): refused,
+    not taken as "not given" (the schema says what a caller may send; null is not among it)."""
+    if not (wrong := sorted(name for name, value in arguments.items() if value is None and name not in nullable)):
+        return None
+    return InvalidQuery(f"null is not allowed for: {', '.join(wrong)[:200]}",
+                        details={"problems": [{"field": w[:100], "problem": "null is not allowed"} for w in wrong[:20]]})
+
+
+def admits_null(schema: dict[str, Any]) -> bool:
+    """Whether a parameter's JSON schema admits null (``"type": "null"`` alone or among ``anyOf``)."""
+    return any(option.get("type") == "null" for option in schema.get("anyOf", [schema]))
 
 
 def unknown_arguments(arguments: dict[str, Any], known: set[str]) -> InvalidQuery | None:
@@ -65,11 +85,28 @@ class ProductServer(MCPServer):
 
     on_refused: Refusal | None = None
     _parameters: dict[str, set[str]] | None = None
+    _nullable: dict[str, set[str]] | None = None
+
+    #: what the server does not offer, so does not advertise: no prompts, no resources
+    UNSERVED = ("prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read",
+                "resources/subscribe", "resources/unsubscribe")
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, subscriptions=False, **kwargs)
+        # the SDK registers a handler for every method, and advertises a capability for each it serves
+        for method in self.UNSERVED:
+            self._lowlevel_server._request_handlers.pop(method, None)
+
+    def publish_schemas(self) -> None:
+        """Each tool's input schema as published: ``published_schema`` of what the SDK generated."""
+        for tool in self._tool_manager.list_tools():
+            tool.parameters = published_schema(tool.parameters)
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         known = (await self._known_parameters()).get(name)
         try:
-            if known is not None and (refused := unknown_arguments(arguments, known)):
+            if known is not None and (refused := unknown_arguments(arguments, known)
+                                      or refused_nulls(arguments, (self._nullable or {}).get(name, set()))):
                 raise refused
             return await super().call_tool(name, arguments, context)
         except InvalidQuery as exc:
@@ -84,8 +121,10 @@ class ProductServer(MCPServer):
     async def _known_parameters(self) -> dict[str, set[str]]:
         """Each tool's declared parameters, from the tool list the SDK publishes (tools are fixed once built)."""
         if self._parameters is None:
-            self._parameters = {tool.name: set(tool.input_schema.get("properties", {}))
-                                for tool in await self.list_tools()}
+            tools = await self.list_tools()
+            self._parameters = {tool.name: set(tool.input_schema.get("properties", {})) for tool in tools}
+            self._nullable = {tool.name: {name for name, schema in tool.input_schema.get("properties", {}).items()
+                                          if admits_null(schema)} for tool in tools}
         return self._parameters
 
     def _refused(self, name: str, arguments: dict[str, Any], error: StroidokError) -> None:
@@ -100,3 +139,16 @@ def refusal_logger(log: QueryLog) -> Refusal:
         log.record(call_entry(tool, arguments, "unknown", None, 0.0, error=error))
 
     return record
+
+
+def published_schema(schema: Any) -> Any:
+    """A tool's input schema as clients' converters take it: no boolean ``additionalProperties`` at any depth
+    (google-genai's MCP conversion reads every one as a schema and fails on ``false``; OpenAI's strict mode,
+    through openai-agents, closes each object itself). Unknown arguments are refused all the same: by the
+    server at the top (``unknown_arguments``), by the contract's models inside."""
+    if isinstance(schema, list):
+        return [published_schema(item) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    return {k: published_schema(v) for k, v in schema.items()
+            if not (k == "additionalProperties" and isinstance(v, bool))}

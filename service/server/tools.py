@@ -11,6 +11,7 @@ import inspect
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from importlib.metadata import version as package_version
 from typing import Annotated, Any, cast
 
 import anyio
@@ -22,7 +23,7 @@ from pydantic import BaseModel
 
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
-from service.query.contract import DocumentRequest, SearchRequest, provided, tool_parameters
+from service.query.contract import DocumentRequest, SearchRequest, SourcesRequest, provided, tool_parameters
 from service.query.models import DocumentResponse, SearchResponse, SourcesResponse
 from service.search import SearchService
 from service.security import Principal, stdio_principal, token_principal
@@ -91,7 +92,8 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
             cast(ProductServer, server).on_refused = None
             await anyio.to_thread.run_sync(lambda: built.log.flush(5.0))
 
-    server = ProductServer(name="stroidok-search", instructions=INSTRUCTIONS, lifespan=lifespan, log_level="WARNING")
+    server = ProductServer(name="stroidok-search", version=package_version("stroidok"), instructions=INSTRUCTIONS,
+                           lifespan=lifespan, log_level="WARNING")
 
     async def call(ctx: Context, fn: Call) -> CallToolResult:
         """Run a tool's service call in a worker thread: at most max_inflight at once, the others wait their
@@ -115,13 +117,16 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         given = provided(arguments)
         return await call(ctx, lambda svc, p, c: svc.get_document(given.get("id", ""), p, c, given.get("clause")))
 
-    async def list_sources(ctx: Context) -> Annotated[CallToolResult, SourcesResponse]:
-        """What is indexed and visible to you: documents per file type and folder, chunk count, date span."""
-        return await call(ctx, lambda svc, p, c: svc.list_sources(p, c))
+    async def list_sources(ctx: Context, **arguments: Any) -> CallToolResult:
+        """What is indexed and visible to you: documents per file type and folder, chunk count, date span; with
+        `folder`, only what lies below it."""
+        given = provided(arguments)
+        return await call(ctx, lambda svc, p, c: svc.list_sources(p, c, given))
 
-    server.tool(annotations=READ_ONLY, structured_output=True)(
-        with_contract(search_documents, SearchRequest, SearchResponse))
-    server.tool(annotations=READ_ONLY, structured_output=True)(
-        with_contract(get_document, DocumentRequest, DocumentResponse))
-    server.tool(annotations=READ_ONLY, structured_output=True)(list_sources)
+    for tool in (with_contract(search_documents, SearchRequest, SearchResponse),
+                 with_contract(get_document, DocumentRequest, DocumentResponse),
+                 with_contract(list_sources, SourcesRequest, SourcesResponse)):
+        server.tool(description=inspect.cleandoc(tool.__doc__ or ""), annotations=READ_ONLY,
+                    structured_output=True)(tool)
+    server.publish_schemas()
     return server

@@ -5,15 +5,24 @@ the chaos run's concurrent step (benchmarks/chaos.py)."""
 from __future__ import annotations
 
 import itertools
+import shutil
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from opensearchpy import OpenSearch
 
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
+from ingest.sample import load_standard, render_pdf, render_xlsx
+from service.embedders.base import Embedder
 from service.errors import StroidokError
+from service.settings import Settings
+from tests.support.corpus import set_date, write_file
+from tests.support.documents import CONSTRUCTION, SHARED
 
 MODES = ("hybrid", "semantic", "fulltext")
 OPERATORS = ("AUTO", "AND", "OR", "PHRASE")
@@ -85,3 +94,55 @@ def running_searches(client: OpenSearch) -> list[dict[str, Any]]:
     listed = client.tasks.list(actions="indices:data/read/search*", detailed=True)
     return [task for node in listed.get("nodes", {}).values() for task in node.get("tasks", {}).values()
             if not task.get("parent_task_id")]
+
+
+QUERIES = ("требования к конструкциям", "требования")
+DOCX = CONSTRUCTION / "shasha_rag_task" / "docs"
+
+
+def pages(name: str, first: int = 0, count: int = 12) -> list[str]:
+    return [p["page_content"] for p in load_standard(SHARED, name)["pages"][first:first + count]]
+
+
+#: whole codes: with their chunks' nested unit documents the first ingest's segment holds > 10,000 documents,
+#: the size from which the engine's query cache caches a filter — the shape that hung with pruning on
+CODES = {"нормы": ("ГОСТ 10180-2012", "Свод правил 60.13330.2020", "Свод правил 30.13330.2020"),
+         "сметы": ("Свод правил 42.13330.2016", "Свод правил 485.1311500.2020", "Свод правил 502.1325800.2021")}
+QUERY_CACHE_MIN_SEGMENT = 10_000
+
+
+def write_every_kind(root: Path) -> None:
+    """TXT with form feeds, a Word file and its tables, a spreadsheet, a PDF with a text layer; two folders."""
+    for folder, names in CODES.items():
+        (root / folder).mkdir(parents=True, exist_ok=True)
+        for name in names:
+            (root / folder / f"{name}.txt").write_text("\f".join(pages(name, count=1000)), encoding="utf-8")
+    shutil.copyfile(DOCX / sorted(p.name for p in DOCX.glob("Постановление*.docx"))[0], root / "нормы" / "состав.docx")
+    write_file(root / "нормы" / "краткая.docx", "Требования к конструкциям фундаментов. Бетон класса В25.")
+    render_xlsx(pages("ГОСТ 10060-2012", count=3), root / "сметы" / "ведомость.xlsx")
+    render_pdf(pages("ГОСТ 10922-2012", count=8), root / "сметы" / "сварка.pdf", "Сварные соединения")
+    for path in root.rglob("*.*"):
+        set_date(path, "2024-06-01")
+
+
+def filters_of_each_kind(root: Path) -> dict[str, dict[str, Any]]:
+    return {"document_types": {"document_types": ["txt", "docx"]},
+            "path": {"path": [str(root / "нормы" / "ГОСТ 10180-2012.txt")]},
+            "folder": {"folder": "сметы"}, "source_filter": {"source_filter": "сварка"},
+            "date_range": {"date_range": {"from": "2024-01-01", "to": "2024-12-31"}},
+            "cites": {"cites": "ГОСТ 10180"}, "current_only": {"current_only": True}}
+
+
+def ingest_every_kind(root: Path, settings: Settings, client: OpenSearch, embedder: Embedder) -> None:
+    """``write_every_kind`` ingested through the product, merged into one large segment, then one more code
+    ingested on its own (a small segment beside it)."""
+    write_every_kind(root)
+    report = run_ingest(IngestOptions([root]), settings, client, embedder, quiet=True)
+    assert not report.failed, [o.line() for o in report.outcomes if o.status == "failed"]
+    # an archive's segments grow by merging: one large segment, as any index of some size has
+    client.indices.forcemerge(index=settings.index.alias, max_num_segments=1)
+    client.indices.refresh(index=settings.index.alias)
+    # a later ingest adds a small segment of its own: pruning works segment by segment
+    (root / "нормы" / "ГОСТ 26633-2015.txt").write_text("\f".join(pages("ГОСТ 26633-2015")), encoding="utf-8")
+    report = run_ingest(IngestOptions([root]), settings, client, embedder, quiet=True)
+    assert [o.status for o in report.outcomes].count("indexed") == 1

@@ -20,6 +20,7 @@ from service.query.contract import (
     parameter_schemas,
     validate_document_request,
 )
+from service.server.errors import published_schema
 from service.server.tools import build_server
 from service.settings import Settings
 from tests.support.documents import REPO
@@ -63,7 +64,8 @@ def test_mcp_tool_parameters_are_the_request_model_fields_with_their_schemas() -
     assert schema["required"] == ["query"]
     for name, expected in parameter_schemas().items():
         published = {k: v for k, v in schema["properties"][name].items() if k != "title"}
-        assert published == {k: v for k, v in expected.items() if k != "title"}, name
+        # as published for clients' converters: no boolean additionalProperties (service.server.errors)
+        assert published == published_schema({k: v for k, v in expected.items() if k != "title"}), name
 
 
 def test_cli_options_are_the_mcp_parameters_hyphenated_with_short_flags() -> None:
@@ -100,10 +102,12 @@ def test_cli_values_become_contract_arguments() -> None:
     arguments = cli_arguments({"query": "бетон", "document_types": ["pdf,docx", "txt"], "path": ["/a,b.pdf"],
                                "date_range": "2020-01-01..", "limit": "5", "cursor": None})
     assert arguments == {"query": "бетон", "document_types": ["pdf", "docx", "txt"], "path": ["/a,b.pdf"],
-                         "date_range": {"from": "2020-01-01", "to": None}, "limit": "5"}
+                         "date_range": {"from": "2020-01-01", "to": None}, "limit": 5}
     request = SearchRequest.model_validate(arguments)
     assert request.limit == 5 and request.date_range is not None and request.document_types == ["docx", "pdf", "txt"]
     assert {"document_types"} == SPLIT_AT_COMMAS
+    assert cli_arguments({"query": "бетон", "limit": "пять", "threshold": "0.5"}) == {
+        "query": "бетон", "limit": "пять", "threshold": 0.5}  # not a number: refused by the contract, by name
 
 
 def test_eval_sends_the_contract_defaults() -> None:

@@ -166,3 +166,18 @@ def test_reading_windows_best_first_picks_the_winner_reading_all_would(rows: lis
     fast = with_values(unmark(text), units, scored, bonus)
     assert max(s for s, _ in fast) == max(s for s, _ in every)
     assert {w for s, w in fast if s == max(s for s, _ in fast)} == {w for s, w in every if s == max(s for s, _ in every)}
+
+
+def test_stems_are_right_when_many_threads_stem_at_once() -> None:
+    # the MCP server runs calls in worker threads; one shared Snowball stemmer mixed their words up
+    # (IndexError inside the stemmer, found by the chaos run's 20 concurrent clients)
+    from concurrent.futures import ThreadPoolExecutor
+
+    from service.query.passages import stem
+
+    words = [f"{root}{ending}" for root in ("строительн", "конструкци", "эвакуационн", "огнестойк", "железобетон")
+             for ending in ("ый", "ого", "ому", "ым", "ом", "ая", "ой", "ую", "ые", "ых", "ыми", "ия", "ий")] * 400
+    expected = [stem(w) for w in words]
+    with ThreadPoolExecutor(8) as pool:
+        runs = list(pool.map(lambda _: [stem(w) for w in words], range(8)))
+    assert all(run == expected for run in runs)
