@@ -21,8 +21,8 @@ passage carries the clause and page in effect at its start, and the clause at it
 from __future__ import annotations
 
 import math
-import threading
 import re
+import threading
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
