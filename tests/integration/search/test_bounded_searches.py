@@ -6,6 +6,7 @@ leaves no task behind."""
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,7 @@ from opensearchpy import OpenSearch
 
 from service.embedders.navec import NavecEmbedder
 from service.errors import EngineTimeout
-from service.opensearch import PRUNING_SETTING, bounded_search
+from service.opensearch import PRUNING_SETTING, bounded_search, cancel_searches, long_searches
 from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
@@ -112,3 +113,26 @@ def test_a_search_past_its_engine_side_bound_answers_engine_timeout_at_once(
         bounded_search(client, settings.index.alias, slow_query(), {"allow_partial_search_results": "false"}, 0.2)
     assert time.monotonic() - began < 5  # the engine's own timeout, not the client's grace
     assert running_searches(client) == []
+
+
+def test_a_search_running_past_the_bound_is_listed_with_its_opaque_id_until_cancelled(
+        every_kind: tuple[Settings, Path], client: OpenSearch) -> None:
+    settings, _ = every_kind
+    outcome: list[str] = []
+
+    def wait_for_it() -> None:
+        try:
+            bounded_search(client, settings.index.alias, slow_fetch(), {}, 3.0)
+        except EngineTimeout as exc:
+            outcome.append(exc.code)
+
+    waiting = threading.Thread(target=wait_for_it)
+    waiting.start()
+    time.sleep(1.5)
+    listed = long_searches(client, 1.0)
+    assert len(listed) == 1 and (listed[0].opaque_id or "").startswith("stroidok-search-")
+    assert listed[0].cancellable and listed[0].running_s > 1.0
+    assert cancel_searches(client, listed[0].opaque_id or "") == 1
+    waiting.join(30)
+    assert outcome == ["ENGINE_TIMEOUT"]  # cancelled in the engine: its caller told so, not a crash
+    assert long_searches(client, 0.0) == []
