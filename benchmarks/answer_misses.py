@@ -20,7 +20,15 @@ from typing import Any
 import numpy as np
 
 from ingest.answers import Judged, contains_answer, load_answers, qrels_of
-from ingest.evaluate import EvalSet, eval_settings, load_page_documents, load_phrasings, read_jsonl, reuse_index
+from ingest.evaluate import (
+    EvalSet,
+    Phrasing,
+    eval_settings,
+    load_page_documents,
+    load_phrasings,
+    load_questions,
+    reuse_index,
+)
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.query.contract import eval_request, validate_request
@@ -52,11 +60,13 @@ def model_view(client: Any, alias: str, doc_id: str, vector: np.ndarray, judged:
     return f"cos {max(cosines[i] for i in answering):.3f} (rank {best + 1} of {len(chunks)}, top {cosines[order[0]]:.3f})"
 
 
-def classify(service: SearchService, ids: dict[str, str], question: str, phrasings: list[str],
+def classify(service: SearchService, ids: dict[str, str], question: str, phrasing: Phrasing | None,
              judged: Judged) -> tuple[str, str, str | None]:
     """The outcome of one default call, where an answer @5 is shown (else empty), and the judged document's
     engine id when it was found."""
-    arguments = eval_request(question, **({"queries": phrasings} if phrasings else {}))
+    asked = (phrasing.query if phrasing else None) or question
+    further = [q for q in (phrasing.queries if phrasing else ()) if q != asked][:5]
+    arguments = eval_request(asked, **({"queries": further} if further else {}))
     response = service.search(arguments, PUBLIC)
     found = [r for r in response.results[:5] if ids.get(r.id) == judged.document]
     shown = [c.text for r in response.results[:5] for c in r.context_chunks or []]
@@ -95,7 +105,7 @@ def main() -> None:
     settings = eval_settings(Settings(), args.alias, args.embedder)
     client = build_client(settings)
     answers = load_answers(args.answers)
-    questions = {str(q["_id"]): q["text"] for q in read_jsonl(args.answers)}
+    questions = load_questions(args.answers)
     evalset = EvalSet(load_page_documents(args.documents), questions, qrels_of(answers), answers)
     ids = reuse_index(evalset, settings, client)
     if not ids:
@@ -106,7 +116,7 @@ def main() -> None:
     outcomes: Counter[str] = Counter()
     for qid, text in questions.items():
         judged = answers[qid]
-        outcome, where, doc_id = classify(service, ids, text, phrasings.get(qid, []), judged)
+        outcome, where, doc_id = classify(service, ids, text, phrasings.get(qid), judged)
         outcomes[outcome] += 1
         engine_doc = doc_id or next((d for d, e in ids.items() if e == judged.document), None)
         view = model_view(client, args.alias, engine_doc, np.asarray(embedder.embed_query(text)), judged) \

@@ -173,9 +173,10 @@ def eval_command(
     answers: Path = typer.Option(None, "--answers", help="Judged answers for answer@1/@5: a clause set (JSONL "
                                  "with quote, doc, clause, page: eval/construction/clauses.jsonl) or a SQuAD-style "
                                  "JSON (TyDi, XQuAD)."),
-    phrasings: Path = typer.Option(None, "--phrasings", help="JSONL of further phrasings per question "
-                                   "({\"_id\", \"queries\": [...]}), sent as the request's `queries` "
-                                   "(eval/construction/phrasings.jsonl)."),
+    phrasings: Path = typer.Option(None, "--phrasings", help="JSONL of phrasings per question: "
+                                   "{\"_id\", \"queries\": [...]} adds them beside the user's words "
+                                   "(eval/construction/phrasings.jsonl); with a \"query\" the agent's own query "
+                                   "replaces the user's words: as the agent asks (the dev clause set's)."),
     documents: Path = typer.Option(None, "--documents", help="Folder of page-level JSON documents "
                                                             "(document-level judging) instead of --corpus."),
     distractors: int = typer.Option(0, "--distractors", help="Add N construction pages as distractors."),
@@ -205,7 +206,7 @@ def eval_command(
         load_page_documents,
         load_phrasings,
         load_qrels,
-        read_jsonl,
+        load_questions,
     )
 
     if (corpus is None) == (documents is None):
@@ -223,7 +224,7 @@ def eval_command(
         evalset = load_beir(corpus, queries, qrels)
     else:
         judged = load_qrels(qrels) if qrels is not None else qrels_of(judged_answers)
-        asked = {str(q["_id"]): q["text"] for q in read_jsonl(queries) if str(q["_id"]) in judged}
+        asked = {q: text for q, text in load_questions(queries).items() if q in judged}
         evalset = EvalSet(load_page_documents(documents), asked, {q: judged[q] for q in asked})
     evalset.answers = {q: a for q, a in judged_answers.items() if q in evalset.queries}
     if phrasings is not None:

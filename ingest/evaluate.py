@@ -64,7 +64,7 @@ class EvalSet:
     qrels: dict[str, dict[str, int]]
     answers: dict[str, Judged] = field(default_factory=dict)
     #: further phrasings of a question, sent as the request's ``queries`` (what an agent adds in its own words)
-    phrasings: dict[str, list[str]] = field(default_factory=dict)
+    phrasings: dict[str, Phrasing] = field(default_factory=dict)
 
 
 @dataclass
@@ -82,9 +82,30 @@ def read_jsonl(path: Path) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-def load_phrasings(path: Path) -> dict[str, list[str]]:
-    """Further phrasings per question: JSONL lines ``{"_id": …, "queries": [...]}``."""
-    return {str(row["_id"]): [str(q) for q in row.get("queries", [])] for row in read_jsonl(path)}
+@dataclass(frozen=True)
+class Phrasing:
+    """How an agent asks one question: its own ``query`` (None: the user's words stay the query) and the
+    further phrasings it sends as ``queries``."""
+
+    query: str | None
+    queries: tuple[str, ...]
+
+
+def row_id(row: dict[str, Any]) -> str:
+    """A question's id in a JSONL row: ``_id`` (BEIR, ours) or ``id`` (the shared dev clause set)."""
+    return str(row.get("_id", row.get("id")))
+
+
+def load_phrasings(path: Path) -> dict[str, Phrasing]:
+    """Phrasings per question: JSONL lines ``{"_id": …, "queries": [...]}`` (further phrasings beside the
+    user's words) or ``{"id": …, "query": …, "queries": [...]}`` (the agent's own query: as the agent asks)."""
+    return {row_id(row): Phrasing(str(row["query"]) if row.get("query") else None,
+                                  tuple(str(q) for q in row.get("queries", []))) for row in read_jsonl(path)}
+
+
+def load_questions(path: Path) -> dict[str, str]:
+    """Question texts by id: BEIR ``{"_id", "text"}`` or the dev clause set's ``{"id", "query"}``."""
+    return {row_id(row): str(row.get("text") or row["query"]) for row in read_jsonl(path)}
 
 
 def load_qrels(path: Path) -> dict[str, dict[str, int]]:
@@ -99,7 +120,7 @@ def load_qrels(path: Path) -> dict[str, dict[str, int]]:
 def load_beir(corpus: Path, queries: Path, qrels: Path) -> EvalSet:
     documents = [EvalDocument(str(d["_id"]), d.get("title") or "", [d["text"]]) for d in read_jsonl(corpus)]
     judged = load_qrels(qrels)
-    asked = {str(q["_id"]): q["text"] for q in read_jsonl(queries) if str(q["_id"]) in judged}
+    asked = {q: text for q, text in load_questions(queries).items() if q in judged}
     return EvalSet(documents, asked, {q: judged[q] for q in asked})
 
 
@@ -162,9 +183,11 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
     for query_id, text in evalset.queries.items():
         began = time.perf_counter()
         overrides: dict[str, Any] = {"search_mode": mode, **({"operator": operator} if operator else {})}
-        if evalset.phrasings.get(query_id):
-            overrides["queries"] = evalset.phrasings[query_id]
-        response = service.search(eval_request(text, **overrides), principal)
+        asked = text
+        if (phrasing := evalset.phrasings.get(query_id)) is not None:
+            asked = phrasing.query or text
+            overrides["queries"] = [q[:500] for q in phrasing.queries if q.strip() and q != asked][:5]
+        response = service.search(eval_request(asked, **overrides), principal)
         latencies.append((time.perf_counter() - began) * 1000)
         routes[response.meta.route_used] = routes.get(response.meta.route_used, 0) + 1
         run += [ir_measures.ScoredDoc(query_id, ids[r.id], 10.0 - rank) for rank, r in enumerate(response.results)]

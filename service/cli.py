@@ -269,7 +269,7 @@ def index_migrate(
                       f"{embedder.identity.model}", markup=False, highlight=False)
             fill = model_switch_filler()(settings, client, embedder, workers)
             switch = EmbedderSwitch(lambda index: print_backfill(fill(index)))
-    old, new, count = migrate(client, settings.index, switch=switch)
+    old, new, count = migrate(client, settings.index, switch=switch, drop_units=settings.embedder.unit_vectors == "off")
     out.print(f"{settings.index.alias}: {old} -> {new}, {count} chunks", markup=False, highlight=False)
 
 

@@ -18,7 +18,7 @@ from pydantic import BaseModel
 
 from service.cache import build_cache, cache_key
 from service.documents import Documents
-from service.embedders.base import Embedder, is_static, keeps_static_unit_vectors
+from service.embedders.base import Embedder, is_static, keeps_static_unit_vectors, keeps_unit_vectors
 from service.errors import (
     EngineTimeout,
     IndexUnavailable,
@@ -172,16 +172,18 @@ class SearchService:
 
     @property
     def _view(self) -> SearchSettingsView:
-        return SearchSettingsView.of(self.settings.search, self._static_unit_vectors())
+        kept, static = self._unit_vectors()
+        return SearchSettingsView.of(self.settings.search, static, kept)
 
-    def _static_unit_vectors(self) -> bool:
-        """Whether the alias's index keeps a static embedder's unit vectors (by its embedder, as the ingest
-        decided)."""
+    def _unit_vectors(self) -> tuple[bool, bool]:
+        """Whether the alias's index keeps unit vectors, and a static embedder's (by its embedder and the
+        setting, as the ingest decided)."""
         try:
             _, embedder = self.resolver.current()
         except StroidokError:
-            return False
-        return keeps_static_unit_vectors(embedder, self.settings.embedder.unit_vectors)
+            return False, False
+        setting = self.settings.embedder.unit_vectors
+        return keeps_unit_vectors(embedder, setting), keeps_static_unit_vectors(embedder, setting)
 
     def _query_vector(self, request: SearchRequest, parsed: list[ParsedQuery],
                       ) -> tuple[list[float] | None, float, str | None, str | None]:

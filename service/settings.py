@@ -245,9 +245,11 @@ class EmbedderSettings(BaseSettings):
                              "indexes only, an index keeps what it was fitted with.")
     fit_sample: int = Field(default=20000, ge=100, description="Chunks used to fit SIF statistics.")
     unit_vectors: Literal["auto", "on", "off"] = Field(
-        default="auto", description="A vector per passage unit of each chunk (nested, scored by the engine's "
-        "k-NN leg, which then names a chunk's best units): auto = for static embedders (navec: ~20 µs a unit), "
-        "not for models (e5: as many tokens again as the chunks).")
+        default="off", description="A vector per passage unit of each chunk (nested, scored by the engine's "
+        "k-NN leg, which then names a chunk's best units): off (the default: they did not pay on unseen "
+        "questions and doubled the index and its ingest time, docs/relevance.md; navec's unit cosines are "
+        "computed at query time instead), auto = for static embedders, on = for any. `index migrate` drops them "
+        "from an index when off.")
 
 
 class IngestSettings(BaseSettings):

@@ -45,6 +45,7 @@ SWITCH_KEY = "stroidok_switch_from"
 
 
 STRIP_VECTORS = "ctx._source.remove('embedding'); ctx._source.remove('units'); ctx._source.vector_pending = true"
+STRIP_UNITS = "ctx._source.remove('units')"
 
 
 @dataclass(frozen=True)
@@ -69,11 +70,12 @@ def pending_switch(client: OpenSearch, settings: IndexSettings) -> str | None:
 
 
 def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR,
-            switch: EmbedderSwitch | None = None) -> tuple[str, str, int]:
+            switch: EmbedderSwitch | None = None, drop_units: bool = False) -> tuple[str, str, int]:
     """Reindex the alias's index into a new one built from the current template, then switch the alias
-    atomically and drop the old index. Vectors come along through k-NN derived source, unless this is a
-    model ``switch``: then the new index gets the text, ``switch.fill`` embeds it, and the alias moves only
-    once every chunk has its vector (a stopped switch resumes: run it again)."""
+    atomically and drop the old index. Vectors come along through k-NN derived source (the unit vectors too,
+    unless ``drop_units``), unless this is a model ``switch``: then the new index gets the text,
+    ``switch.fill`` embeds it, and the alias moves only once every chunk has its vector (a stopped switch
+    resumes: run it again)."""
     with engine_errors():
         template = wanted_template(settings, templates_dir)
         apply_template(client, settings.template_name, template)
@@ -84,7 +86,7 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
         new = next_index_name(old)
         resumed = switch is not None and pending_switch(client, settings) == new
         if not resumed:
-            _copy(client, old, new, template, switch is not None, settings.create_block_wait_s)
+            _copy(client, old, new, template, switch is not None, settings.create_block_wait_s, drop_units)
     if switch is not None:
         switch.fill(new)
     with engine_errors():
@@ -112,13 +114,16 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
 
 
 def _copy(client: OpenSearch, old: str, new: str, template: dict[str, Any], text_only: bool,
-          block_wait_s: float) -> None:
-    """Create ``new`` and reindex ``old`` into it (the text only, marked pending, for a model switch)."""
+          block_wait_s: float, drop_units: bool = False) -> None:
+    """Create ``new`` and reindex ``old`` into it (the text only, marked pending, for a model switch; without
+    the unit vectors when ``drop_units``)."""
     meta = {HASH_KEY: template["template"]["mappings"]["_meta"][HASH_KEY], **({SWITCH_KEY: old} if text_only else {})}
     create_index(client, new, {"mappings": {"_meta": meta}}, block_wait_s)
     body: dict[str, Any] = {"source": {"index": old}, "dest": {"index": new}}
     if text_only:
         body["script"] = {"lang": "painless", "source": STRIP_VECTORS}
+    elif drop_units:
+        body["script"] = {"lang": "painless", "source": STRIP_UNITS}
     result = client.reindex(body=body, wait_for_completion=True, refresh=True, request_timeout=3600)
     if result.get("failures"):
         client.indices.delete(index=new)

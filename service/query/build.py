@@ -367,14 +367,16 @@ class SearchSettingsView:
     knn_units_expand: bool = False
 
     @classmethod
-    def of(cls, search: SearchSettings, unit_vectors: bool = True) -> SearchSettingsView:
+    def of(cls, search: SearchSettings, unit_vectors: bool = True, units_kept: bool = True) -> SearchSettingsView:
         """The view of ``search``; ``unit_vectors``: whether the index keeps a static embedder's unit vectors
-        (fewer candidates then)."""
+        (fewer candidates then); ``units_kept``: whether it keeps unit vectors at all (else the dense leg
+        searches chunk vectors alone, and the service scores a static embedder's units itself)."""
         extra = search.extra_candidates
         if extra is None:
             extra = EXTRA_CANDIDATES if unit_vectors else EXTRA_CANDIDATES_WITHOUT_UNITS
         return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
-                   search.knn_k, search.pagination_depth, search.knn_units, extra, search.knn_units_expand)
+                   search.knn_k, search.pagination_depth, search.knn_units if units_kept else "off", extra,
+                   search.knn_units_expand)
 
 
 @dataclass(frozen=True)

@@ -135,7 +135,9 @@ def filters_of_each_kind(root: Path) -> dict[str, dict[str, Any]]:
 
 def ingest_every_kind(root: Path, settings: Settings, client: OpenSearch, embedder: Embedder) -> None:
     """``write_every_kind`` ingested through the product, merged into one large segment, then one more code
-    ingested on its own (a small segment beside it)."""
+    ingested on its own (a small segment beside it). With unit vectors (``settings`` is set so, for the
+    search too): their nested documents make the segment large enough for the engine's query cache."""
+    settings.embedder.unit_vectors = "on"
     write_every_kind(root)
     report = run_ingest(IngestOptions([root]), settings, client, embedder, quiet=True)
     assert not report.failed, [o.line() for o in report.outcomes if o.status == "failed"]

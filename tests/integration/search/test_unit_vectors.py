@@ -56,6 +56,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def service(corpus: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder,
             ) -> Iterator[SearchService]:
     settings = product_settings(opensearch_url)
+    settings.embedder.unit_vectors = "auto"  # kept for navec (off by default)
     yield ingest(corpus, settings, client, navec_embedder)
     drop_index_resources(client, settings.index)
 
@@ -108,6 +109,7 @@ def test_without_the_engines_unit_scores_the_passage_misses_the_clause(service: 
 def test_a_backfill_writes_the_units_too(corpus: Path, opensearch_url: str, client: OpenSearch,
                                          navec_embedder: NavecEmbedder) -> None:
     settings = product_settings(opensearch_url)
+    settings.embedder.unit_vectors = "auto"
     try:
         later = ingest(corpus, settings, client, navec_embedder, vectors_later=True)
         assert not any(c.get("units") for c in stored_chunks(client, settings.index.alias))
@@ -177,3 +179,26 @@ def test_an_index_built_before_unit_vectors_answers_the_dense_leg_by_chunk_vecto
         assert [h["_id"] for h in hits] == ["1"]
     finally:
         client.indices.delete(index=index)
+
+
+def test_units_are_off_by_default_and_migrate_drops_them_from_an_index_that_has_them(
+        corpus: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+    from service.index_admin.maintenance import migrate
+    from service.settings import EmbedderSettings
+
+    assert EmbedderSettings().unit_vectors == "off"
+    settings = product_settings(opensearch_url)
+    settings.embedder.unit_vectors = "on"
+    try:
+        ingest(corpus, settings, client, navec_embedder)
+        assert all(c.get("units") for c in stored_chunks(client, settings.index.alias))
+        settings.embedder.unit_vectors = "off"
+        _, _, count = migrate(client, settings.index, drop_units=True)
+        chunks = stored_chunks(client, settings.index.alias)
+        assert count == len(chunks) and not any(c.get("units") for c in chunks)
+        assert all(c.get("embedding") for c in chunks), "the chunk vectors stay"
+        service = SearchService(settings, client, navec_embedder)
+        answer = service.search({"query": PARAPHRASE}, PUBLIC)
+        assert answer.meta.route_used == "hybrid" and answer.results[0].designation == "СП 998.1325800.2099"
+    finally:
+        drop_index_resources(client, settings.index)
