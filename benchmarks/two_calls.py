@@ -1,0 +1,85 @@
+"""A scripted agent's two calls, through the shipped default call on a kept eval index: the default search; when
+no passage of its first five documents holds the judged quote, the same question inside the first document
+(``search_documents`` with its ``path`` and ``max_chunks`` 10). Reported: answered within one call, within two,
+and for the second call alone, whether the first document was the judged one.
+
+    .venv/bin/python -m benchmarks.two_calls --alias n361nu --documents ../shared/data/construction_ru/\\
+russian_construction_standards/metadata --answers ../shared/data/construction_ru/dev_clause_set/clauses.jsonl \\
+        [--phrasings ../shared/data/construction_ru/dev_clause_set/phrasings.jsonl]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+from ingest.answers import contains_answer, load_answers, qrels_of
+from ingest.evaluate import (
+    EvalSet,
+    Phrasing,
+    eval_settings,
+    load_page_documents,
+    load_phrasings,
+    load_questions,
+    reuse_index,
+)
+from service.embedders.factory import build_embedder
+from service.opensearch import build_client
+from service.query.contract import eval_request
+from service.query.models import SearchResponse
+from service.search import SearchService
+from service.security import Principal
+from service.settings import Settings
+
+PUBLIC = Principal.of("eval", [])
+
+
+def asked(question: str, phrasing: Phrasing | None, **overrides: Any) -> dict[str, Any]:
+    """The request of a default call: the agent's own query and phrasings where given, else the user's words."""
+    query = (phrasing.query if phrasing else None) or question
+    further = [q for q in (phrasing.queries if phrasing else ()) if q != query][:5]
+    return eval_request(query, **({"queries": further} if further else {}), **overrides)
+
+
+def answered(response: SearchResponse, quotes: list[str], documents: int = 5) -> bool:
+    return any(contains_answer(c.text, quotes) for r in response.results[:documents] for c in r.context_chunks)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--alias", required=True)
+    parser.add_argument("--documents", type=Path, required=True)
+    parser.add_argument("--answers", type=Path, required=True)
+    parser.add_argument("--phrasings", type=Path)
+    args = parser.parse_args()
+    settings = eval_settings(Settings(), args.alias)
+    client = build_client(settings)
+    answers = load_answers(args.answers)
+    questions = load_questions(args.answers)
+    ids = reuse_index(EvalSet(load_page_documents(args.documents), questions, qrels_of(answers), answers),
+                      settings, client)
+    if not ids:
+        raise SystemExit(f"no kept eval index under {args.alias}")
+    service = SearchService(settings, client, build_embedder(settings.embedder))
+    phrasings = load_phrasings(args.phrasings) if args.phrasings else {}
+    first = second = right_first = 0
+    for qid, question in questions.items():
+        quotes = list(answers[qid].answers)
+        response = service.search(asked(question, phrasings.get(qid)), PUBLIC)
+        if answered(response, quotes):
+            first += 1
+            continue
+        if not response.results:
+            continue
+        top = response.results[0]
+        right_first += ids.get(top.id) == answers[qid].document
+        inside = service.search(asked(question, phrasings.get(qid), path=[top.file_path], max_chunks=10), PUBLIC)
+        second += answered(inside, quotes, 1)
+    n = len(questions)
+    print(f"{n} questions: answered in one call {first / n:.4f}, within two {(first + second) / n:.4f} "
+          f"(second call: {second} of {n - first}; its first document the judged one for {right_first})")
+
+
+if __name__ == "__main__":
+    main()
