@@ -17,7 +17,7 @@ from opensearchpy import OpenSearch
 
 from service.embedders.navec import NavecEmbedder
 from service.errors import EngineTimeout
-from service.opensearch import PRUNING_SETTING, bounded_search, cancel_searches, long_searches
+from service.opensearch import GRACE_S, PRUNING_SETTING, bounded_search, cancel_searches, long_searches
 from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
@@ -105,13 +105,19 @@ def test_a_search_the_client_stops_waiting_for_is_cancelled_in_the_engine(
     assert running_searches(client) == []
 
 
-def test_a_search_past_its_engine_side_bound_answers_engine_timeout_at_once(
+def test_a_slow_query_phase_answers_engine_timeout_within_its_bound_and_leaves_nothing_running(
         every_kind: tuple[Settings, Path], client: OpenSearch) -> None:
+    # the engine checks its own timeout between windows of documents (sooner or later with the machine's load);
+    # either way the caller hears ENGINE_TIMEOUT within the bound and the client's grace, and nothing runs on
     settings, _ = every_kind
     began = time.monotonic()
-    with pytest.raises(EngineTimeout):
+    with pytest.raises(EngineTimeout) as raised:
         bounded_search(client, settings.index.alias, slow_query(), {"allow_partial_search_results": "false"}, 0.2)
-    assert time.monotonic() - began < 5  # the engine's own timeout, not the client's grace
+    assert raised.value.details == {"timeout_s": 0.2}
+    assert time.monotonic() - began < 0.2 + GRACE_S + 2
+    deadline = time.monotonic() + 5
+    while running_searches(client) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert running_searches(client) == []
 
 
@@ -128,8 +134,9 @@ def test_a_search_running_past_the_bound_is_listed_with_its_opaque_id_until_canc
 
     waiting = threading.Thread(target=wait_for_it)
     waiting.start()
-    time.sleep(1.5)
-    listed = long_searches(client, 1.0)
+    deadline = time.monotonic() + 10
+    while not (listed := long_searches(client, 1.0)) and time.monotonic() < deadline:
+        time.sleep(0.2)
     assert len(listed) == 1 and (listed[0].opaque_id or "").startswith("stroidok-search-")
     assert listed[0].cancellable and listed[0].running_s > 1.0
     assert cancel_searches(client, listed[0].opaque_id or "") == 1
