@@ -14,21 +14,11 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from ingest.answers import contains_answer, load_answers, qrels_of
-from ingest.evaluate import (
-    EvalSet,
-    Phrasing,
-    eval_settings,
-    load_page_documents,
-    load_phrasings,
-    load_questions,
-    reuse_index,
-)
+from ingest.answers import contains_answer
+from ingest.evaluate import Phrasing, eval_settings, load_phrasings, open_kept_clause_set
 from service.embedders.factory import build_embedder
-from service.opensearch import build_client
 from service.query.contract import eval_request
 from service.query.models import SearchResponse
-from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
 
@@ -53,15 +43,9 @@ def main() -> None:
     parser.add_argument("--answers", type=Path, required=True)
     parser.add_argument("--phrasings", type=Path)
     args = parser.parse_args()
-    settings = eval_settings(Settings(), args.alias)
-    client = build_client(settings)
-    answers = load_answers(args.answers)
-    questions = load_questions(args.answers)
-    ids = reuse_index(EvalSet(load_page_documents(args.documents), questions, qrels_of(answers), answers),
-                      settings, client)
-    if not ids:
-        raise SystemExit(f"no kept eval index under {args.alias}")
-    service = SearchService(settings, client, build_embedder(settings.embedder))
+    kept = open_kept_clause_set(args.alias, args.documents, args.answers,
+                                build_embedder(eval_settings(Settings(), args.alias).embedder))
+    service, ids, questions, answers = kept.service, kept.ids, kept.questions, kept.answers
     phrasings = load_phrasings(args.phrasings) if args.phrasings else {}
     first = second = right_first = 0
     for qid, question in questions.items():

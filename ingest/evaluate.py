@@ -25,7 +25,7 @@ from ir_measures import RR, P, R, Success, nDCG
 from loguru import logger
 from opensearchpy import OpenSearch
 
-from ingest.answers import AnswerTally, Judged, Shown
+from ingest.answers import AnswerTally, Judged, Shown, load_answers, qrels_of
 from ingest.batch import Batcher
 from ingest.chunk import chunk_blocks
 from ingest.discover import SourceFile
@@ -305,3 +305,30 @@ def format_table(results: list[ModeResult], title: str) -> str:
         rows += ["", f"{'answers':<10}" + "".join(f"{k:>26}" for k in keys)]
         rows += [f"{r.mode:<10}" + "".join(f"{r.answer_metrics[k]:>26.4g}" for k in keys) for r in answered]
     return "\n".join([title, header, *rows])
+
+
+@dataclass(frozen=True)
+class KeptClauseSet:
+    """A clause set's questions on an index a previous run kept: the service searching it, the engine's doc_id →
+    eval id map, the questions and their judged answers (benchmarks that ask it question by question)."""
+
+    service: SearchService
+    ids: dict[str, str]
+    questions: dict[str, str]
+    answers: dict[str, Judged]
+
+
+def open_kept_clause_set(alias: str, documents: Path, answers_path: Path, embedder: Embedder,
+                         provider: str | None = None) -> KeptClauseSet:
+    """The clause set of ``answers_path`` on the kept index ``alias`` built from ``documents``."""
+    from service.opensearch import build_client
+    from service.settings import Settings
+
+    settings = eval_settings(Settings(), alias, provider)
+    client = build_client(settings)
+    answers = load_answers(answers_path)
+    questions = load_questions(answers_path)
+    ids = reuse_index(EvalSet(load_page_documents(documents), questions, qrels_of(answers), answers), settings, client)
+    if not ids:
+        raise SystemExit(f"no kept eval index under {alias}")
+    return KeptClauseSet(SearchService(settings, client, embedder), ids, questions, answers)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import shutil
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -87,6 +88,15 @@ def run_sweep(search: Callable[[dict[str, Any]], Any], arguments: list[dict[str,
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
     return report
+
+
+def searches_left(client: OpenSearch, within_s: float) -> list[dict[str, Any]]:
+    """The search tasks still running after waiting up to ``within_s`` for them to end (a cancelled task
+    stops at its next check)."""
+    deadline = time.monotonic() + within_s
+    while (running := running_searches(client)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return running
 
 
 def running_searches(client: OpenSearch) -> list[dict[str, Any]]:

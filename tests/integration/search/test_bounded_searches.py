@@ -29,6 +29,7 @@ from tests.support.sweep import (
     ingest_every_kind,
     run_sweep,
     running_searches,
+    searches_left,
     sweep_arguments,
 )
 
@@ -99,10 +100,7 @@ def test_a_search_the_client_stops_waiting_for_is_cancelled_in_the_engine(
         bounded_search(client, settings.index.alias, slow_fetch(), {}, 0.5)
     assert raised.value.code == "ENGINE_TIMEOUT" and raised.value.details == {"timeout_s": 0.5}
     assert time.monotonic() - began < 10
-    deadline = time.monotonic() + 5
-    while running_searches(client) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert running_searches(client) == []
+    assert searches_left(client, within_s=5) == []
 
 
 def test_a_slow_query_phase_answers_engine_timeout_within_its_bound_and_leaves_nothing_running(
@@ -115,10 +113,7 @@ def test_a_slow_query_phase_answers_engine_timeout_within_its_bound_and_leaves_n
         bounded_search(client, settings.index.alias, slow_query(), {"allow_partial_search_results": "false"}, 0.2)
     assert raised.value.details == {"timeout_s": 0.2}
     assert time.monotonic() - began < 0.2 + GRACE_S + 2
-    deadline = time.monotonic() + 5
-    while running_searches(client) and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert running_searches(client) == []
+    assert searches_left(client, within_s=5) == []
 
 
 def test_a_search_running_past_the_bound_is_listed_with_its_opaque_id_until_cancelled(
