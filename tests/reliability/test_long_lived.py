@@ -281,6 +281,7 @@ class KillsTheNode:
 def test_a_backfill_cut_by_a_node_restart_resumes_without_embedding_anything_twice(
         tmp_path: Path, own_engine: EngineProcess, navec_embedder: NavecEmbedder) -> None:
     settings = product_settings(own_engine.url)
+    settings.embedder.unit_vectors = "auto"  # navec's units too (off by default): each must be embedded once
     client = build_client(settings)
     docs = write_corpus(tmp_path / "docs", 12, paragraphs=10)
     run_ingest(IngestOptions([docs], vectors_later=True), settings, client, navec_embedder, quiet=True)
