@@ -223,7 +223,6 @@ def engine_errors() -> Iterator[None]:
         raise translate(exc) from exc
 
 
-
 #: how much longer than its engine-side ``timeout`` the client waits for a search's answer
 GRACE_S = 5.0
 #: the tasks API's name of a search and of its shard-level parts
@@ -256,9 +255,7 @@ def cancel_searches(client: OpenSearch, opaque_id: str) -> int:
     """Cancel the engine's search tasks started by the request with ``opaque_id``; how many were asked to
     stop. Never raises: the caller is already failing with the timeout it reports."""
     try:
-        listed = client.tasks.list(actions=SEARCH_ACTIONS, request_timeout=GRACE_S)
-        ids = [task_id for node in listed.get("nodes", {}).values() for task_id, task in node.get("tasks", {}).items()
-               if task.get("headers", {}).get("X-Opaque-Id") == opaque_id and not task.get("parent_task_id")]
+        ids = [task.task for task in search_tasks(client, detailed=False, timeout_s=GRACE_S) if task.opaque_id == opaque_id]
         for task_id in ids:
             client.tasks.cancel(task_id=task_id, request_timeout=GRACE_S)
     except os_exc.OpenSearchException as exc:
@@ -281,13 +278,20 @@ class RunningSearch:
     description: str
 
 
+def search_tasks(client: OpenSearch, detailed: bool = True, timeout_s: float | None = None) -> list[RunningSearch]:
+    """The searches the engine is running (parent tasks: what clients asked; ``detailed``: with the request),
+    listed within ``timeout_s`` (the client's own timeout when None)."""
+    listed = client.tasks.list(actions=SEARCH_ACTIONS, detailed=detailed,
+                               **({"request_timeout": timeout_s} if timeout_s is not None else {}))
+    return [RunningSearch(task=task_id, node=task.get("node", ""), running_s=task["running_time_in_nanos"] / 1e9,
+                          opaque_id=task.get("headers", {}).get("X-Opaque-Id"),
+                          cancellable=bool(task.get("cancellable")), description=str(task.get("description", ""))[:300])
+            for node in listed.get("nodes", {}).values() for task_id, task in node.get("tasks", {}).items()
+            if not task.get("parent_task_id")]
+
+
 def long_searches(client: OpenSearch, longer_than_s: float) -> list[RunningSearch]:
-    """The searches running longer than ``longer_than_s``, longest first (parent tasks only)."""
+    """The searches running longer than ``longer_than_s``, longest first."""
     with engine_errors():
-        listed = client.tasks.list(actions=SEARCH_ACTIONS, detailed=True)
-    found = [RunningSearch(task=task_id, node=task.get("node", ""), running_s=task["running_time_in_nanos"] / 1e9,
-                           opaque_id=task.get("headers", {}).get("X-Opaque-Id"),
-                           cancellable=bool(task.get("cancellable")), description=str(task.get("description", ""))[:300])
-             for node in listed.get("nodes", {}).values() for task_id, task in node.get("tasks", {}).items()
-             if not task.get("parent_task_id") and task["running_time_in_nanos"] / 1e9 > longer_than_s]
+        found = [task for task in search_tasks(client) if task.running_s > longer_than_s]
     return sorted(found, key=lambda s: -s.running_s)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from opensearchpy import OpenSearch
 
@@ -96,10 +97,15 @@ def read_status(client: OpenSearch, url: str, search_bound_s: float) -> NodeStat
     )
 
 
+def cluster_settings(client: OpenSearch) -> dict[str, Any]:
+    """The cluster settings in force, flat: transient over persistent over the nodes' own and the defaults."""
+    flat = client.cluster.get_settings(include_defaults=True, flat_settings=True)
+    return {**flat.get("defaults", {}), **flat.get("persistent", {}), **flat.get("transient", {})}
+
+
 def read_disk(client: OpenSearch) -> DiskState:
     """Free space per node, the disk watermarks in effect and the blocks the guard has set."""
-    flat = client.cluster.get_settings(include_defaults=True, flat_settings=True)
-    merged = {**flat.get("defaults", {}), **flat.get("persistent", {}), **flat.get("transient", {})}
+    merged = cluster_settings(client)
     mark = "cluster.routing.allocation.disk.watermark"
     return DiskState(
         guard_on=str(merged.get("cluster.routing.allocation.disk.threshold_enabled", "true")) == "true",

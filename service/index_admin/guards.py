@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
+from service.engine.status import cluster_settings
 from service.opensearch import PRUNING_SETTING, engine_errors, translate
 
 OPERATOR_HINT = (f'set it to 0 (PUT _cluster/settings {{"persistent": {{"{PRUNING_SETTING}": 0}}}}): with it on, a '
@@ -40,9 +41,7 @@ class PruningState:
 def read_pruning(client: OpenSearch) -> int:
     """The threshold in force (persistent or transient over the node's own or default value)."""
     with engine_errors():
-        flat = client.cluster.get_settings(include_defaults=True, flat_settings=True)
-    merged = {**flat.get("defaults", {}), **flat.get("persistent", {}), **flat.get("transient", {})}
-    return int(merged.get(PRUNING_SETTING, 100))
+        return int(cluster_settings(client).get(PRUNING_SETTING, 100))
 
 
 def turn_off_pruning(client: OpenSearch) -> PruningState:

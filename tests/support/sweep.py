@@ -21,6 +21,7 @@ from ingest.plan import IngestOptions
 from ingest.sample import load_standard, render_pdf, render_xlsx
 from service.embedders.base import Embedder
 from service.errors import StroidokError
+from service.opensearch import RunningSearch, search_tasks
 from service.settings import Settings
 from tests.support.corpus import set_date, write_file
 from tests.support.documents import CONSTRUCTION, SHARED
@@ -90,7 +91,7 @@ def run_sweep(search: Callable[[dict[str, Any]], Any], arguments: list[dict[str,
     return report
 
 
-def searches_left(client: OpenSearch, within_s: float) -> list[dict[str, Any]]:
+def searches_left(client: OpenSearch, within_s: float) -> list[RunningSearch]:
     """The search tasks still running after waiting up to ``within_s`` for them to end (a cancelled task
     stops at its next check)."""
     deadline = time.monotonic() + within_s
@@ -99,11 +100,9 @@ def searches_left(client: OpenSearch, within_s: float) -> list[dict[str, Any]]:
     return running
 
 
-def running_searches(client: OpenSearch) -> list[dict[str, Any]]:
+def running_searches(client: OpenSearch) -> list[RunningSearch]:
     """The engine's search tasks now running (the parents: what clients asked)."""
-    listed = client.tasks.list(actions="indices:data/read/search*", detailed=True)
-    return [task for node in listed.get("nodes", {}).values() for task in node.get("tasks", {}).values()
-            if not task.get("parent_task_id")]
+    return search_tasks(client)
 
 
 QUERIES = ("требования к конструкциям", "требования")
