@@ -19,19 +19,10 @@ from typing import Any
 
 import numpy as np
 
-from ingest.answers import Judged, contains_answer, load_answers, qrels_of
-from ingest.evaluate import (
-    EvalSet,
-    Phrasing,
-    eval_settings,
-    load_page_documents,
-    load_phrasings,
-    load_questions,
-    reuse_index,
-)
+from ingest.answers import Judged, contains_answer
+from ingest.evaluate import Phrasing, eval_settings, load_phrasings, open_kept_clause_set, phrased_request
 from service.embedders.factory import build_embedder
-from service.opensearch import build_client
-from service.query.contract import eval_request, validate_request
+from service.query.contract import validate_request
 from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
@@ -64,9 +55,7 @@ def classify(service: SearchService, ids: dict[str, str], question: str, phrasin
              judged: Judged) -> tuple[str, str, str | None]:
     """The outcome of one default call, where an answer @5 is shown (else empty), and the judged document's
     engine id when it was found."""
-    asked = (phrasing.query if phrasing else None) or question
-    further = [q for q in (phrasing.queries if phrasing else ()) if q != asked][:5]
-    arguments = eval_request(asked, **({"queries": further} if further else {}))
+    arguments = phrased_request(question, phrasing)
     response = service.search(arguments, PUBLIC)
     found = [r for r in response.results[:5] if ids.get(r.id) == judged.document]
     shown = [c.text for r in response.results[:5] for c in r.context_chunks or []]
@@ -102,15 +91,10 @@ def main() -> None:
     parser.add_argument("--phrasings", type=Path)
     parser.add_argument("--embedder", help="The provider the index was built with (navec, e5, http).")
     args = parser.parse_args()
-    settings = eval_settings(Settings(), args.alias, args.embedder)
-    client = build_client(settings)
-    answers = load_answers(args.answers)
-    questions = load_questions(args.answers)
-    evalset = EvalSet(load_page_documents(args.documents), questions, qrels_of(answers), answers)
-    ids = reuse_index(evalset, settings, client)
-    if not ids:
-        raise SystemExit(f"no kept eval index under {args.alias}")
-    service = SearchService(settings, client, build_embedder(settings.embedder))
+    kept = open_kept_clause_set(args.alias, args.documents, args.answers,
+                                build_embedder(eval_settings(Settings(), args.alias, args.embedder).embedder),
+                                args.embedder)
+    service, ids, questions, answers, client = kept.service, kept.ids, kept.questions, kept.answers, kept.service.client
     _, embedder = service.resolver.current()
     phrasings = load_phrasings(args.phrasings) if args.phrasings else {}
     outcomes: Counter[str] = Counter()

@@ -12,24 +12,15 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
 
 from ingest.answers import contains_answer
-from ingest.evaluate import Phrasing, eval_settings, load_phrasings, open_kept_clause_set
+from ingest.evaluate import eval_settings, load_phrasings, open_kept_clause_set, phrased_request
 from service.embedders.factory import build_embedder
-from service.query.contract import eval_request
 from service.query.models import SearchResponse
 from service.security import Principal
 from service.settings import Settings
 
 PUBLIC = Principal.of("eval", [])
-
-
-def asked(question: str, phrasing: Phrasing | None, **overrides: Any) -> dict[str, Any]:
-    """The request of a default call: the agent's own query and phrasings where given, else the user's words."""
-    query = (phrasing.query if phrasing else None) or question
-    further = [q for q in (phrasing.queries if phrasing else ()) if q != query][:5]
-    return eval_request(query, **({"queries": further} if further else {}), **overrides)
 
 
 def answered(response: SearchResponse, quotes: list[str], documents: int = 5) -> bool:
@@ -50,7 +41,7 @@ def main() -> None:
     first = second = right_first = 0
     for qid, question in questions.items():
         quotes = list(answers[qid].answers)
-        response = service.search(asked(question, phrasings.get(qid)), PUBLIC)
+        response = service.search(phrased_request(question, phrasings.get(qid)), PUBLIC)
         if answered(response, quotes):
             first += 1
             continue
@@ -58,7 +49,7 @@ def main() -> None:
             continue
         top = response.results[0]
         right_first += ids.get(top.id) == answers[qid].document
-        inside = service.search(asked(question, phrasings.get(qid), path=[top.file_path], max_chunks=10), PUBLIC)
+        inside = service.search(phrased_request(question, phrasings.get(qid), path=[top.file_path], max_chunks=10), PUBLIC)
         second += answered(inside, quotes, 1)
     n = len(questions)
     print(f"{n} questions: answered in one call {first / n:.4f}, within two {(first + second) / n:.4f} "

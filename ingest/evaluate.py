@@ -103,6 +103,14 @@ def load_phrasings(path: Path) -> dict[str, Phrasing]:
                                   tuple(str(q) for q in row.get("queries", []))) for row in read_jsonl(path)}
 
 
+def phrased_request(question: str, phrasing: Phrasing | None, **overrides: Any) -> dict[str, Any]:
+    """A default call's arguments as the question is asked: the agent's own query and its further phrasings
+    (at most five, each within the contract's 500 characters) where given, else the user's words."""
+    query = (phrasing.query if phrasing else None) or question
+    further = [q[:500] for q in (phrasing.queries if phrasing else ()) if q.strip() and q != query][:5]
+    return eval_request(query, **({"queries": further} if further else {}), **overrides)
+
+
 def load_questions(path: Path) -> dict[str, str]:
     """Question texts by id: BEIR ``{"_id", "text"}`` or the dev clause set's ``{"id", "query"}``."""
     return {row_id(row): str(row.get("text") or row["query"]) for row in read_jsonl(path)}
@@ -183,11 +191,7 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
     for query_id, text in evalset.queries.items():
         began = time.perf_counter()
         overrides: dict[str, Any] = {"search_mode": mode, **({"operator": operator} if operator else {})}
-        asked = text
-        if (phrasing := evalset.phrasings.get(query_id)) is not None:
-            asked = phrasing.query or text
-            overrides["queries"] = [q[:500] for q in phrasing.queries if q.strip() and q != asked][:5]
-        response = service.search(eval_request(asked, **overrides), principal)
+        response = service.search(phrased_request(text, evalset.phrasings.get(query_id), **overrides), principal)
         latencies.append((time.perf_counter() - began) * 1000)
         routes[response.meta.route_used] = routes.get(response.meta.route_used, 0) + 1
         run += [ir_measures.ScoredDoc(query_id, ids[r.id], 10.0 - rank) for rank, r in enumerate(response.results)]
