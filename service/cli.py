@@ -142,7 +142,9 @@ def index_init() -> None:
 
 
 #: list parameters whose values are choices (never contain commas), so "pdf,docx" means two
-SPLIT_AT_COMMAS = frozenset(name for name, schema in parameter_schemas().items() if schema.get("items", {}).get("enum"))
+#: the contract's parameters and their published schemas, read once
+PARAMETERS = parameter_schemas()
+SPLIT_AT_COMMAS = frozenset(name for name, schema in PARAMETERS.items() if schema.get("items", {}).get("enum"))
 
 
 def contract_option(name: str, schema: dict[str, Any]) -> inspect.Parameter:
@@ -185,7 +187,7 @@ def cli_arguments(values: dict[str, Any]) -> dict[str, Any]:
 
 #: each parameter's JSON type as published ("integer", "number", …; the non-null one of an optional)
 PARAMETER_TYPES = {name: next((s.get("type") for s in schema.get("anyOf", [schema]) if s.get("type") != "null"), None)
-                   for name, schema in parameter_schemas().items()}
+                   for name, schema in PARAMETERS.items()}
 
 
 def as_published_type(value: Any, kind: str | None) -> Any:
@@ -220,7 +222,7 @@ def search_cmd(fmt: str = "text", **values: Any) -> None:
 
 
 search_cmd.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
-    *(contract_option(name, schema) for name, schema in parameter_schemas().items()),
+    *(contract_option(name, schema) for name, schema in PARAMETERS.items()),
     inspect.Parameter("fmt", inspect.Parameter.KEYWORD_ONLY, annotation=str,
                       default=typer.Option("text", "--format", "-f", help="text | json | markdown")),
 ])

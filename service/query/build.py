@@ -302,12 +302,11 @@ def document_count(aggregations: dict[str, Any], default: int) -> int:
 
 def build_aggregations() -> dict[str, Any]:
     """Facets counted in documents (one per content), not chunks."""
-    docs = DOCUMENTS
     return {
         TOTAL_DOCS: build_document_count(),
-        "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": docs},
+        "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": DOCUMENTS},
         "date_distribution": {"date_histogram": {"field": "updated_at", "calendar_interval": "month",
-                                                 "format": "yyyy-MM", "min_doc_count": 1}, "aggs": docs},
+                                                 "format": "yyyy-MM", "min_doc_count": 1}, "aggs": DOCUMENTS},
     }
 
 
@@ -525,12 +524,11 @@ def build_citing_lookup(designation: str, family: str | None, groups: list[str],
 def build_sources_body(groups: list[str], folder: str | None = None) -> dict[str, Any]:
     """What the caller may read (below ``folder``, when given): documents (one per content, copies in several
     folders counted once; in each folder they are in), chunks, types, folders, dates."""
-    docs = DOCUMENTS
     scope = [build_access_filter(groups), *([build_folder_filter(folder)] if folder is not None else [])]
     return {"size": 0, "query": {"bool": {"filter": scope}}, "track_total_hits": True,
             "aggs": {TOTAL_DOCS: build_document_count(),
-                     "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": docs},
-                     "folders": {"terms": {"field": "folder", "size": 50}, "aggs": docs},
+                     "document_types": {"terms": {"field": "file_type", "size": 30}, "aggs": DOCUMENTS},
+                     "folders": {"terms": {"field": "folder", "size": 50}, "aggs": DOCUMENTS},
                      "earliest": {"min": {"field": "updated_at"}}, "latest": {"max": {"field": "updated_at"}},
                      # one chunk per document: a document citing a designation counts once
                      "cited": {"filter": FIRST_CHUNK,

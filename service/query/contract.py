@@ -46,6 +46,11 @@ _WORD_RE = re.compile(r"\w")
 PathText = Annotated[str, Field(min_length=1, max_length=1000)]
 
 
+def stripped(value: Any) -> Any:
+    """Text without the spaces around it (a parameter's value as typed), anything else as it is."""
+    return value.strip() if isinstance(value, str) else value
+
+
 class DateRange(BaseModel):
     """Modification dates, both ends included; either end may be left open."""
 
@@ -108,10 +113,7 @@ class SearchRequest(BaseModel):
         "Minimum similarity 0-1 (cosine of query and chunk vectors, the results' `similarity`), applied "
         "inside the engine to every chunk before ranking, totals and facets."))
 
-    @field_validator("query", "source_filter", "folder", mode="before")
-    @classmethod
-    def _trim(cls, value: Any) -> Any:
-        return value.strip() if isinstance(value, str) else value
+    _trim = field_validator("query", "source_filter", "folder", mode="before")(stripped)
 
     @field_validator("cites", mode="after")
     @classmethod
@@ -213,10 +215,7 @@ class SourcesRequest(BaseModel):
         "Only what lies below this folder (whole path segments): an absolute folder, or a folder name anywhere "
         "in the path; omit it for the whole archive."))
 
-    @field_validator("folder", mode="before")
-    @classmethod
-    def _trim(cls, value: Any) -> Any:
-        return value.strip() if isinstance(value, str) else value
+    _trim = field_validator("folder", mode="before")(stripped)
 
 
 def validate_sources_request(arguments: dict[str, Any]) -> SourcesRequest:
