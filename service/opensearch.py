@@ -13,6 +13,7 @@ import orjson
 from loguru import logger
 from opensearchpy import JSONSerializer, OpenSearch, Urllib3HttpConnection
 from opensearchpy import exceptions as os_exc
+from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 from urllib3 import Timeout
 
 from service.errors import (
@@ -28,9 +29,23 @@ from service.errors import (
 from service.settings import Settings
 
 
+#: a shard between states (just created, recovering, relocating) refuses with 503 for a moment; the same request
+#: succeeds once it has started, so the connection tries again a few times (0.25 + 0.5 + 1 + 2 s at most)
+SHARD_NOT_READY = {"illegal_index_shard_state_exception", "unavailable_shards_exception",
+                   "no_shard_available_action_exception", "primary_missing_action_exception"}
+SHARD_RETRIES = 5
+
+
+def is_shard_not_ready(exc: BaseException) -> bool:
+    """Whether the engine refused because a shard is not started yet (a 503 that passes by itself)."""
+    return (isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError)
+            and exc.status_code == 503 and _root_type(exc) in SHARD_NOT_READY)
+
+
 class BoundedConnection(Urllib3HttpConnection):
     """Connects within ``connect_timeout_s`` whatever the read timeout: an engine that is down answers
-    ``INDEX_UNAVAILABLE`` in about two seconds, while a long bulk write may still read for minutes."""
+    ``INDEX_UNAVAILABLE`` in about two seconds, while a long bulk write may still read for minutes. A shard
+    that is not started yet (503) is waited for briefly, every request alike."""
 
     connect_timeout_s = 2.0
 
@@ -45,8 +60,9 @@ class BoundedConnection(Urllib3HttpConnection):
 
     def perform_request(self, method: str, url: str, params: Any = None, body: Any = None,
                         timeout: Any = None, ignore: Any = (), headers: Any = None) -> Any:
-        return super().perform_request(method, url, params, body, self._bounded(timeout), ignore,  # type: ignore[arg-type]
-                                       headers)
+        retrying = Retrying(retry=retry_if_exception(is_shard_not_ready), stop=stop_after_attempt(SHARD_RETRIES),
+                            wait=wait_exponential(multiplier=0.25, max=2), reraise=True)
+        return retrying(super().perform_request, method, url, params, body, self._bounded(timeout), ignore, headers)
 
 
 class FastJSONSerializer(JSONSerializer):
@@ -109,7 +125,8 @@ PRUNING_SETTING = "search.dynamic_pruning.cardinality_aggregation.max_allowed_ca
 #: Engine rejections caused by what the caller asked for: an INVALID_QUERY, not a database error.
 INPUT_ERRORS = {"too_complex_to_determinize_exception", "too_many_clauses", "too_many_nested_clauses"}
 #: Rejections for lack of memory or queue room: the same request succeeds later (ENGINE_BUSY).
-BUSY_ERRORS = {"circuit_breaking_exception", "es_rejected_execution_exception", "rejected_execution_exception"}
+BUSY_ERRORS = {"circuit_breaking_exception", "es_rejected_execution_exception", "rejected_execution_exception",
+               *SHARD_NOT_READY}
 #: the engine's block exceptions, of which the flood-stage ones are DISK_FULL
 DISK_BLOCKS = {"cluster_block_exception", "index_create_block_exception"}
 #: how long a caller should wait before trying a busy engine again

@@ -69,3 +69,61 @@ def test_each_client_keeps_its_own_connect_timeout() -> None:
     # a request with its own read timeout bounds the connect by the client's setting, at request time
     timeouts = [c.transport.get_connection()._bounded(30.0).connect_timeout for c in (first, second)]
     assert timeouts == [0.5, 7.0]
+
+
+SHARD_STARTING = {"error": {"root_cause": [{"type": "illegal_index_shard_state_exception",
+                                            "reason": "CurrentState[RECOVERING] operations only allowed when shard "
+                                                      "state is one of [POST_RECOVERY, STARTED]"}],
+                            "type": "illegal_index_shard_state_exception"}, "status": 503}
+
+
+def test_a_shard_that_has_not_started_is_busy_not_a_database_error() -> None:
+    from service.errors import EngineBusy
+
+    err = translate(os_exc.TransportError(503, "illegal_index_shard_state_exception", SHARD_STARTING))
+    assert isinstance(err, EngineBusy) and err.code == "ENGINE_BUSY"
+    assert err.details["type"] == "illegal_index_shard_state_exception"
+
+
+def _connection_answering(monkeypatch: pytest.MonkeyPatch, answers: list[Exception | str]) -> tuple[object, list[int]]:
+    from opensearchpy import Urllib3HttpConnection
+
+    from service.opensearch import BoundedConnection
+
+    calls: list[int] = []
+
+    def perform(self: object, *args: object, **kwargs: object) -> str:
+        calls.append(1)
+        answer = answers[len(calls) - 1]
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    monkeypatch.setattr(Urllib3HttpConnection, "perform_request", perform)
+    return BoundedConnection(host="127.0.0.1", port=1), calls
+
+
+def test_every_request_waits_briefly_for_a_shard_that_is_starting(monkeypatch: pytest.MonkeyPatch) -> None:
+    starting = os_exc.TransportError(503, "illegal_index_shard_state_exception", SHARD_STARTING)
+    connection, calls = _connection_answering(monkeypatch, [starting, starting, "ok"])
+    assert connection.perform_request("GET", "/x/_search") == "ok"  # type: ignore[attr-defined]
+    assert len(calls) == 3
+
+
+def test_other_refusals_are_not_retried(monkeypatch: pytest.MonkeyPatch) -> None:
+    info = {"error": {"root_cause": [{"type": "parsing_exception", "reason": "bad"}]}, "status": 503}
+    refused = os_exc.TransportError(503, "parsing_exception", info)
+    connection, calls = _connection_answering(monkeypatch, [refused, "ok"])
+    with pytest.raises(os_exc.TransportError):
+        connection.perform_request("GET", "/x/_search")  # type: ignore[attr-defined]
+    assert len(calls) == 1
+
+
+def test_a_shard_that_never_starts_is_given_up_on_after_a_few_tries(monkeypatch: pytest.MonkeyPatch) -> None:
+    from service.opensearch import SHARD_RETRIES
+
+    starting = os_exc.TransportError(503, "illegal_index_shard_state_exception", SHARD_STARTING)
+    connection, calls = _connection_answering(monkeypatch, [starting] * SHARD_RETRIES)
+    with pytest.raises(os_exc.TransportError):
+        connection.perform_request("GET", "/x/_search")  # type: ignore[attr-defined]
+    assert len(calls) == SHARD_RETRIES
