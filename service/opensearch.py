@@ -28,7 +28,6 @@ from service.errors import (
 )
 from service.settings import Settings
 
-
 #: a shard between states (just created, recovering, relocating) refuses with 503 for a moment; the same request
 #: succeeds once it has started, so the connection tries again a few times (0.25 + 0.5 + 1 + 2 s at most)
 SHARD_NOT_READY = {"illegal_index_shard_state_exception", "unavailable_shards_exception",
