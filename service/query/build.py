@@ -342,11 +342,13 @@ def build_copies_lookup(hashes: list[str], scope: dict[str, Any]) -> dict[str, A
 
 
 def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
-    """A phrase suggester whose candidates are kept only if they match a document the caller may read."""
-    collate = {"bool": {"must": {"match_phrase": {"text.suggest": "{{suggestion}}"}},
+    """A phrase suggester whose candidates are kept only if they match a document the caller may read. Its
+    field holds words and word pairs without positions (word triples with positions were a third of the index):
+    a candidate must match all its words and word pairs, which is a phrase check for a pair at a time."""
+    collate = {"bool": {"must": {"match": {"text.suggest": {"query": "{{suggestion}}", "operator": "and"}}},
                         "filter": build_access_filter(groups)}}
     return {"text": text[:200], "corrected": {"phrase": {
-        "field": "text.suggest", "size": 1, "gram_size": 3, "max_errors": 2, "confidence": 1.0,
+        "field": "text.suggest", "size": 1, "gram_size": 2, "max_errors": 2, "confidence": 1.0,
         "direct_generator": [{"field": "text.suggest", "suggest_mode": "missing", "min_word_length": 3}],
         "collate": {"query": {"source": collate}, "prune": False},
     }}}
