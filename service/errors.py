@@ -11,7 +11,9 @@
     │   └── EngineStartTimeout         (START_TIMEOUT)
     ├── EmbeddingError                 (EMBEDDING_ERROR)
     ├── IngestError                    (INGEST_ERROR)
-    │   └── ParseError                 (PARSE_ERROR)     one file could not be read
+    │   ├── ParseError                 (PARSE_ERROR)     one file could not be read
+    │   ├── IngestRunning              (INGEST_RUNNING)  another run holds the index's lease (ingest.lease)
+    │   └── Interrupted                (INTERRUPTED)     the run was stopped by a signal (ingest.signals)
     ├── InvalidQuery                   (INVALID_QUERY)   bad search input
     ├── RateLimited                    (RATE_LIMIT)
     ├── Unauthorized                   (UNAUTHORIZED)    unknown or missing credentials
@@ -19,7 +21,7 @@
     └── SearchError                    (DATABASE_ERROR)  talking to the engine
         ├── IndexUnavailable           (INDEX_UNAVAILABLE) the engine does not answer, or the index is missing
         ├── IndexSetupError            (INDEX_SETUP_ERROR)
-        ├── EngineBusy                 (ENGINE_BUSY)     out of memory or queue room: try again later
+        ├── EngineBusy                 (ENGINE_BUSY)     out of memory or queue room, a shard not started: try again
         ├── EngineTimeout              (ENGINE_TIMEOUT)  the engine answers, but not this request in time
         ├── DiskFull                   (DISK_FULL)       writes blocked at the flood-stage watermark
         └── PastLastPage               (PAST_LAST_PAGE)  internal: the service answers an empty page
