@@ -1,0 +1,27 @@
+"""docs/settings.md carries the settings table as the code generates it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from service.settings import Settings
+from service.settings_doc import settings_table
+
+PAGE = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
+
+
+def test_the_page_carries_the_table_as_generated() -> None:
+    page = PAGE.read_text(encoding="utf-8")
+    embedded = page.split("<!-- settings:begin -->\n", 1)[1].split("\n<!-- settings:end -->", 1)[0]
+    assert embedded == settings_table(), "regenerate with: python -m service.settings_doc"
+
+
+def test_every_setting_has_a_row_under_its_variable() -> None:
+    table = settings_table()
+    for concern, info in Settings.model_fields.items():
+        model = info.annotation
+        assert isinstance(model, type)
+        prefix = str(model.model_config.get("env_prefix", ""))  # type: ignore[attr-defined]
+        for name, field in model.model_fields.items():  # type: ignore[attr-defined]
+            if field.validation_alias is None:
+                assert f"`{prefix}{name}`".upper() in table.upper(), f"{concern}.{name}"
