@@ -36,7 +36,7 @@ def ingested(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, clie
     settings = product_settings(opensearch_url)
     # One primary shard: with the default two, BM25 statistics are per shard, and on four documents which
     # shard each lands in (ids derive from the temporary path) decides the code query in 1 build of 6
-    # (measured; docs/relevance.md, "Two primary shards"). The ranking asserted here is the analysis's.
+    # (measured; docs/relevance.md, its defaults table). The ranking asserted here is the analysis's.
     settings.index.shards = 1
     report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
     assert report.counts["indexed"] == len(NAMES), [o.line() for o in report.outcomes]

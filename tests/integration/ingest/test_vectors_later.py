@@ -43,7 +43,7 @@ PUBLIC = Principal.of("test", ["public"])
 @pytest.fixture
 def settings(settings: Settings) -> Settings:
     """One primary shard: on six tiny documents per-shard BM25 statistics decide close calls by where each
-    document lands (docs/relevance.md, "Two primary shards"); what is tested here is the vectors' state."""
+    document lands (docs/relevance.md, its defaults table); what is tested here is the vectors' state."""
     settings.index.shards = 1
     return settings
 
