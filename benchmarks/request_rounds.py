@@ -27,7 +27,7 @@ from opensearchpy import OpenSearch
 
 from ingest.evaluate import eval_settings
 from service.opensearch import build_client
-from service.query.build import build_copies_lookup
+from service.query.lookups import build_copies_lookup
 from service.query.map import content_hash
 from service.settings import Settings
 from tests.support.load import percentile

@@ -13,14 +13,14 @@ from service.errors import (
     InvalidQuery,
     NotFound,
 )
-from service.query.build import (
+from service.query.contract import validate_document_request
+from service.query.lookups import (
     build_chunks_by_index,
     build_cited_lookup,
     build_citing_lookup,
     build_clause_lookup,
     build_visible_ids,
 )
-from service.query.contract import validate_document_request
 from service.query.map import map_chunk, map_document
 from service.query.models import (
     CitingDocument,

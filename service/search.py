@@ -28,18 +28,11 @@ from service.errors import (
 )
 from service.index_meta import read_generation
 from service.opensearch import bounded_search
+from service.query.aggs import build_sources_body, document_count
 from service.query.budget import fit_budget
-from service.query.build import (
-    SearchPlan,
-    SearchSettingsView,
-    binding_phrases,
-    build_copies_lookup,
-    build_request,
-    build_sources_body,
-    document_count,
-    plan_search,
-)
+from service.query.build import SearchPlan, SearchSettingsView, build_request, plan_search
 from service.query.contract import SearchRequest, validate_request, validate_sources_request
+from service.query.lookups import build_copies_lookup
 from service.query.map import content_hash, map_copies, map_correction, map_facets, map_hits, related_queries
 from service.query.models import (
     DocumentResponse,
@@ -52,6 +45,7 @@ from service.query.models import (
     Timings,
     VectorCoverage,
 )
+from service.query.operators import binding_phrases
 from service.query.paging import paginate, request_offset
 from service.query.parse import ParsedQuery, parse_query
 from service.querylog import QueryLog, call_entry

@@ -21,7 +21,7 @@ from service.embedders.base import Embedder
 from service.errors import ConfigError
 from service.index_meta import concrete_index, embedder_meta_version, read_embedder_meta, same_embedder
 from service.opensearch import bounded_search
-from service.query.build import FIRST_CHUNK, build_access_filter
+from service.query.filters import FIRST_CHUNK, build_access_filter
 from service.settings import Settings
 
 PENDING = {"term": {"vector_pending": True}}

@@ -24,7 +24,7 @@ from opensearchpy import OpenSearch
 
 from ingest.evaluate import load_beir
 from ingest.index import load_registry
-from service.query.build import build_bm25_leg, build_phrase, build_text_query
+from service.query.operators import build_bm25_leg, build_phrase, build_text_query
 from service.query.parse import parse_query
 from service.settings import IndexSettings
 

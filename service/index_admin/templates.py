@@ -10,6 +10,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +28,14 @@ def load_json(relative: str, templates_dir: Path = TEMPLATES_DIR) -> dict[str, A
     data: dict[str, Any] = json.loads((templates_dir / relative).read_text(encoding="utf-8"))
     data.pop("_comment", None)
     return data
+
+
+@lru_cache(maxsize=1)
+def synonym_phrases() -> tuple[tuple[str, ...], ...]:
+    """The several-word sides of the shipped synonym rules («проект производства работ»), read once."""
+    rules = load_json("chunks.json")["template"]["settings"]["analysis"]["filter"]["ru_abbreviations"]["synonyms"]
+    sides = (tuple(side.split()) for rule in rules for side in rule.replace("=>", ",").split(","))
+    return tuple(words for words in sides if len(words) > 1)
 
 
 def content_hash(body: dict[str, Any]) -> str:

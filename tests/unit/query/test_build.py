@@ -6,30 +6,29 @@ from typing import Any
 import pytest
 
 from service.errors import InvalidQuery
+from service.query.aggs import build_sources_body, document_count
 from service.query.build import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
     EXTRA_CANDIDATES,
-    TEXT_FIELDS,
     SearchPlan,
     SearchSettingsView,
-    build_binding,
-    build_bm25_leg,
-    build_copies_lookup,
-    build_every_word,
-    build_filters,
-    build_folder_filter,
     build_hybrid_body,
     build_knn_leg,
-    build_multi_binding,
     build_request,
-    build_source_filter,
-    build_sources_body,
-    build_text_query,
-    document_count,
     plan_search,
 )
 from service.query.contract import SearchRequest, validate_request
+from service.query.filters import build_filters, build_folder_filter, build_source_filter
+from service.query.lookups import build_copies_lookup
+from service.query.operators import (
+    TEXT_FIELDS,
+    build_binding,
+    build_bm25_leg,
+    build_every_word,
+    build_multi_binding,
+    build_text_query,
+)
 from service.query.parse import parse_query
 from service.settings import SearchSettings
 

@@ -11,15 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from service.query.build import (
-    EXTRA_CANDIDATES,
-    SearchPlan,
-    SearchSettingsView,
-    build_access_filter,
-    build_request,
-    plan_search,
-)
+from service.query.build import EXTRA_CANDIDATES, SearchPlan, SearchSettingsView, build_request, plan_search
 from service.query.contract import FILE_TYPES, SearchRequest
+from service.query.filters import build_access_filter
 from service.query.parse import parse_query
 from service.settings import SearchSettings
 
