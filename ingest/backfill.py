@@ -27,6 +27,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from ingest.index import context_text, embed_units, vector_or_none
 from ingest.signals import StopFlag, stop_on_signals
 from service.embedders.base import Embedder, keeps_unit_vectors
+from service.embedders.capabilities import capabilities_of
 from service.index_admin.maintenance import optimize
 from service.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
 from service.opensearch import engine_errors
@@ -39,7 +40,6 @@ TEXT_FIELDS = ["title", "section_title", "text", "vector_pending"]
 #: and is read again by each run: its units are embedded, none is kept, nothing is written)
 MISSING_UNITS = {"bool": {"must_not": [PENDING, {"nested": {"path": UNITS_FIELD, "query": {
     "exists": {"field": f"{UNITS_FIELD}.o"}}}}]}}
-FITTED = {"navec"}  # embedders whose vectors depend on corpus statistics
 
 
 @dataclass(frozen=True)
@@ -199,7 +199,7 @@ def prepare_embedder(client: OpenSearch, settings: Settings, embedder: Embedder,
     if load_embedder_state(client, embedder, settings.index, index):
         return
     sample = []
-    if embedder.identity.provider in FITTED:
+    if capabilities_of(embedder.identity.provider).fitted:
         with engine_errors():
             for hit in helpers.scan(client, index=index, query={"_source": TEXT_FIELDS, "query": {"match_all": {}}},
                                     size=1000):

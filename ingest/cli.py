@@ -16,11 +16,12 @@ from rich.console import Console
 from ingest.backfill import BackfillOptions
 from ingest.discover import Shard
 from ingest.index import load_registry
-from ingest.pipeline import TEXT_FIRST, run_ingest
+from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from ingest.report import compact_pages, print_report
 from ingest.signals import Interrupted
 from service.embedders.base import Embedder
+from service.embedders.capabilities import capabilities_of
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.query.contract import OPERATORS, SEARCH_MODES, default_of
@@ -63,7 +64,7 @@ def ingest_command(
     mode = vectors or settings.ingest.vectors
     if mode not in ("now", "later", "auto"):
         raise typer.BadParameter("--vectors must be now, later or auto")
-    later = mode == "later" or (mode == "auto" and settings.embedder.provider in TEXT_FIRST)
+    later = mode == "later" or (mode == "auto" and capabilities_of(settings.embedder.provider).text_first)
     options = IngestOptions([Path(p) for p in paths], include, exclude, batch_size, workers, dry_run, force,
                             ocr, pdf_parser, encoding, partition, later)  # type: ignore[arg-type]
     client, embedder = build_client(settings), build_embedder(settings.embedder)

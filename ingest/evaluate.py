@@ -35,6 +35,7 @@ from ingest.parse.text import page_blocks
 from ingest.pipeline import settle_index
 from ingest.report import Reporter, RunReport
 from service.embedders.base import Embedder
+from service.embedders.capabilities import capabilities_of
 from service.index_admin.apply import apply_all, drop_all
 from service.query.budget import response_size
 from service.query.contract import eval_request
@@ -232,13 +233,13 @@ def ingest_as_files(evalset: EvalSet, settings: Settings, client: OpenSearch, em
     and ingest the folder exactly as ``stroidok ingest`` does: parser, repair, titles, chunking, vectors
     (for a slow embedder, text first and then the backfill, as the ingest command's default does)."""
     from ingest.backfill import run_backfill
-    from ingest.pipeline import TEXT_FIRST, run_ingest
+    from ingest.pipeline import run_ingest
     from ingest.plan import IngestOptions
 
     names = {file_name(doc.id): doc.id for doc in evalset.documents}
     for doc in evalset.documents:
         (directory / file_name(doc.id)).write_text("\f".join(doc.pages), encoding="utf-8")
-    later = settings.embedder.provider in TEXT_FIRST
+    later = capabilities_of(settings.embedder.provider).text_first
     report = run_ingest(IngestOptions([directory], vectors_later=later), settings, client, embedder, quiet=True)
     failed = [o for o in report.outcomes if o.status == "failed"]
     if failed:

@@ -32,7 +32,7 @@ from service.designations import parse_designation
 from service.embedders.base import Embedder
 from service.errors import DiskFull, IngestError
 from service.opensearch import DISK_FULL_MESSAGE, engine_errors, is_disk_block
-from service.query.passages import split_units
+from service.query.words import split_units
 from service.settings import IndexSettings
 
 

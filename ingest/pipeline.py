@@ -37,9 +37,6 @@ from service.index_meta import bump_generation, load_embedder_state
 from service.opensearch import engine_errors
 from service.settings import Settings
 
-TEXT_FIRST = {"e5"}
-"""Embedders too slow to hold up an ingest: by default text first, the vectors right after (docs/embedders.md)."""
-
 
 def stall_timeout(settings: Settings) -> float:
     ingest = settings.ingest

@@ -14,8 +14,9 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-OPENSEARCH_VERSION = "3.6.0"
-"""The engine version; the three Maven artifacts exist together only for this one (see docs/engine.md)."""
+from service.embedders.capabilities import capabilities_of
+
+OPENSEARCH_VERSION = "3.6.0"  # the three Maven artifacts exist together only for this one (docs/engine.md)
 
 
 def _default_home() -> Path:
@@ -245,11 +246,9 @@ class EmbedderSettings(BaseSettings):
                              "indexes only, an index keeps what it was fitted with.")
     fit_sample: int = Field(default=20000, ge=100, description="Chunks used to fit SIF statistics.")
     unit_vectors: Literal["auto", "on", "off"] = Field(
-        default="off", description="A vector per passage unit of each chunk (nested, scored by the engine's "
-        "k-NN leg, which then names a chunk's best units): off (the default: they did not pay on unseen "
-        "questions and doubled the index and its ingest time, docs/relevance.md; navec's unit cosines are "
-        "computed at query time instead), auto = for static embedders, on = for any. `index migrate` drops them "
-        "from an index when off.")
+        default="off", description="A vector per passage unit of each chunk, scored by the engine's k-NN leg: off "
+        "(navec's unit cosines are computed at query time; docs/relevance.md), auto = for static embedders, "
+        "on = for any. `index migrate` drops them from an index when off.")
 
 
 class IngestSettings(BaseSettings):
@@ -386,8 +385,9 @@ class Settings(BaseModel):
     @model_validator(mode="after")
     def _index_follows_embedder(self) -> Settings:
         """Unless set explicitly, the index's vector dimension and fusion are the configured embedder's."""
-        derived: dict[str, object] = dict(FUSION.get(self.embedder.provider, {}))
-        if (dimension := known_dimension(self.embedder)) is not None:
+        able = capabilities_of(self.embedder.provider)
+        derived: dict[str, object] = dict(able.fusion)
+        if (dimension := able.dimension or self.embedder.dimension) is not None:
             derived["embedding_dim"] = dimension
         for name, value in derived.items():
             if name not in self.index.model_fields_set:
@@ -398,17 +398,3 @@ class Settings(BaseModel):
     @property
     def opensearch_url(self) -> str:
         return self.opensearch.resolved_url(self.engine)
-
-
-#: Hybrid fusion per embedder, measured in docs/relevance.md: a weak dense leg (navec) only nudges BM25;
-#: e5 leads at 0.7 with both legs scaled from fixed floors (plain min-max made every query's dense list a
-#: full 0-to-1 spread, so no single weight suited both the QA sets and the construction set)
-FUSION: dict[str, dict[str, float | None]] = {
-    "navec": {"bm25_weight": 0.9, "bm25_lower_bound": None, "dense_lower_bound": None},
-    "e5": {"bm25_weight": 0.3, "bm25_lower_bound": 0.0, "dense_lower_bound": 0.875},
-}
-
-
-def known_dimension(embedder: EmbedderSettings) -> int | None:
-    """The vector size an embedder gives, when the settings alone tell it."""
-    return {"navec": 300, "e5": 384}.get(embedder.provider) or embedder.dimension

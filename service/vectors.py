@@ -18,6 +18,7 @@ from cachetools import TTLCache, cached
 from opensearchpy import OpenSearch
 
 from service.embedders.base import Embedder
+from service.embedders.capabilities import capabilities_of
 from service.errors import ConfigError
 from service.index_meta import concrete_index, embedder_meta_version, read_embedder_meta, same_embedder
 from service.opensearch import bounded_search
@@ -93,7 +94,7 @@ def embedder_for(meta: dict[str, Any] | None, configured: Embedder | None, setti
     else one built from the index's record when that needs no configuration of its own (navec, e5)."""
     if configured is not None and same_embedder(meta, configured):
         return configured
-    if meta and meta.get("provider") in ("navec", "e5"):
+    if meta and capabilities_of(str(meta.get("provider"))).shipped:
         from service.embedders.factory import build_embedder
 
         variant = str(meta.get("model", "")).rpartition("/")[2] if meta["provider"] == "e5" else ""

@@ -7,6 +7,8 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
+from service.embedders.capabilities import capabilities_of
+
 
 @dataclass(frozen=True)
 class EmbedderIdentity:
@@ -38,7 +40,7 @@ class Embedder(Protocol):
 
 def is_static(embedder: Embedder) -> bool:
     """Whether ``embedder`` is a static one (navec: a text costs microseconds), not a model."""
-    return bool(getattr(embedder, "static", False))
+    return capabilities_of(embedder.identity.provider).static
 
 
 def keeps_unit_vectors(embedder: Embedder, setting: str) -> bool:

@@ -54,7 +54,6 @@ class NavecEmbedder:
     """SIF-weighted navec averages; thread-compatible, loads the vectors once."""
 
     #: a text costs microseconds: the search may embed passage units per call (service/query/map.py)
-    static = True
 
     def __init__(self, settings: EmbedderSettings) -> None:
         from navec import Navec

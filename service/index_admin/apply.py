@@ -14,6 +14,7 @@ from loguru import logger
 from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
+from service.embedders.capabilities import capabilities_of
 from service.engine.status import write_blocked
 from service.errors import IndexSetupError
 from service.index_admin.create import create_index
@@ -31,7 +32,7 @@ from service.index_admin.templates import (
 )
 from service.index_meta import read_embedder_meta
 from service.opensearch import PRUNING_SETTING, engine_errors
-from service.settings import FUSION, IndexSettings
+from service.settings import IndexSettings
 
 Action = Literal["created", "updated", "unchanged"]
 
@@ -153,8 +154,8 @@ def with_recorded_fusion(client: OpenSearch, settings: IndexSettings) -> IndexSe
     """``settings`` with the fusion (weight, floors) of the embedder the alias's index records, wherever they
     are not set explicitly: the search service embeds queries with that embedder whatever is configured, so
     a run configured for another one (an ingest it will refuse, say) must not leave its fusion behind."""
-    recorded = FUSION.get(str((read_embedder_meta(client, settings) or {}).get("provider")))
-    update = {k: v for k, v in (recorded or {}).items() if k not in settings.model_fields_set}
+    recorded = capabilities_of(str((read_embedder_meta(client, settings) or {}).get("provider"))).fusion
+    update = {k: v for k, v in recorded.items() if k not in settings.model_fields_set}
     return settings.model_copy(update=update) if update else settings
 
 

@@ -17,10 +17,10 @@ from service.query.passages import (
     is_contents,
     lexical_scores,
     parse_spans,
-    split_units,
     term_weights,
     unmark,
 )
+from service.query.words import split_units
 
 #: a text → cosine with the query, for many texts at once (None: no semantic signal for units)
 Similarity = Callable[[list[str]], list[float]]

@@ -14,7 +14,7 @@ from typing import Any
 from service.index_admin.templates import synonym_phrases
 from service.query.contract import Operator
 from service.query.parse import ParsedQuery
-from service.query.passages import term_key
+from service.query.words import term_key
 from service.settings import DEFAULT_TEXT_FIELDS
 
 TEXT_FIELDS = DEFAULT_TEXT_FIELDS

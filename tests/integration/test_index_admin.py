@@ -10,12 +10,13 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.embedders.base import EmbedderIdentity
+from service.embedders.capabilities import CAPABILITIES
 from service.errors import IndexSetupError
 from service.index_admin.apply import Change, apply_all, index_status
 from service.index_admin.guards import read_pruning
 from service.index_meta import claim_embedder_meta
 from service.opensearch import PRUNING_SETTING
-from service.settings import FUSION, IndexSettings
+from service.settings import IndexSettings
 
 pytestmark = pytest.mark.integration
 
@@ -84,7 +85,7 @@ def test_pipelines_follow_the_embedder_the_index_records(client: OpenSearch, ind
     # (an ingest that will be refused, an `index init`) must leave e5's fusion in place
     apply_all(client, index_settings)
     claim_embedder_meta(client, RecordedAs("e5", index_settings.embedding_dim), index_settings, None)  # type: ignore[arg-type]
-    e5 = FUSION["e5"]
+    e5 = CAPABILITIES["e5"].fusion
 
     apply_all(client, index_settings)
 

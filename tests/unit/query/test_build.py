@@ -313,7 +313,7 @@ def test_only_a_static_embedders_unit_vectors_take_fewer_candidates() -> None:
 
     from service.embedders.base import keeps_static_unit_vectors
 
-    navec, e5 = SimpleNamespace(static=True), SimpleNamespace()
+    navec, e5 = (SimpleNamespace(identity=SimpleNamespace(provider=p)) for p in ("navec", "e5"))
     assert keeps_static_unit_vectors(navec, "auto") and keeps_static_unit_vectors(navec, "on")  # type: ignore[arg-type]
     assert not keeps_static_unit_vectors(navec, "off")  # type: ignore[arg-type]
     assert not keeps_static_unit_vectors(e5, "on"), "e5's unit vectors answer better with 5 extra candidates"  # type: ignore[arg-type]

@@ -12,14 +12,11 @@ from service.query.passages import (
     choose_passage,
     has_value,
     is_contents,
-    paragraphs,
-    phrase_spans,
-    split_units,
-    term_key,
     term_weights,
     unmark,
     with_values,
 )
+from service.query.words import paragraphs, phrase_spans, split_units, term_key
 
 
 def _mark(text: str, *words: str) -> str:
@@ -173,7 +170,7 @@ def test_stems_are_right_when_many_threads_stem_at_once() -> None:
     # (IndexError inside the stemmer, found by the chaos run's 20 concurrent clients)
     from concurrent.futures import ThreadPoolExecutor
 
-    from service.query.passages import stem
+    from service.query.words import stem
 
     words = [f"{root}{ending}" for root in ("строительн", "конструкци", "эвакуационн", "огнестойк", "железобетон")
              for ending in ("ый", "ого", "ому", "ым", "ом", "ая", "ой", "ую", "ые", "ых", "ыми", "ия", "ий")] * 400
