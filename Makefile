@@ -57,7 +57,7 @@ SAMPLE := .stroidok/sample
 demo: install
 	$(BIN)/stroidok engine up
 	$(BIN)/stroidok index init
-	$(BIN)/python -m ingest.sample $(SAMPLE)
+	$(BIN)/python -m evaluation.sample $(SAMPLE)
 	$(BIN)/stroidok ingest $(SAMPLE)
 	$(BIN)/stroidok engine status
 	$(BIN)/stroidok search "требования к ширине эвакуационных выходов" --limit 3 --max-chunks 1

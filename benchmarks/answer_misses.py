@@ -19,8 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ingest.answers import Judged, contains_answer
-from ingest.evaluate import Phrasing, eval_settings, load_phrasings, open_kept_clause_set, phrased_request
+from evaluation.answers import Judged, contains_answer
+from evaluation.evaluate import Phrasing, eval_settings, load_phrasings, open_kept_clause_set, phrased_request
 from service.embedders.factory import build_embedder
 from service.query.contract import validate_request
 from service.search import SearchService

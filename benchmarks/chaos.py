@@ -43,7 +43,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from ingest.sample import DEFAULT_SHARED, write_txt_corpus
+from evaluation.sample import DEFAULT_SHARED, write_txt_corpus
 from service.embedders.navec import NavecEmbedder
 from service.engine.process import EngineProcess, running_pid
 from service.index_admin.maintenance import migrate

@@ -53,7 +53,7 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from pydantic import BaseModel
 
-from ingest.evaluate import eval_settings
+from evaluation.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.query.build import build_request

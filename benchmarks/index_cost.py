@@ -14,7 +14,7 @@ import os
 from pathlib import Path
 
 from benchmarks.request_rounds import engine_cpu_ms
-from ingest.evaluate import eval_settings, load_questions
+from evaluation.evaluate import eval_settings, load_questions
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.search import SearchService

@@ -20,12 +20,12 @@ from typing import Literal
 
 from opensearchpy import OpenSearch
 
+from evaluation.sample import DEFAULT_SHARED, list_standards, load_standard, render_pdf
 from ingest.chunk import chunk_blocks
 from ingest.parse import ParseOptions, parse_file
 from ingest.parse.pdf import PdfOptions
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
-from ingest.sample import DEFAULT_SHARED, list_standards, load_standard, render_pdf
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
 from service.index_admin.apply import apply_all, drop_all

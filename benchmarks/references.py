@@ -13,9 +13,9 @@ import sys
 import tempfile
 from pathlib import Path
 
+from evaluation.sample import write_txt_corpus
 from ingest.links import Entry, plan_links
 from ingest.parse import parse_file
-from ingest.sample import write_txt_corpus
 from service.designations import find_designation
 
 JUDGMENTS = Path(__file__).resolve().parents[1] / "eval" / "references" / "judgments.jsonl"

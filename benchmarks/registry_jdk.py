@@ -19,9 +19,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from evaluation.sample import DEFAULT_SHARED, write_txt_corpus
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
-from ingest.sample import DEFAULT_SHARED, write_txt_corpus
 from service.embedders.navec import NavecEmbedder
 from service.engine.java import find_jdk, registry_jdk_home
 from service.engine.process import EngineProcess

@@ -23,7 +23,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from ingest.evaluate import eval_settings
+from evaluation.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.query.build import SOURCE_EXCLUDES, build_request

@@ -25,7 +25,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from ingest.evaluate import eval_settings
+from evaluation.evaluate import eval_settings
 from service.opensearch import build_client
 from service.query.lookups import build_copies_lookup
 from service.query.map import content_hash
@@ -38,7 +38,7 @@ Plans = list[tuple[dict[str, Any], str, dict[str, Any] | None]]
 #: run inside a tree: that tree's service plans each question of stdin as a default call with the operator
 PLANNER = """
 import json, sys
-from ingest.evaluate import eval_settings
+from evaluation.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.query.build import build_request
@@ -65,7 +65,7 @@ print(json.dumps(out, ensure_ascii=False))
 #: query embedding) and its total
 SERVICE_TIMER = """
 import json, sys
-from ingest.evaluate import eval_settings
+from evaluation.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.search import SearchService

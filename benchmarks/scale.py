@@ -23,9 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from benchmarks.request_cost import VARIANTS, format_table, measure, read_questions, service_bodies
+from evaluation.sample import DEFAULT_SHARED, write_txt_corpus
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
-from ingest.sample import DEFAULT_SHARED, write_txt_corpus
 from service.embedders.factory import build_embedder
 from service.index_admin.maintenance import optimize
 from service.opensearch import build_client

@@ -18,7 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ingest.answers import contains_answer
+from evaluation.answers import contains_answer
 
 
 def search(query: str, queries: list[str]) -> dict[str, Any]:

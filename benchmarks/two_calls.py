@@ -13,8 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ingest.answers import contains_answer
-from ingest.evaluate import eval_settings, load_phrasings, open_kept_clause_set, phrased_request
+from evaluation.answers import contains_answer
+from evaluation.evaluate import eval_settings, load_phrasings, open_kept_clause_set, phrased_request
 from service.embedders.factory import build_embedder
 from service.query.models import SearchResponse
 from service.security import Principal

@@ -8,7 +8,7 @@ import re
 import sys
 from pathlib import Path
 
-from ingest.answers import fold, load_answers
+from evaluation.answers import fold, load_answers
 
 DEFAULT = Path(__file__).resolve().parents[3] / "shared/data/construction_ru/russian_construction_standards/metadata"
 

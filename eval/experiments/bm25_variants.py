@@ -22,7 +22,7 @@ import ir_measures
 from ir_measures import RR, R, nDCG
 from opensearchpy import OpenSearch
 
-from ingest.evaluate import load_beir
+from evaluation.evaluate import load_beir
 from ingest.index import load_registry
 from service.query.operators import build_bm25_leg, build_phrase, build_text_query
 from service.query.parse import parse_query

@@ -99,8 +99,8 @@ def build(client: OpenSearch, alias: str, target: str, size: int) -> int:
 def measure(alias: str, units: str, pipeline: str, per_doc: int) -> None:
     os.environ.update(STROIDOK_INDEX_ALIAS=alias, STROIDOK_SEARCH_CACHE_TTL_S="0",
                       STROIDOK_SEARCH_RATE_LIMIT="100000/minute")
-    from ingest.answers import AnswerTally, Judged, contains_answer
-    from ingest.evaluate import response_size, shown_passages
+    from evaluation.answers import AnswerTally, Judged, contains_answer
+    from evaluation.evaluate import response_size, shown_passages
     from ingest.index import load_registry
     from service.embedders.factory import build_embedder
     from service.opensearch import build_client

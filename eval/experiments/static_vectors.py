@@ -22,7 +22,7 @@ import ir_measures
 import numpy as np
 from ir_measures import Success, nDCG
 
-from ingest.evaluate import (
+from evaluation.evaluate import (
     distractor_passages,
     load_beir,
     load_page_documents,

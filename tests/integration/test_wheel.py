@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from ingest.sample import render_pdf
+from evaluation.sample import render_pdf
 from service.settings import IndexSettings
 from tests.support.documents import REPO, TOPICS
 from tests.support.engine import drop_index_resources, new_alias

@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
+from evaluation.sample import render_pdf
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
-from ingest.sample import render_pdf
 from service.embedders.navec import NavecEmbedder
 from service.settings import Settings
 from tests.support.engine import drop_index_resources, product_settings

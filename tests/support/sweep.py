@@ -16,9 +16,9 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
+from evaluation.sample import load_standard, render_pdf, render_xlsx
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
-from ingest.sample import load_standard, render_pdf, render_xlsx
 from service.embedders.base import Embedder
 from service.errors import StroidokError
 from service.opensearch import RunningSearch, search_tasks

@@ -37,7 +37,7 @@ def test_bad_heap_is_rejected() -> None:
 
 
 def test_vector_dimension_and_fusion_weight_follow_the_embedder_unless_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    from ingest.evaluate import eval_settings
+    from evaluation.evaluate import eval_settings
     from service.settings import Settings
 
     monkeypatch.delenv("STROIDOK_INDEX_EMBEDDING_DIM", raising=False)

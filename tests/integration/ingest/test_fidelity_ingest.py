@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch, helpers
 
+from evaluation.sample import write_txt_corpus
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
-from ingest.sample import write_txt_corpus
 from service.embedders.navec import NavecEmbedder
 from service.errors import NotFound
 from service.search import SearchService

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ingest.evaluate import EvalDocument, ModeResult, format_table, load_beir, prepared
+from evaluation.evaluate import EvalDocument, ModeResult, format_table, load_beir, prepared
 from service.settings import Settings
 
 

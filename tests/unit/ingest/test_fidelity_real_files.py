@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
+from evaluation.sample import list_standards, write_txt_corpus
 from ingest.chunk import ChunkText, chunk_blocks
 from ingest.parse import parse_file
 from ingest.parse.model import ParsedDocument
 from ingest.parse.repair import is_word
 from ingest.parse.titles import is_boilerplate
-from ingest.sample import list_standards, write_txt_corpus
 from service.designations import find_designation
 from tests.support.documents import CONSTRUCTION, SHARED
 

@@ -4,8 +4,8 @@ The corpus's normative documents are page-level JSON; this renders them as real 
 layer through reportlab, XLSX, TXT in UTF-8 and cp1251, an image-only PDF for OCR) and copies the
 original PDF and DOCX files, so every parser runs on every format.
 
-    python -m ingest.sample OUT_DIR [--shared ../shared/data] [--pdf-documents N]
-    python -m ingest.sample OUT_DIR --txt [--limit N]   # the normative documents as TXT files, pages
+    python -m evaluation.sample OUT_DIR [--shared ../shared/data] [--pdf-documents N]
+    python -m evaluation.sample OUT_DIR --txt [--limit N]   # the normative documents as TXT files, pages
                                                         # separated by form feeds (as pdftotext writes them)
 """
 

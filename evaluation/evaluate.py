@@ -25,7 +25,7 @@ from ir_measures import RR, P, R, Success, nDCG
 from loguru import logger
 from opensearchpy import OpenSearch
 
-from ingest.answers import AnswerTally, Judged, Shown, load_answers, qrels_of
+from evaluation.answers import AnswerTally, Judged, Shown, load_answers, qrels_of
 from ingest.batch import Batcher
 from ingest.chunk import chunk_blocks
 from ingest.discover import SourceFile
