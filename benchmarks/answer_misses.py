@@ -70,7 +70,7 @@ def classify(service: SearchService, ids: dict[str, str], question: str, phrasin
         return "answered @5", f" (result {where[0]}, passage {where[1]}; {first_doc})", found[0].id if found else None
     if not found:
         return "document not in the first five", "", None
-    plan = service.plan(validate_request(arguments), PUBLIC)[0]
+    plan = service.plan(validate_request(arguments), PUBLIC).plan
     raw = service._execute(plan)  # the same request the call made: its candidates per document
     hit = next((h for h in raw["hits"]["hits"] if h["_source"].get("doc_id") == found[0].id), None)
     candidates = [c["_source"].get("text", "") for c in

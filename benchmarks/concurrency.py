@@ -414,7 +414,7 @@ def main() -> None:
     extra = {k: v for k, v in (("operator", args.operator), ("search_mode", args.mode)) if v}
     bodies = []
     for question in questions:
-        plan, _, _, _ = service.plan(validate_request({"query": question, **extra}), principal)
+        plan = service.plan(validate_request({"query": question, **extra}), principal).plan
         bodies.append((build_request(plan), service._pipeline(plan.route)))
     env = server_env(args.alias, **UNCACHED_UNLIMITED, **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
     print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, arguments {extra or 'defaults'}, "

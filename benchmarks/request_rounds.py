@@ -38,7 +38,10 @@ Plans = list[tuple[dict[str, Any], str, dict[str, Any] | None]]
 #: run inside a tree: that tree's service plans each question of stdin as a default call with the operator
 PLANNER = """
 import json, sys
-from evaluation.evaluate import eval_settings
+try:
+    from evaluation.evaluate import eval_settings
+except ImportError:  # a tree from before evaluation/ left ingest/
+    from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.query.build import build_request
@@ -53,7 +56,8 @@ principal = stdio_principal(settings.server)
 out = []
 for text in json.load(sys.stdin):
     request = validate_request({"query": text, "search_mode": mode, "operator": operator})
-    plan = service.plan(request, principal)[0]
+    planned = service.plan(request, principal)
+    plan = planned.plan if hasattr(planned, "plan") else planned[0]  # a tree whose plan() gave a tuple
     # a tree that looks its results' copies up after the search gives the lookup's scope
     out.append([build_request(plan), service._pipeline(plan.route), getattr(plan, "scope", None)])
 print(json.dumps(out, ensure_ascii=False))
@@ -65,7 +69,10 @@ print(json.dumps(out, ensure_ascii=False))
 #: query embedding) and its total
 SERVICE_TIMER = """
 import json, sys
-from evaluation.evaluate import eval_settings
+try:
+    from evaluation.evaluate import eval_settings
+except ImportError:  # a tree from before evaluation/ left ingest/
+    from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.search import SearchService

@@ -1,7 +1,8 @@
 """SearchService: validate → embed → build → execute → map, with fallback, timings, cache, budget and log.
 
-A search request reads top to bottom in ``SearchService.search``; every DSL detail is one hop away in
-``service.query.build``. Access filters are part of every request body the service builds.
+A search reads top to bottom in ``SearchService._run``: ``plan`` (parse, embed, ``plan_search``), ``_answer``
+(execute, with its fallbacks), ``_map`` (results and passages), the budget, the page. Every DSL detail is one
+hop away in ``service.query``. Access filters are part of every request body the service builds.
 """
 
 from __future__ import annotations
@@ -54,6 +55,36 @@ from service.settings import Settings
 from service.vectors import Coverage, CoverageCache, EmbedderResolver
 
 T = TypeVar("T", bound=BaseModel)
+
+
+@dataclasses.dataclass(frozen=True)
+class QueryVector:
+    """The query's vector for the dense leg (None: BM25 alone), the time it took, why there is none, and the
+    physical index whose embedder made it."""
+
+    values: list[float] | None = None
+    took_ms: float = 0.0
+    problem: str | None = None
+    index: str | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Planned:
+    """A search decided: its plan, the parsed phrasings, and the query vector it was planned with."""
+
+    plan: SearchPlan
+    parsed: list[ParsedQuery]
+    vector: QueryVector
+
+
+@dataclasses.dataclass(frozen=True)
+class Answered:
+    """A search run: what was planned (the attempt that answered), the engine's answer, all embedding time."""
+
+    planned: Planned
+    raw: dict[str, Any]
+    embedding_ms: float
+
 class SearchService:
     """The search side of the product, shared by the MCP server and the CLI."""
 
@@ -102,47 +133,48 @@ class SearchService:
         self.cache.put(key, response)
         return response
 
-    def plan(self, request: SearchRequest, principal: Principal,
-             coverage: Coverage | None = None) -> tuple[SearchPlan, list[ParsedQuery], float, str | None]:
-        """The plan of a search (embedding included), the parsed phrasings, the embedding time and the
-        physical index whose embedder made the query vector."""
-        parsed = [parse_query(q) for q in request.all_queries]
-        if coverage is not None and coverage.chunks and coverage.pending == coverage.chunks \
-                and request.search_mode != "fulltext":
-            vector: list[float] | None = None
-            embedding_ms, index = 0.0, None
-            problem: str | None = "no chunk has its vector yet (text indexed first; `stroidok embed` fills them in)"
-        else:
-            vector, embedding_ms, problem, index = self._query_vector(request, parsed)
-        plan = plan_search(request, parsed, principal.groups, vector, request_offset(request), self._view, problem)
-        return plan, parsed, embedding_ms, index
-
     def _run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
+        """One search, in order: plan and run it (``_answer``), map the hits to results with their passages,
+        fit the answer to its budget, paginate."""
         coverage = self.coverage.get(principal.groups)
-        search_began = time.perf_counter()
-        plan, parsed, raw, embedding_ms = self._plan_and_execute(request, principal, coverage)
-        search_ms = (time.perf_counter() - search_began) * 1000 - embedding_ms
-        offset = plan.offset
-        response = self._map(request, parsed[0], plan, raw, coverage)
+        searching = time.perf_counter()
+        answered = self._answer(request, principal, coverage)
+        search_ms = (time.perf_counter() - searching) * 1000 - answered.embedding_ms
+        plan = answered.planned.plan
+        response = self._map(request, answered.planned.parsed[0], plan, answered.raw, coverage)
         response.meta.vectors = VectorCoverage(share=coverage.share, pending_chunks=coverage.pending)
-        response.meta.timings = Timings(embedding_ms=round(embedding_ms, 2), search_ms=round(search_ms, 2),
+        response.meta.timings = Timings(embedding_ms=round(answered.embedding_ms, 2), search_ms=round(search_ms, 2),
                                         total_ms=round((time.perf_counter() - began) * 1000, 2))
         returned = len(response.results)
         response = fit_budget(response, self.settings.search.response_budget_chars,
                               self.settings.search.answer_chars)
-        response.meta.pagination = paginate(request, offset, len(response.results), response.meta.total_results,
+        response.meta.pagination = paginate(request, plan.offset, len(response.results), response.meta.total_results,
                                             len(response.results) < returned, exhausted=returned < plan.size)
         return response
 
-    def _plan_and_execute(self, request: SearchRequest, principal: Principal, coverage: Coverage,
-                          ) -> tuple[SearchPlan, list[ParsedQuery], dict[str, Any], float]:
+    def plan(self, request: SearchRequest, principal: Principal, coverage: Coverage | None = None) -> Planned:
+        """A search decided: the phrasings parsed, the query embedded (unless no chunk has a vector yet), the
+        plan built (``service.query.build.plan_search``)."""
+        parsed = [parse_query(q) for q in request.all_queries]
+        if coverage is not None and coverage.chunks and coverage.pending == coverage.chunks \
+                and request.search_mode != "fulltext":
+            vector = QueryVector(problem="no chunk has its vector yet (text indexed first; `stroidok embed` fills "
+                                         "them in)")
+        else:
+            vector = self._query_vector(request, parsed)
+        plan = plan_search(request, parsed, principal.groups, vector.values, request_offset(request), self._view,
+                           vector.problem)
+        return Planned(plan, parsed, vector)
+
+    def _answer(self, request: SearchRequest, principal: Principal, coverage: Coverage) -> Answered:
         """Plan and run; a dense or hybrid request that fails is run again on BM25 alone, and one answered by
         another physical index than the query vector was made for (an alias swap in between) is run again
         with that index's embedder."""
         embedding_ms = 0.0
         for attempt in (1, 2):
-            plan, parsed, took_ms, index = self.plan(request, principal, coverage)
-            embedding_ms += took_ms
+            planned = self.plan(request, principal, coverage)
+            embedding_ms += planned.vector.took_ms
+            plan, index = planned.plan, planned.vector.index
             try:
                 raw = self._execute(plan)
             except (IndexUnavailable, EngineTimeout):
@@ -153,16 +185,17 @@ class SearchService:
                 if attempt == 1 and self.resolver.moved(index):
                     continue  # the alias moved to an index of another embedder: embed the query for that one
                 logger.warning("{} request failed ({}), falling back to BM25", plan.route, exc.message)
-                plan = plan_search(request.model_copy(update={"threshold": None}), parsed, principal.groups, None,
-                                   plan.offset, self._view, f"{plan.route} request failed: {exc.message}")
+                plan = plan_search(request.model_copy(update={"threshold": None}), planned.parsed, principal.groups,
+                                   None, plan.offset, self._view, f"{plan.route} request failed: {exc.message}")
+                planned = dataclasses.replace(planned, plan=plan)
                 raw = self._execute(plan)
-            answered = {h.get("_index") for h in raw["hits"]["hits"]}
-            if plan.vector is None or index is None or answered <= {index} or attempt == 2:
+            answering = {h.get("_index") for h in raw["hits"]["hits"]}
+            if plan.vector is None or index is None or answering <= {index} or attempt == 2:
                 break
             logger.info("the alias now points at {} (the query was embedded for {}): searching again",
-                        answered, index)
+                        answering, index)
             self.resolver.invalidate()
-        return plan, parsed, raw, embedding_ms
+        return Answered(planned, raw, embedding_ms)
 
     @property
     def _view(self) -> SearchSettingsView:
@@ -179,11 +212,9 @@ class SearchService:
         setting = self.settings.embedder.unit_vectors
         return keeps_unit_vectors(embedder, setting), keeps_static_unit_vectors(embedder, setting)
 
-    def _query_vector(self, request: SearchRequest, parsed: list[ParsedQuery],
-                      ) -> tuple[list[float] | None, float, str | None, str | None]:
-        """The query's vector (for the dense leg and every result's similarity), the time it took, why
-        there is none, and the physical index it was made for. Never raises: a query that cannot be
-        embedded still searches BM25."""
+    def _query_vector(self, request: SearchRequest, parsed: list[ParsedQuery]) -> QueryVector:
+        """The query's vector (for the dense leg and every result's similarity). Never raises but for an engine
+        that is down: a query that cannot be embedded still searches BM25."""
         began = time.perf_counter()
         index = None
         try:
@@ -198,7 +229,7 @@ class SearchService:
             vector, problem = None, f"query embedding failed: {type(exc).__name__}: {exc}"
         if problem and request.search_mode != "fulltext":
             logger.debug("no query vector: {}", problem)
-        return vector, (time.perf_counter() - began) * 1000, problem, index
+        return QueryVector(vector, (time.perf_counter() - began) * 1000, problem, index)
 
     def _unit_similarity(self, vector: list[float] | None) -> Callable[[list[str]], list[float]] | None:
         """Cosines of passage units to the query vector, with the index's embedder when it is static (navec:

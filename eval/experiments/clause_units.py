@@ -120,7 +120,8 @@ def measure(alias: str, units: str, pipeline: str, per_doc: int) -> None:
     for row in map(json.loads, CLAUSES.read_text(encoding="utf-8").splitlines()):
         judged = Judged((row["quote"],), row["doc"], row["clause"], row["page"])
         request = validate_request({"query": row["text"]})
-        plan, parsed, raw, _ = service._plan_and_execute(request, principal, service.coverage.get(principal.groups))
+        answered = service._answer(request, principal, service.coverage.get(principal.groups))
+        plan, parsed, raw = answered.planned.plan, answered.planned.parsed, answered.raw
         body = build_hybrid_body(list(plan.legs), 20, {"term": {"doc_id": by_name[row["doc"].replace("/", "_")]}})
         body |= {"_source": ["clause"], "highlight": build_passage_highlight()}
         hits = client.search(index=units, body=body, params={"search_pipeline": pipeline})["hits"]["hits"]
