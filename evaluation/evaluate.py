@@ -26,6 +26,7 @@ from loguru import logger
 from opensearchpy import OpenSearch
 
 from evaluation.answers import AnswerTally, Judged, Shown, load_answers, qrels_of
+from ingest.backfill import run_backfill
 from ingest.batch import Batcher
 from ingest.chunk import chunk_blocks
 from ingest.discover import SourceFile
@@ -173,7 +174,9 @@ def build_index(evalset: EvalSet, settings: Settings, client: OpenSearch, embedd
         item = prepared(doc, settings)
         ids[item.doc_id] = doc.id
         batcher.add(item)
-    batcher.finish(quiet=True)
+    batcher.finish()
+    if batcher.early_chunks:  # written text first while the statistics waited for their sample
+        run_backfill(settings, client, embedder, quiet=True)
     failed = [o for o in report.outcomes if o.status == "failed"]
     if failed:
         raise RuntimeError(f"{len(failed)} eval documents failed to index: {failed[0].reason}")
@@ -232,7 +235,6 @@ def ingest_as_files(evalset: EvalSet, settings: Settings, client: OpenSearch, em
     """Write each document as a UTF-8 TXT file (pages joined by form feeds, as ``pdftotext`` writes them)
     and ingest the folder exactly as ``stroidok ingest`` does: parser, repair, titles, chunking, vectors
     (for a slow embedder, text first and then the backfill, as the ingest command's default does)."""
-    from ingest.backfill import run_backfill
     from ingest.pipeline import run_ingest
     from ingest.plan import IngestOptions
 

@@ -21,10 +21,9 @@ from typing import Any
 
 from loguru import logger
 from opensearchpy import OpenSearch, helpers
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
 from ingest.index import context_text, embed_units, vector_or_none
+from ingest.progress import ProgressBar
 from ingest.signals import StopFlag, stop_on_signals
 from service.embedders.base import Embedder, keeps_unit_vectors
 from service.embedders.capabilities import capabilities_of
@@ -212,37 +211,6 @@ def prepare_embedder(client: OpenSearch, settings: Settings, embedder: Embedder,
         embedder.load_stats(stored)
 
 
-class BackfillProgress:
-    """A bar with rate and time left on a terminal; a log line every 30 s otherwise (stdout stays clean)."""
-
-    def __init__(self, total: int, quiet: bool) -> None:
-        self.console = Console(stderr=True)
-        self.live = self.console.is_terminal and not quiet
-        self.bar = Progress(TextColumn("embedding"), BarColumn(), MofNCompleteColumn(), TextColumn("chunks"),
-                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=self.console,
-                            disable=not self.live)
-        self.task = self.bar.add_task("embedding", total=total)
-        self.total, self.done, self.began, self.logged = total, 0, time.monotonic(), time.monotonic()
-
-    def __enter__(self) -> BackfillProgress:
-        self.bar.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.bar.stop()
-
-    def advance(self, count: int) -> None:
-        self.done += count
-        self.bar.advance(self.task, count)
-        now = time.monotonic()
-        if not self.live and (now - self.logged > 30 or self.done >= self.total):
-            self.logged = now
-            rate = self.done / max(now - self.began, 1e-9)
-            left = (self.total - self.done) / rate if rate else float("inf")
-            logger.info("embedding: {}/{} chunks, {:.1f} chunks/s, ~{:.0f} min left", self.done, self.total, rate,
-                        left / 60)
-
-
 def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, options: BackfillOptions | None = None,
                  quiet: bool = False) -> BackfillReport:
     """Embed every pending chunk of the alias's index (or ``options.index``); safe to stop and run again."""
@@ -259,7 +227,7 @@ def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, opt
         logger.info("{} chunks have their vector and no unit vectors: their units are embedded too", missing)
     wanted = before.pending + missing
     total = min(wanted, options.limit) if options.limit is not None else wanted
-    with BackfillProgress(total, quiet) as progress, stop_on_signals() as stop, \
+    with ProgressBar("embedding", "chunks", total, quiet, log_every_s=30) as progress, stop_on_signals() as stop, \
             cf.ThreadPoolExecutor(options.workers, thread_name_prefix="embed") as pool:
         running: set[cf.Future[BatchResult]] = set()
         refreshed, read = time.monotonic(), 0
@@ -293,7 +261,7 @@ def run_backfill(settings: Settings, client: OpenSearch, embedder: Embedder, opt
     return report
 
 
-def _wait(running: set[cf.Future[BatchResult]], stop: StopFlag, report: BackfillReport, progress: BackfillProgress,
+def _wait(running: set[cf.Future[BatchResult]], stop: StopFlag, report: BackfillReport, progress: ProgressBar,
           until: str) -> set[cf.Future[BatchResult]]:
     """Wait for batches (checking for a stop twice a second), account for the finished; the rest."""
     done, pending = cf.wait(running, timeout=0.5, return_when=until)
@@ -302,7 +270,7 @@ def _wait(running: set[cf.Future[BatchResult]], stop: StopFlag, report: Backfill
     return pending
 
 
-def _collect(done: set[cf.Future[BatchResult]], report: BackfillReport, progress: BackfillProgress) -> None:
+def _collect(done: set[cf.Future[BatchResult]], report: BackfillReport, progress: ProgressBar) -> None:
     for future in done:
         result = future.result()
         report.embedded += result.embedded

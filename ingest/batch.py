@@ -14,7 +14,6 @@ import time
 from loguru import logger
 from opensearchpy import OpenSearch
 
-from ingest.backfill import run_backfill
 from ingest.index import (
     PreparedDocument,
     embed_units,
@@ -89,17 +88,9 @@ class Batcher:
             logger.info("embedder statistics fitted on {} chunks and stored with the index", len(texts))
         self.stats_ready = True
 
-    def finish(self, quiet: bool = False) -> None:
-        """The run's last batch, then the vectors of the chunks written text first while the run waited for
-        its fitting sample (searchable by BM25 meanwhile)."""
+    def finish(self) -> None:
+        """The run's last batch."""
         self.flush(final=True)
-        if not self.early_chunks:
-            return
-        self.watchdog.progress("adding the vectors of chunks written text first", f"{self.early_chunks} chunks")
-        logger.info("adding the vectors of {} chunks written text first", self.early_chunks)
-        report = run_backfill(self.settings, self.client, self.embedder, quiet=quiet)
-        if report.failed:
-            logger.warning("{} chunks still have no vector; `stroidok embed` adds them", report.failed)
 
     def flush(self, final: bool = False) -> None:
         """Write the pending documents; ``final``: the run's last batch (statistics are fitted now at the latest)."""

@@ -15,6 +15,7 @@ from loguru import logger
 from opensearchpy import OpenSearch
 
 from ingest.access import AccessRules, load_rules
+from ingest.backfill import run_backfill
 from ingest.batch import Batcher
 from ingest.discover import discover
 from ingest.index import (
@@ -25,7 +26,7 @@ from ingest.index import (
 from ingest.lease import acquire
 from ingest.links import settle_links
 from ingest.plan import IngestOptions, Plan, dry_run_outcomes, plan_run, planned_outcomes, processing_signature
-from ingest.pool import parse_all
+from ingest.pool import parsed_documents
 from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.signals import Interrupted
 from ingest.watchdog import Watchdog
@@ -73,8 +74,16 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
                 batcher = Batcher(client, settings, embedder, report, reporter, options.batch_size or
                                   settings.ingest.batch_size, stats_ready, watchdog, options.vectors_later)
                 _remove_and_report(plan, client, settings, batcher, watchdog)
-                parse_all(plan, options, settings, rules, registry, batcher, watchdog)
-                batcher.finish(quiet)
+                # the stream: parse (worker processes) → chunks → embed → write, a batch at a time
+                for parsed in parsed_documents(plan, options, settings, rules, registry, watchdog):
+                    report.timings["parse"] += parsed.seconds
+                    if parsed.document is not None:
+                        batcher.add(parsed.document)
+                    elif parsed.failed is not None:
+                        batcher.record(parsed.failed)
+                batcher.finish()
+            if batcher.early_chunks:
+                _add_early_vectors(settings, client, embedder, batcher.early_chunks, watchdog, quiet)
         if any(o.status in ("indexed", "deleted") for o in report.outcomes):
             began_links = time.perf_counter()
             settle_links(client, settings.index)
@@ -120,6 +129,17 @@ def settle_index(client: OpenSearch, settings: Settings, report: RunReport, spli
         return
     report.timings["optimize"] = time.perf_counter() - began
     logger.info("{} segments merged into {} in {:.1f}s", before, after, report.timings["optimize"])
+
+
+def _add_early_vectors(settings: Settings, client: OpenSearch, embedder: Embedder, chunks: int,
+                       watchdog: Watchdog, quiet: bool) -> None:
+    """The vectors of the chunks written text first while the run waited for its fitting sample (searchable
+    by BM25 meanwhile)."""
+    watchdog.progress("adding the vectors of chunks written text first", f"{chunks} chunks")
+    logger.info("adding the vectors of {} chunks written text first", chunks)
+    backfilled = run_backfill(settings, client, embedder, quiet=quiet)
+    if backfilled.failed:
+        logger.warning("{} chunks still have no vector; `stroidok embed` adds them", backfilled.failed)
 
 
 def _remove_and_report(plan: Plan, client: OpenSearch, settings: Settings, batcher: Batcher,

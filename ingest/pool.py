@@ -11,13 +11,13 @@ import os
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
 from pebble import ProcessExpired, ProcessPool
 
 from ingest.access import AccessRules
-from ingest.batch import Batcher
 from ingest.discover import SourceFile
 from ingest.index import (
     PreparedDocument,
@@ -100,9 +100,10 @@ def worker_context(preload_unstructured: bool) -> multiprocessing.context.BaseCo
     return context
 
 
-def parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: AccessRules,
-              registry: dict[str, dict[str, Any]], batcher: Batcher, watchdog: Watchdog) -> None:
-    """Parse every file of ``plan.todo`` in worker processes, each result into ``batcher`` as it arrives."""
+def parsed_documents(plan: Plan, options: IngestOptions, settings: Settings, rules: AccessRules,
+                     registry: dict[str, dict[str, Any]], watchdog: Watchdog) -> Iterator[Parsed]:
+    """Parse every file of ``plan.todo`` in worker processes; each result as it arrives: a document ready to
+    embed and write, or a file that failed. Signals stop the stream between documents."""
     if not plan.todo:
         return
     ingest = settings.ingest
@@ -127,7 +128,7 @@ def parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: Acc
                 for future in done:
                     source, digest = futures[future]
                     watchdog.progress("parsing", source.display)
-                    _collect(future, source, digest, rules, registry, batcher, timeouts[source.path])
+                    yield _collected(future, source, digest, rules, registry, timeouts[source.path])
                     stop.check()  # between documents: a batch being written finishes first
                 stop.check()
     except BaseException:
@@ -138,13 +139,21 @@ def parse_all(plan: Plan, options: IngestOptions, settings: Settings, rules: Acc
     pool.join()
 
 
-def _collect(future: cf.Future[ParseResult], source: SourceFile, digest: str, rules: AccessRules, registry: dict[str, dict[str, Any]],
-             batcher: Batcher, timeout_s: float) -> None:
+@dataclass(frozen=True)
+class Parsed:
+    """One file's parse: the document ready to embed and write, or the failed file's outcome."""
+
+    document: PreparedDocument | None
+    failed: FileOutcome | None = None
+    seconds: float = 0.0
+
+
+def _collected(future: cf.Future[ParseResult], source: SourceFile, digest: str, rules: AccessRules,
+               registry: dict[str, dict[str, Any]], timeout_s: float) -> Parsed:
     try:
         result: ParseResult = future.result()
     except Exception as exc:
-        batcher.record(FileOutcome(source.display, "failed", reason=_failure_reason(exc, timeout_s)))
-        return
-    batcher.report.timings["parse"] += result.seconds
-    batcher.add(PreparedDocument(source, digest, result.parsed, result.chunks, rules.groups_for(source.path),
-                                 written_before(registry.get(source.doc_id))))
+        return Parsed(None, FileOutcome(source.display, "failed", reason=_failure_reason(exc, timeout_s)))
+    document = PreparedDocument(source, digest, result.parsed, result.chunks, rules.groups_for(source.path),
+                                written_before(registry.get(source.doc_id)))
+    return Parsed(document, seconds=result.seconds)

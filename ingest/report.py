@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import sys
-import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
 from loguru import logger
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ingest.progress import ProgressBar
 
 Status = Literal["indexed", "skipped", "failed", "deleted", "planned"]
 
@@ -80,32 +80,22 @@ class Reporter:
     """Shows progress and each outcome as it happens; stdout gets the final report only."""
 
     def __init__(self, total: int, quiet: bool = False) -> None:
-        self.console = Console(stderr=True)
-        self.live = self.console.is_terminal and not quiet
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=self.console, disable=not self.live)
-        self.task = self.progress.add_task("ingesting", total=total)
-        self.total, self.done, self.last_log = total, 0, 0.0
+        self.bar = ProgressBar("ingesting", "files", total, quiet)
 
     def __enter__(self) -> Reporter:
-        self.progress.start()
+        self.bar.__enter__()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.stop()
+        self.bar.__exit__(*exc)
 
     def outcome(self, outcome: FileOutcome) -> None:
         """Live: a line per file above the bar. Plain: failures at once, progress every 10 s."""
-        if outcome.status != "deleted":
-            self.progress.advance(self.task)
-            self.done += 1
-        if self.live:
-            self.progress.console.print(outcome.line(), markup=False, highlight=False)
-        elif outcome.status == "failed":
+        if outcome.status == "failed" and not self.bar.live:
             logger.warning(outcome.line())
-        elif time.monotonic() - self.last_log > 10 or self.done == self.total:
-            self.last_log = time.monotonic()
-            logger.info("ingest progress: {}/{} files", self.done, self.total)
+        self.bar.show(outcome.line())
+        if outcome.status != "deleted":
+            self.bar.advance()
 
 
 def print_report(report: RunReport, as_json: bool) -> None:
