@@ -18,10 +18,10 @@ from ingest.index import load_registry
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from ingest.report import compact_pages, print_report
-from ingest.signals import Interrupted
 from service.embedders.base import Embedder
 from service.embedders.capabilities import capabilities_of
 from service.embedders.factory import build_embedder
+from service.errors import Interrupted
 from service.opensearch import build_client
 from service.settings import Settings
 

@@ -26,18 +26,12 @@ from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
 from ingest.discover import Shard
-from service.errors import IngestError
+from service.errors import IngestRunning
 from service.opensearch import engine_errors
 from service.settings import IndexSettings
 
 KIND = "ingest_lease"
 TTL_S = 60.0
-
-
-class IngestRunning(IngestError):
-    """Another ingest holds the index (or an overlapping part of it)."""
-
-    code = "INGEST_RUNNING"
 
 
 def scope_of(shard: Shard | None) -> str:

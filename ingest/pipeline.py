@@ -28,10 +28,9 @@ from ingest.links import settle_links
 from ingest.plan import IngestOptions, Plan, dry_run_outcomes, plan_run, planned_outcomes, processing_signature
 from ingest.pool import parsed_documents
 from ingest.report import FileOutcome, Reporter, RunReport
-from ingest.signals import Interrupted
 from ingest.watchdog import Watchdog
 from service.embedders.base import Embedder
-from service.errors import IngestError, StroidokError
+from service.errors import IngestError, Interrupted, StroidokError
 from service.index_admin.apply import apply_all
 from service.index_admin.maintenance import optimize, pending_switch, split_if_grown
 from service.index_meta import bump_generation, load_embedder_state

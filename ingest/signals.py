@@ -8,13 +8,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from types import FrameType
 
-from service.errors import IngestError
-
-
-class Interrupted(IngestError):
-    """The run was stopped by a signal; what was acknowledged stays, the rest is redone next run."""
-
-    code = "INTERRUPTED"
+from service.errors import Interrupted
 
 
 class StopFlag:

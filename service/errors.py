@@ -27,6 +27,7 @@
         └── PastLastPage               (PAST_LAST_PAGE)  internal: the service answers an empty page
 
 opensearch-py exceptions become members of this tree in exactly one place: ``service.opensearch``.
+docs/errors.md lists every code with its meaning (``python -m service.errors`` prints the table).
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from pydantic import ValidationError
 
 
 class StroidokError(Exception):
-    """Base of every error the product raises on purpose."""
+    """Base of the tree; as a code: an unexpected failure inside the product (its traceback is in the server's
+    log on stderr, never in the reply)."""
 
     code: ClassVar[str] = "INTERNAL_ERROR"
 
@@ -51,50 +53,91 @@ class StroidokError(Exception):
 
 
 class ConfigError(StroidokError):
+    """A setting or command-line value the product cannot use; the message names it. Fix the setting
+    (docs/settings.md) and run again."""
+
     code = "CONFIG_ERROR"
 
 
 class EngineError(StroidokError):
+    """The managed node could not be installed, started or stopped; ``stroidok engine logs`` shows why."""
+
     code = "ENGINE_ERROR"
 
 
 class JavaNotFound(EngineError):
+    """No JDK 21 or newer was found (``OPENSEARCH_JAVA_HOME``, ``JAVA_HOME``, ``/usr/lib/jvm``) and the registry
+    JDK is off or missing."""
+
     code = "JAVA_NOT_FOUND"
 
 
 class PortInUse(EngineError):
+    """The node's HTTP or transport port is taken by another process; stop it or set ``STROIDOK_ENGINE_HTTP_PORT``."""
+
     code = "PORT_IN_USE"
 
 
 class ArtifactDownloadFailed(EngineError):
+    """OpenSearch or a plugin could not be fetched from Maven Central; check the network and run ``stroidok engine
+    install`` again."""
+
     code = "DOWNLOAD_FAILED"
 
 
 class EngineAssemblyFailed(EngineError):
+    """The downloaded distribution or its plugins could not be put together; the message says which step."""
+
     code = "ASSEMBLY_FAILED"
 
 
 class NodeDied(EngineError):
+    """The node's process exited while starting or running; its log's last lines come with the error."""
+
     code = "NODE_DIED"
 
 
 class EngineStartTimeout(EngineError):
+    """The node did not reach green (yellow for a cluster) within ``STROIDOK_ENGINE_START_TIMEOUT_S``."""
+
     code = "START_TIMEOUT"
 
 
 class EmbeddingError(StroidokError):
+    """The embedder could not turn text into vectors (a model that does not load, an endpoint that refuses)."""
+
     code = "EMBEDDING_ERROR"
 
 
 class IngestError(StroidokError):
+    """An ingest run could not go on (its report says which files were done); run it again to continue."""
+
     code = "INGEST_ERROR"
 
 
+class IngestRunning(IngestError):
+    """Another ingest holds the index (or an overlapping part of it); this one refused to start. The other one's
+    lease expires a minute after it stops renewing it (a crashed run)."""
+
+    code = "INGEST_RUNNING"
+
+
+class Interrupted(IngestError):
+    """The run was stopped by a signal; what was acknowledged stays, the rest is redone next run."""
+
+    code = "INTERRUPTED"
+
+
 class ParseError(IngestError):
+    """One file could not be read (corrupt, encrypted, not what its name says); it is reported failed and skipped,
+    never indexed."""
+
     code = "PARSE_ERROR"
 
 
 class InvalidQuery(StroidokError):
+    """A tool's arguments are refused by its contract; ``details.problems`` names each field and its problem."""
+
     code = "INVALID_QUERY"
 
     @classmethod
@@ -107,26 +150,42 @@ class InvalidQuery(StroidokError):
 
 
 class RateLimited(StroidokError):
+    """The caller made more calls than ``STROIDOK_SEARCH_RATE_LIMIT`` allows; try again in a few seconds."""
+
     code = "RATE_LIMIT"
 
 
 class Unauthorized(StroidokError):
+    """An HTTP caller without a valid token (``STROIDOK_SERVER_TOKENS``)."""
+
     code = "UNAUTHORIZED"
 
 
 class NotFound(StroidokError):
+    """No document or chunk with this id that the caller may read (one that exists but is not readable answers the
+    same)."""
+
     code = "NOT_FOUND"
 
 
 class SearchError(StroidokError):
+    """The engine refused a request for a reason not listed below; its own reason is in the server's log, never in
+    the reply."""
+
     code = "DATABASE_ERROR"
 
 
 class IndexUnavailable(SearchError):
+    """The engine does not answer (not started, or down), or the index is missing: ``stroidok engine up``,
+    ``stroidok index init``."""
+
     code = "INDEX_UNAVAILABLE"
 
 
 class IndexSetupError(SearchError):
+    """The index, its template or pipelines could not be made as the templates describe; ``stroidok index status``
+    says what differs."""
+
     code = "INDEX_SETUP_ERROR"
 
 
@@ -156,3 +215,31 @@ class PastLastPage(SearchError):
     empty page, so the code never reaches a client."""
 
     code = "PAST_LAST_PAGE"
+
+
+def error_classes() -> list[type[StroidokError]]:
+    """Every member of the tree, parents before children, in the order they are declared."""
+    found: list[type[StroidokError]] = []
+
+    def walk(cls: type[StroidokError]) -> None:
+        found.append(cls)
+        for sub in cls.__subclasses__():
+            if sub.__module__ == __name__:
+                walk(sub)
+
+    walk(StroidokError)
+    return found
+
+
+def error_table() -> str:
+    """docs/errors.md's table: each code, the class that carries it, its parent, and what it means."""
+    rows = ["| code | error | kind of | meaning |", "|---|---|---|---|"]
+    for cls in error_classes():
+        parent = next((b.__name__ for b in cls.__bases__ if issubclass(b, StroidokError)), "")
+        meaning = " ".join((cls.__doc__ or "").split()).replace("``", "`").replace("|", "\\|")
+        rows.append(f"| `{cls.code}` | {cls.__name__} | {parent} | {meaning} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(error_table())

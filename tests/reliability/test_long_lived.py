@@ -21,13 +21,13 @@ from opensearchpy import OpenSearch
 
 from ingest.backfill import BackfillOptions, run_backfill
 from ingest.index import unit_spans
-from ingest.lease import KIND, IngestRunning, acquire, expires_at, lease_body, lease_id
+from ingest.lease import KIND, acquire, expires_at, lease_body, lease_id
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.base import Embedder
 from service.embedders.navec import NavecEmbedder
 from service.engine.process import EngineProcess, running_pid
-from service.errors import EngineBusy, StroidokError
+from service.errors import EngineBusy, IngestRunning, StroidokError
 from service.index_admin.apply import apply_all
 from service.index_admin.maintenance import migrate
 from service.opensearch import build_client

@@ -21,10 +21,9 @@ from opensearchpy import OpenSearch
 from ingest.backfill import BackfillOptions, run_backfill
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
-from ingest.signals import Interrupted
 from service.embedders.factory import build_embedder
 from service.embedders.navec import NavecEmbedder
-from service.errors import IngestError
+from service.errors import IngestError, Interrupted
 from service.index_admin.apply import index_status
 from service.index_admin.maintenance import EmbedderSwitch, migrate, pending_switch
 from service.search import SearchService

@@ -1,4 +1,4 @@
-"""docs/settings.md carries the settings table as the code generates it."""
+"""docs/settings.md and docs/errors.md carry their tables as the code generates them."""
 
 from __future__ import annotations
 
@@ -25,3 +25,14 @@ def test_every_setting_has_a_row_under_its_variable() -> None:
         for name, field in model.model_fields.items():  # type: ignore[attr-defined]
             if field.validation_alias is None:
                 assert f"`{prefix}{name}`".upper() in table.upper(), f"{concern}.{name}"
+
+
+def test_the_error_page_carries_every_code_as_generated() -> None:
+    from service.errors import error_classes, error_table
+
+    page = (PAGE.parent / "errors.md").read_text(encoding="utf-8")
+    embedded = page.split("<!-- errors:begin -->\n", 1)[1].split("\n<!-- errors:end -->", 1)[0]
+    assert embedded == error_table(), "regenerate with: python -m service.errors"
+    codes = [cls.code for cls in error_classes()]
+    assert len(codes) == len(set(codes)), "every code names one error"
+    assert all(cls.__doc__ for cls in error_classes()), "every error says what it means"
