@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -168,51 +168,88 @@ def engine_timeout(timeout_s: float | None = None) -> EngineTimeout:
                          details={"timeout_s": timeout_s} if timeout_s else {})
 
 
+def _refused(exc: Exception) -> bool:
+    """An answer of the engine (a status), not a failure to reach it."""
+    return isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError)
+
+
+def _missing_pipeline(exc: Exception) -> bool:
+    return isinstance(exc, os_exc.RequestError) and "Pipeline" in _reason(exc) and "is not defined" in _reason(exc)
+
+
+def _past_last_page(exc: Exception) -> bool:
+    return isinstance(exc, os_exc.RequestError) and "Reached end of search result" in str(exc.info)
+
+
+def _disk_blocked(exc: Exception) -> bool:
+    return _refused(exc) and _root_type(exc) in DISK_BLOCKS and is_disk_block(_reason(exc))
+
+
+def _busy(exc: Exception) -> bool:
+    return _refused(exc) and (_root_type(exc) in BUSY_ERRORS or _status(exc) == 429)
+
+
+def _timed_out(exc: Exception) -> bool:
+    return _refused(exc) and any(mark in str(getattr(exc, "info", "")).lower() for mark in TIMEOUT_MARKS)
+
+
+def _input_refused(exc: Exception) -> bool:
+    return isinstance(exc, os_exc.RequestError) and _root_type(exc) in INPUT_ERRORS
+
+
+def _status(exc: Exception) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+#: the engine's failures as the product's errors: the first row whose test holds builds the error. The
+#: engine's own reason text is logged, never put in the error a client receives.
+TRANSLATIONS: tuple[tuple[Callable[[Exception], bool], Callable[[Exception], StroidokError]], ...] = (
+    # connected, then no answer in time: busy, not down
+    (lambda e: isinstance(e, os_exc.ConnectionTimeout), lambda e: engine_timeout()),
+    (lambda e: isinstance(e, os_exc.ConnectionError),
+     lambda e: IndexUnavailable("the search engine is not reachable; start it with `stroidok engine up`",
+                                details={"reason": type(e).__name__})),
+    (lambda e: isinstance(e, os_exc.NotFoundError),
+     lambda e: IndexUnavailable("the index or a resource it needs is not found; create it with `stroidok index "
+                                "init`", details={"status": 404})),
+    (_missing_pipeline,
+     lambda e: IndexUnavailable("the index is not initialised (its search pipeline is missing); run `stroidok "
+                                "index init`", details={"status": 400})),
+    (_past_last_page, lambda e: PastLastPage("the requested page is past the last result")),
+    (is_create_block, lambda e: DiskFull(CREATE_BLOCKED_MESSAGE, details={"status": 403, "block": "create_index"})),
+    (_disk_blocked, lambda e: DiskFull(DISK_FULL_MESSAGE, details={"status": _status(e)})),
+    (_busy, lambda e: EngineBusy(f"the search engine is short of memory or busy; try again in {RETRY_AFTER_S:.0f} s",
+                                 details={"status": _status(e), "type": _root_type(e) or None,
+                                          "retry_after_s": RETRY_AFTER_S})),
+    (_timed_out, lambda e: engine_timeout()),
+    (_input_refused,
+     lambda e: InvalidQuery("the search engine could not run this query as given; simplify the query or its "
+                            "filters", details={"reason": _root_type(e)})),
+    (_refused, lambda e: SearchError("the search engine rejected the request (its reason is in the server's log)",
+                                     details={"status": _status(e), "type": _root_type(e) or None})),
+)
+
+
 def translate(exc: Exception) -> StroidokError:
-    """Map an opensearch-py exception to a member of the product's tree. The engine's own reason text is
-    logged (stderr), never put in the error a client receives: it names indexes, fields and internals."""
-    if isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError):
-        logger.warning("engine error {}: {}", exc.status_code, _reason(exc))
-    if isinstance(exc, os_exc.ConnectionTimeout):  # connected, then no answer in time: busy, not down
-        return engine_timeout()
-    if isinstance(exc, os_exc.ConnectionError):
-        return IndexUnavailable(
-            "the search engine is not reachable; start it with `stroidok engine up`",
-            details={"reason": type(exc).__name__},
-        )
-    if isinstance(exc, os_exc.NotFoundError):
-        return IndexUnavailable("the index or a resource it needs is not found; create it with `stroidok index init`",
-                                details={"status": 404})
-    if isinstance(exc, os_exc.RequestError) and "Pipeline" in _reason(exc) and "is not defined" in _reason(exc):
-        return IndexUnavailable("the index is not initialised (its search pipeline is missing); run `stroidok "
-                                "index init`", details={"status": 400})
-    if isinstance(exc, os_exc.RequestError) and "Reached end of search result" in str(exc.info):
-        return PastLastPage("the requested page is past the last result")
-    if is_create_block(exc):
-        return DiskFull(CREATE_BLOCKED_MESSAGE, details={"status": 403, "block": "create_index"})
-    if isinstance(exc, os_exc.TransportError) and _root_type(exc) in DISK_BLOCKS and is_disk_block(_reason(exc)):
-        return DiskFull(DISK_FULL_MESSAGE, details={"status": exc.status_code})
-    if isinstance(exc, os_exc.TransportError) and (_root_type(exc) in BUSY_ERRORS or exc.status_code == 429):
-        return EngineBusy(f"the search engine is short of memory or busy; try again in {RETRY_AFTER_S:.0f} s",
-                          details={"status": exc.status_code, "type": _root_type(exc) or None,
-                                   "retry_after_s": RETRY_AFTER_S})
-    if isinstance(exc, os_exc.TransportError) and any(mark in str(exc.info).lower() for mark in TIMEOUT_MARKS):
-        return engine_timeout()
-    if isinstance(exc, os_exc.RequestError) and _root_type(exc) in INPUT_ERRORS:
-        return InvalidQuery("the search engine could not run this query as given; simplify the query or its "
-                            "filters", details={"reason": _root_type(exc)})
-    if isinstance(exc, os_exc.TransportError):
-        return SearchError(
-            "the search engine rejected the request (its reason is in the server's log)",
-            details={"status": exc.status_code if isinstance(exc.status_code, int) else None,
-                     "type": _root_type(exc) or None},
-        )
+    """Map an opensearch-py exception to a member of the product's tree (``TRANSLATIONS``)."""
+    if _refused(exc):
+        logger.warning("engine error {}: {}", _status(exc), _reason(exc))
+    for holds, build in TRANSLATIONS:
+        if holds(exc):
+            return build(exc)
     logger.warning("unexpected engine failure: {}", exc)
     return SearchError("unexpected engine failure (details in the server's log)")
 
 
-def _root_type(exc: os_exc.TransportError) -> str:
-    info = exc.info if isinstance(exc.info, dict) else {}
+def _info(exc: BaseException) -> dict[str, Any]:
+    """The engine's JSON answer carried by a refusal; empty for anything else."""
+    info = getattr(exc, "info", None)
+    return info if isinstance(info, dict) else {}
+
+
+def _root_type(exc: BaseException) -> str:
+    info = _info(exc)
     error = info.get("error")
     if not isinstance(error, dict):
         return ""
@@ -221,13 +258,12 @@ def _root_type(exc: os_exc.TransportError) -> str:
     return next((t for t in types if t in INPUT_ERRORS | BUSY_ERRORS), types[0] if types else "")
 
 
-def _reason(exc: os_exc.TransportError) -> str:
-    info = exc.info if isinstance(exc.info, dict) else {}
-    error = info.get("error")
+def _reason(exc: BaseException) -> str:
+    error = _info(exc).get("error")
     if isinstance(error, dict):
         root = (error.get("root_cause") or [error])[0]
         return str(root.get("reason") or error.get("reason") or error.get("type"))
-    return str(error or exc.error)
+    return str(error or getattr(exc, "error", ""))
 
 
 @contextmanager
