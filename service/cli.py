@@ -242,6 +242,29 @@ def serve_cmd(http: int = typer.Option(None, "--http", help="Serve streamable HT
     run(state.settings, http, workers)
 
 
+@app.command("stats")
+def stats_cmd(since: str = typer.Option("7d", "--since", help="Entries of the last 7d, 24h, 30m …"),
+              top: int = typer.Option(10, "--top", min=1, max=100, help="Frequent and empty queries listed."),
+              as_json: bool = typer.Option(False, "--json"),
+              prune: bool = typer.Option(False, "--prune", help="First delete the entries past "
+                                         "STROIDOK_SEARCH_LOG_RETENTION_DAYS.")) -> None:
+    """Usage, speed, errors and what agents opened, from the query log (the engine's aggregations); only the
+    calls of callers whose access groups are all this one's (STROIDOK_SERVER_GROUPS) are counted."""
+    from service.security import stdio_principal
+    from service.stats import format_stats, prune_log, read_stats
+
+    settings, client = state.settings, build_client(state.settings)
+    if prune:
+        deleted = prune_log(client, settings.index.queries_index, settings.search.log_retention_days)
+        Console(stderr=True).print(f"{deleted} entries older than {settings.search.log_retention_days} days deleted")
+    principal = stdio_principal(settings.server)
+    stats = read_stats(client, settings.index.queries_index, since, list(principal.groups), top)
+    if as_json:
+        out.print_json(json.dumps(stats.to_dict(), ensure_ascii=False))
+    else:
+        out.print(format_stats(stats), markup=False, highlight=False)
+
+
 @app.command("mcp-config")
 def mcp_config() -> None:
     """Print an MCP server entry for Claude Code with this installation's absolute path, for any project:

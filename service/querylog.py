@@ -20,7 +20,9 @@ from opensearchpy import exceptions as os_exc
 from pydantic import BaseModel, ValidationError
 
 from service.errors import StroidokError
+from service.feedback import Opening
 from service.query.contract import SearchRequest
+from service.stats import prune_log
 
 MAX_ARGUMENTS = 40
 MAX_VALUE_CHARS = 500
@@ -33,13 +35,14 @@ def logged_arguments(arguments: dict[str, Any]) -> dict[str, str]:
 
 
 def result_summary(result: BaseModel | None) -> dict[str, Any]:
-    """What a successful call returned, in the log's fields."""
+    """What a successful call returned, in the log's fields (a search: its results' ids in rank order too)."""
     meta = getattr(result, "meta", None)
     if meta is not None:  # a search
+        results = getattr(result, "results", [])
         return {"route_used": meta.route_used, "operator_used": meta.operator_used,
-                "total_results": meta.total_results, "returned": len(getattr(result, "results", [])),
-                "cached": meta.cached, "truncated": meta.truncated, "embedding_ms": meta.timings.embedding_ms,
-                "search_ms": meta.timings.search_ms}
+                "total_results": meta.total_results, "returned": len(results),
+                "result_ids": [r.id for r in results], "cached": meta.cached, "truncated": meta.truncated,
+                "embedding_ms": meta.timings.embedding_ms, "search_ms": meta.timings.search_ms}
     if hasattr(result, "total_documents"):
         return {"total_results": result.total_documents}  # type: ignore[union-attr]
     return {"returned": 1} if result is not None else {}
@@ -52,15 +55,28 @@ def request_fields(arguments: dict[str, Any]) -> dict[str, Any]:
     except (ValidationError, TypeError, ValueError):
         return {}
     return {"search_mode": request.search_mode, "operator": request.operator, "page": request.page,
-            "document_types": request.document_types}
+            "document_types": request.document_types, "filters": used_filters(request)}
+
+
+#: the search parameters that narrow or shape a search, as ``stats`` counts their use
+FILTER_PARAMETERS = ("queries", "document_types", "date_range", "path", "folder", "source_filter", "cites",
+                     "threshold", "current_only")
+
+
+def used_filters(request: SearchRequest) -> list[str]:
+    """The filter parameters a search set (a default value is not a use)."""
+    defaults = SearchRequest(query=request.query)
+    return [name for name in FILTER_PARAMETERS if getattr(request, name) != getattr(defaults, name)]
 
 
 def call_entry(tool: str, arguments: dict[str, Any], principal: str, client: str | None, total_ms: float,
-               result: BaseModel | None = None, error: BaseException | None = None) -> dict[str, Any]:
-    """One log entry of a tool call. Pure."""
+               result: BaseModel | None = None, error: BaseException | None = None, *, call_id: str | None = None,
+               groups: tuple[str, ...] = (), opening: Opening | None = None) -> dict[str, Any]:
+    """One log entry of a tool call: who (name, client, access groups), what, how long, what came back; for a
+    ``get_document`` that opened a result of an earlier search, that search's ``call_id`` and the rank. Pure."""
     code = error.code if isinstance(error, StroidokError) else ("INTERNAL_ERROR" if error else None)
     entry: dict[str, Any] = {
-        "tool": tool, "principal": principal, "client": client,
+        "call_id": call_id, "groups": list(groups), "tool": tool, "principal": principal, "client": client,
         "query": str(arguments.get("query") or arguments.get("id") or "")[:500],
         "status": "error" if error else "ok", "error_code": code, "total_ms": round(total_ms, 2),
         "arguments": logged_arguments(arguments),
@@ -68,6 +84,8 @@ def call_entry(tool: str, arguments: dict[str, Any], principal: str, client: str
     if tool == "search_documents":
         entry.update(request_fields(arguments))
     entry.update(result_summary(result))
+    if opening is not None:
+        entry.update(follows=opening.follows, opened_rank=opening.rank)
     return entry
 
 
@@ -77,8 +95,9 @@ class QueryLog:
     everything queued so far is written (tests, shutdown; also run at interpreter exit)."""
 
     def __init__(self, client: OpenSearch, index: str, enabled: bool = True, interval_s: float = 1.0,
-                 batch: int = 500, max_queued: int = 100_000) -> None:
-        self.client, self.index, self.enabled = client, index, enabled
+                 batch: int = 500, max_queued: int = 100_000, retention_days: int | None = None) -> None:
+        self.client, self.index, self.enabled, self.retention_days = client, index, enabled, retention_days
+        self._pruned_at: float | None = None
         self.interval_s, self.batch = interval_s, batch
         self.queue: queue.Queue[dict[str, Any]] = queue.Queue(max_queued)
         self._exists = False
@@ -131,8 +150,22 @@ class QueryLog:
                 except queue.Empty:
                     break
             self._write(entries)
+            self._prune_daily()
             for _ in entries:
                 self.queue.task_done()
+
+    def _prune_daily(self) -> None:
+        """Entries past the retention go when the writer starts and once a day after."""
+        if self.retention_days is None or (self._pruned_at is not None and time.monotonic() - self._pruned_at < 86400):
+            return
+        self._pruned_at = time.monotonic()
+        try:
+            deleted = prune_log(self.client, self.index, self.retention_days)
+        except (StroidokError, OSError) as exc:
+            logger.warning("query log not pruned: {}", exc)
+            return
+        if deleted:
+            logger.info("query log: {} entries older than {} days deleted", deleted, self.retention_days)
 
     def _write(self, entries: list[dict[str, Any]]) -> None:
         if not self._ready():

@@ -8,7 +8,9 @@ hop away in ``service.query``. Access filters are part of every request body the
 from __future__ import annotations
 
 import dataclasses
+import functools
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -27,6 +29,7 @@ from service.errors import (
     SearchError,
     StroidokError,
 )
+from service.feedback import RecentSearches
 from service.index_meta import read_generation
 from service.opensearch import bounded_search
 from service.query.aggs import build_sources_body, document_count
@@ -92,26 +95,33 @@ class SearchService:
         self.settings, self.client, self.embedder = settings, client, embedder
         self.cache = build_cache(settings.search)
         self.limiter = RateLimiter(settings.search.rate_limit, settings.search.redis_url)
-        self.log = QueryLog(client, settings.index.queries_index, settings.search.log_queries)
+        self.log = QueryLog(client, settings.index.queries_index, settings.search.log_queries,
+                            retention_days=settings.search.log_retention_days)
         self.resolver = EmbedderResolver(client, settings, embedder)
         self.coverage = CoverageCache(client, settings.index.alias)
         self.documents = Documents(self._send)
+        self.recent = RecentSearches(settings.search.feedback_window_s)
 
     # -- search -----------------------------------------------------------------------------------
 
     def _call(self, tool: str, arguments: dict[str, Any], principal: Principal, client_id: str | None,
               run: Callable[[float], T]) -> T:
-        """Every tool call: rate limit, run, one query-log entry (refused and failed calls included)."""
-        began = time.perf_counter()
+        """Every tool call: rate limit, run, one query-log entry (refused and failed calls included); a search's
+        results are remembered for the client, and an opening of one of them is logged with its rank."""
+        began, call_id, client = time.perf_counter(), uuid.uuid4().hex, client_id or principal.name
+        logged = functools.partial(call_entry, tool, arguments, principal.name, client_id, call_id=call_id,
+                                   groups=principal.groups)
         try:
-            self.limiter.check(client_id or principal.name, tool)
+            self.limiter.check(client, tool)
             result = run(began)
         except Exception as exc:
-            self.log.record(call_entry(tool, arguments, principal.name, client_id,
-                                       (time.perf_counter() - began) * 1000, error=exc))
+            self.log.record(logged((time.perf_counter() - began) * 1000, error=exc))
             raise
-        self.log.record(call_entry(tool, arguments, principal.name, client_id, (time.perf_counter() - began) * 1000,
-                                   result=result))
+        opening = self.recent.opened(client, str(arguments.get("id"))) if tool == "get_document" else None
+        self.log.record(logged((time.perf_counter() - began) * 1000, result=result, opening=opening))
+        if isinstance(result, SearchResponse):
+            offset = (result.meta.pagination.page - 1) * result.meta.pagination.limit
+            self.recent.remember(client, call_id, [r.id for r in result.results], offset)
         return result
 
     def search(self, arguments: dict[str, Any], principal: Principal, client_id: str | None = None) -> SearchResponse:

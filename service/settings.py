@@ -331,11 +331,12 @@ class SearchSettings(BaseSettings):
     passage_chars: int = Field(default=600, ge=100, le=5000, validation_alias=AliasChoices(
         "STROIDOK_SEARCH_PASSAGE_CHARS", "STROIDOK_SEARCH_CHUNK_CHARS"), description="The longest passage shown "
         "per chunk: the clause that answers when it fits, cut at clause or sentence boundaries.")
-    passage_value_weight: float = Field(default=1.0, ge=0.0, le=5.0, description="What stating a value (a bound "
-        "«не менее …», a quantity with its unit) adds to a passage, in units of the answer's highest term weight: "
-        "among passages covering the same words, the one holding the figure answers (docs/relevance.md).")
+    passage_value_weight: float = Field(default=1.0, ge=0.0, le=5.0, description="What stating a value («не менее "
+        "…», a quantity with its unit) adds to a passage, in units of the answer's highest term weight.")
     few_results: int = Field(default=3, ge=0, description="Below this many results, suggest related queries.")
+    feedback_window_s: float = Field(default=1800.0, gt=0, description="An opening links to a search this recent.")
     log_queries: bool = True
+    log_retention_days: int = Field(default=90, ge=1, description="Query-log entries older than this are deleted.")
 
 
 class ServerSettings(BaseSettings):
@@ -386,9 +387,8 @@ class Settings(BaseModel):
     def _index_follows_embedder(self) -> Settings:
         """Unless set explicitly, the index's vector dimension and fusion are the configured embedder's."""
         able = capabilities_of(self.embedder.provider)
-        derived: dict[str, object] = dict(able.fusion)
-        if (dimension := able.dimension or self.embedder.dimension) is not None:
-            derived["embedding_dim"] = dimension
+        dimension = able.dimension or self.embedder.dimension
+        derived: dict[str, object] = {**able.fusion, **({"embedding_dim": dimension} if dimension else {})}
         for name, value in derived.items():
             if name not in self.index.model_fields_set:
                 setattr(self.index, name, value)
