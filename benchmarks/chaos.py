@@ -1,4 +1,4 @@
-"""The chaos run of issue 12: faults and hostile input against real processes, counted.
+"""The chaos run: faults and hostile input against real processes, counted.
 
 1. engine kills: ``kill -9`` of the node at a random moment of an ingest (the archive changes between
    rounds), restart, again; then one clean rerun, compared chunk by chunk with an uninterrupted run.
@@ -7,11 +7,11 @@
 4. an access-control fuzz and 5. an injection corpus through the MCP HTTP transport with tokens.
 6. engine outage: time to INDEX_UNAVAILABLE per tool, and to the first answer after the node is back.
 7. big ingests: the normative documents as TXT files, default settings, several fresh runs in a row.
-8. long-lived faults (issue 32): disk-full rounds (flood stage forced through the node's cluster settings
+8. long-lived faults: disk-full rounds (flood stage forced through the node's cluster settings
    mid-archive: the ingest must end with DISK_FULL, the rerun after the engine lifts its block completes;
    compared chunk by chunk), searches while the normative documents are ingested, two ingests of one
    index at once, and ``index migrate`` under a search load.
-9. the create-index block (issue 38): with the flood stage forced the engine refuses to create indexes; two
+9. the create-index block: with the flood stage forced the engine refuses to create indexes; two
    ingests into a new alias wait it out once the watermarks are back, one writes, nothing is doubled.
 10. the request space under load: every mode × operator × page × limit × max_chunks and each kind of filter
    (tests/support/sweep.py) by 20 concurrent clients, with the engine's cardinality pruning on, each call

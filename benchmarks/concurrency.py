@@ -1,11 +1,11 @@
-"""Many agents at once: the MCP server over HTTP beside raw OpenSearch, same questions, one run (issue 15).
+"""Many agents at once: the MCP server over HTTP beside raw OpenSearch, same questions, one run.
 
 For each number of clients, N MCP sessions (the SDK's real client, streamable HTTP, one session each) call
 ``search_documents`` with the tool's defaults against ``stroidok serve --http`` started as a user starts it;
 before and after them, N threads send the very request bodies the service builds for the same questions
 straight to OpenSearch (both raw runs together set the bound, so a drift of the machine's speed falls on both
 paths; each is also checked against the other's bound, which shows how much of the 200 ms margin is noise).
-Both print p50/p95/p99 and throughput; the verdict line checks issue 15's bar at the highest level: no errors,
+Both print p50/p95/p99 and throughput; the verdict line checks the bar at the highest level: no errors,
 and MCP p95 ≤ clients / raw throughput + 200 ms. A sequential stdio run, each call
 beside the same question's raw request (interleaved), checks the layer's own overhead: MCP stdio p95 ≤ 1.15 ×
 (query embedding + raw engine) p95.

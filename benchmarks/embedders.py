@@ -1,4 +1,4 @@
-"""Embedder speed on this machine, side by side in one run (issue 16), through the shipped path.
+"""Embedder speed on this machine, side by side in one run, through the shipped path.
 
 1. Raw embedding: the same sample of real chunks (as ``stroidok ingest`` stored them, embedded as the
    product embeds them: title. section. text) through navec and e5 with 1 and 2 OpenMP threads, and e5

@@ -1,4 +1,4 @@
-"""CPU work right after an idle wait, beside the same work back to back (issue 15's stdio bar).
+"""CPU work right after an idle wait, beside the same work back to back.
 
 A sequential MCP call waits ~40 ms for the engine with nothing to do; then the server maps, serializes and
 sends the answer and the client reads it. On a virtual machine whose CPUs go idle during that wait, the

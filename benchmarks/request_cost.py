@@ -1,4 +1,4 @@
-"""What each part of the service's engine request costs, side by side in one run (issue 15).
+"""What each part of the service's engine request costs, side by side in one run.
 
 The service plans each question exactly as a search call does (``SearchService.plan`` → ``build_request``);
 each variant then removes or changes one part of that body, and every variant of a question is sent in a
@@ -81,7 +81,7 @@ def no_total_hits(body: Body) -> Body:
 
 
 def whole_source(body: Body) -> Body:
-    """Every stored field but the vector on hits and inner hits (what the service fetched before issue 15)."""
+    """Every stored field but the vector on hits and inner hits."""
     body["_source"] = body["collapse"]["inner_hits"]["_source"] = copy.deepcopy(SOURCE_EXCLUDES)
     return body
 

@@ -1,4 +1,4 @@
-"""How search behaves as the index grows: the construction corpus ingested again and again (issue 15).
+"""How search behaves as the index grows: the construction corpus ingested again and again.
 
 Each round writes the 361 normative documents as TXT files under a new folder, every page carrying a
 line of its own (so no copy is the same bytes as another), and ingests it with the product's ingest

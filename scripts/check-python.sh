@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Quick install check on another Python (issue 15): a fresh venv, the same install steps as `make install`,
+# Quick install check on another Python: a fresh venv, the same install steps as `make install`,
 # then the CLI and the unit tests. Usage: scripts/check-python.sh /path/to/python3.X
 set -euo pipefail
 py="$1"

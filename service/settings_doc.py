@@ -36,7 +36,7 @@ def type_text(annotation: Any) -> str:
     if isinstance(annotation, type) and issubclass(annotation, enum.Enum):
         return " \\| ".join(str(member.value) for member in annotation)
     text = annotation.__name__ if isinstance(annotation, type) else str(annotation)
-    text = re.sub(r"\b(?:typing|pathlib|collections\.abc)\.", "", text)
+    text = re.sub(r"\b(?:[a-z_]\w*\.)+(?=[A-Za-z_])", "", text)  # typing., pathlib._local., collections.abc.
     text = re.sub(r"Literal\[([^\]]*)\]", lambda m: " \\| ".join(v.strip(" '\"") for v in m.group(1).split(",")), text)
     return text.replace("|", "\\|").replace("\\\\|", "\\|")
 

@@ -1,5 +1,5 @@
 """A real three-node cluster (``engine up --nodes 3``) loses a node: queries keep answering, chunks stay,
-an ingest cut by the loss resumes without indexing anything twice (issue 15)."""
+an ingest cut by the loss resumes without indexing anything twice."""
 
 from __future__ import annotations
 

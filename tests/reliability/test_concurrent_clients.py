@@ -1,4 +1,4 @@
-"""Many agents at once over streamable HTTP: every call answers, in every mode and operator (issue 38).
+"""Many agents at once over streamable HTTP: every call answers, in every mode and operator.
 
 The server runs as a user starts it, with its query cache on (the state its worker threads share) and small
 enough that entries expire and are evicted while others are written."""

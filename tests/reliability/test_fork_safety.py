@@ -1,4 +1,4 @@
-"""Parse workers are never forked from the threaded ingest process (issue 12: a fork taken while
+"""Parse workers are never forked from the threaded ingest process (a fork taken while
 OpenBLAS threads held a lock hung the ingest for ever)."""
 
 from __future__ import annotations

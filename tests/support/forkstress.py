@@ -1,4 +1,4 @@
-"""The fork race of issue 12, as a program: threaded BLAS (an SVD the size of the SIF fit) runs in the
+"""The fork race, as a program: threaded BLAS (an SVD the size of the SIF fit) runs in the
 main thread while a parse pool keeps starting fresh workers. Run by tests and by benchmarks/chaos.py.
 
     python -m tests.support.forkstress forkserver 200   # the product's pool: must finish

@@ -1,5 +1,5 @@
 """A first ingest whose parsing is slow writes text first instead of keeping the index empty until it has its
-fitting sample (issue 38): documents are searchable while the run goes on, and every chunk has its vector
+fitting sample: documents are searchable while the run goes on, and every chunk has its vector
 when it ends."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Two server processes, one Redis: one query cache and one rate limit between them (issue 15)."""
+"""Two server processes, one Redis: one query cache and one rate limit between them."""
 
 from __future__ import annotations
 
