@@ -67,7 +67,7 @@ from tests.support.crash import (
     start_ingest,
     wait_until,
 )
-from tests.support.engine import managed_engine_settings, product_settings
+from tests.support.engine import engine_client, managed_engine_settings, product_settings
 from tests.support.faults import (
     blocks_lifted,
     create_blocked,
@@ -115,7 +115,7 @@ def compare(client: OpenSearch, alias: str, url: str, root: Path) -> dict[str, i
 
 def engine_kills(engine: EngineProcess, root: Path, kills: int, rng: random.Random) -> dict[str, Any]:
     url, alias = engine.url, f"chaos-ek-{uuid.uuid4().hex[:6]}"
-    client = OpenSearch(hosts=[url], timeout=120)
+    client = engine_client(url, 120)
     hung = nonzero = 0
     for round_ in range(kills):
         mutate(root, rng, 0.15, round_)
@@ -138,7 +138,7 @@ def engine_kills(engine: EngineProcess, root: Path, kills: int, rng: random.Rand
 
 def ingest_kills(url: str, root: Path, kills: int, rng: random.Random) -> dict[str, Any]:
     alias = f"chaos-ik-{uuid.uuid4().hex[:6]}"
-    client = OpenSearch(hosts=[url], timeout=120)
+    client = engine_client(url, 120)
     orphans = 0
     for round_ in range(kills):
         mutate(root, rng, 0.15, round_)
@@ -193,7 +193,7 @@ def acl_and_injections(url: str, work: Path, requests: int) -> dict[str, Any]:
     alias = f"chaos-acl-{uuid.uuid4().hex[:6]}"
     done = run_ingest_cli(root, {**ingest_env(url, alias), "STROIDOK_INGEST_ACCESS_RULES": str(rules)})
     assert done.returncode == 0, done.stderr[-1000:]
-    client = OpenSearch(hosts=[url], timeout=60)
+    client = engine_client(url, 60)
     client.indices.refresh(index=alias)
     hits = client.search(index=alias, body={"size": 5000, "_source": ["doc_id", "access_groups"]})["hits"]["hits"]
     doc_groups = {h["_source"]["doc_id"]: h["_source"]["access_groups"] for h in hits}
@@ -236,7 +236,7 @@ def outage(engine: EngineProcess, work: Path) -> dict[str, Any]:
 def big_runs(engine: EngineProcess, work: Path, runs: int, documents: int | None) -> dict[str, Any]:
     root = work / "normative"
     write_txt_corpus(DEFAULT_SHARED, root, documents)
-    client = OpenSearch(hosts=[engine.url], timeout=120)
+    client = engine_client(engine.url, 120)
     rows = []
     for _ in range(runs):
         alias = f"chaos-big-{uuid.uuid4().hex[:6]}"
@@ -257,7 +257,7 @@ def disk_full_rounds(url: str, root: Path, rounds: int, rng: random.Random) -> d
     record nothing refused; the node's watermarks come back, and once the engine lifts its blocks the rerun
     completes. Then the index is compared chunk by chunk with an uninterrupted run."""
     alias = f"chaos-df-{uuid.uuid4().hex[:6]}"
-    client = OpenSearch(hosts=[url], timeout=120)
+    client = engine_client(url, 120)
     assert run_ingest_cli(root, ingest_env(url, alias)).returncode == 0
     index = sorted(client.indices.get_alias(name=alias))[-1]
     refused_with_code = reruns_ok = registered_while_blocked = 0
@@ -283,7 +283,7 @@ def create_block_rounds(url: str, root: Path, rounds: int) -> dict[str, Any]:
     """Each round: the flood stage is forced until the engine blocks creating indexes, two ingests start into
     a new alias, the node's watermarks come back; both must wait out the block, then one writes and the
     other is refused (INGEST_RUNNING) or, if it came after, finds everything done. Nothing doubled."""
-    client = OpenSearch(hosts=[url], timeout=120)
+    client = engine_client(url, 120)
     waited = one_writer = doubled = 0
     try:
         for _ in range(rounds):
@@ -310,7 +310,7 @@ def beside_searches(url: str, work: Path, documents: int | None, navec: NavecEmb
     two ingests of one index at once, then ``index migrate`` under the same load."""
     alias = f"chaos-ls-{uuid.uuid4().hex[:6]}"
     root = write_txt_corpus(DEFAULT_SHARED, work / "ls", documents)[0].parent
-    client = OpenSearch(hosts=[url], timeout=120)
+    client = engine_client(url, 120)
     settings = product_settings(url, alias)
     settings.search.cache_ttl_s = 0
     settings.search.rate_limit = "100000000/minute"
@@ -341,7 +341,7 @@ def beside_searches(url: str, work: Path, documents: int | None, navec: NavecEmb
 def request_space(url: str, work: Path, navec: NavecEmbedder, clients: int = 20) -> dict[str, Any]:
     """The sweep of the real-node guard by ``clients`` concurrent clients (each its own client id), with the
     cardinality pruning of an unmanaged cluster on; the engine's search tasks read afterwards."""
-    client = OpenSearch(hosts=[url], timeout=120)
+    client = engine_client(url, 120)
     settings = product_settings(url, f"chaos-rs-{uuid.uuid4().hex[:6]}")
     settings.search.cache_ttl_s, settings.search.rate_limit, settings.search.log_queries = 0, "100000000/minute", False
     root = work / "request-space"

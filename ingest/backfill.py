@@ -29,7 +29,7 @@ from service.embedders.base import Embedder, keeps_unit_vectors
 from service.embedders.capabilities import capabilities_of
 from service.index_admin.maintenance import optimize
 from service.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
-from service.opensearch import engine_errors
+from service.opensearch import scan
 from service.query.build import UNITS_FIELD
 from service.settings import Settings
 from service.vectors import PENDING, read_coverage
@@ -98,9 +98,8 @@ def pending_batches(client: OpenSearch, index: str, size: int, timeout_s: float,
     """Pages of pending chunks in ``chunk_id`` order (each chunk once per run, whatever is written meanwhile)."""
     after = None
     while True:
-        with engine_errors():
-            hits = client.search(index=index, body=pending_page(after, size, units),
-                                 params={"request_timeout": timeout_s})["hits"]["hits"]
+        hits = client.search(index=index, body=pending_page(after, size, units),
+                             params={"request_timeout": timeout_s})["hits"]["hits"]
         if not hits:
             return
         yield hits
@@ -160,25 +159,23 @@ def embed_and_write(client: OpenSearch, embedder: Embedder, hits: list[dict[str,
     unit_vectors = embed_units(embedder, [h["_source"].get("text") or "" for h in hits]) if units else None
     unit_chars = sum(len(h["_source"].get("text") or "") for h in hits) if units else 0
     result = BatchResult(characters=sum(map(len, texts)) + unit_chars, embed_s=time.perf_counter() - began)
-    with engine_errors():
-        for ok, item in helpers.streaming_bulk(client, update_actions(hits, vectors, unit_vectors), raise_on_error=False,
-                                               raise_on_exception=False, max_retries=5, initial_backoff=1,
-                                               request_timeout=timeout_s):
-            status = next(iter(item.values())).get("status")
-            if ok:
-                result.embedded += 1
-            elif status in (404, 409):
-                result.skipped += 1
-            else:
-                result.failed += 1
-                result.errors.append(str(next(iter(item.values())).get("error"))[:300])
+    for ok, item in helpers.streaming_bulk(client, update_actions(hits, vectors, unit_vectors), raise_on_error=False,
+                                           raise_on_exception=False, max_retries=5, initial_backoff=1,
+                                           request_timeout=timeout_s):
+        status = next(iter(item.values())).get("status")
+        if ok:
+            result.embedded += 1
+        elif status in (404, 409):
+            result.skipped += 1
+        else:
+            result.failed += 1
+            result.errors.append(str(next(iter(item.values())).get("error"))[:300])
     return result
 
 
 def maps_units(client: OpenSearch, index: str) -> bool:
     """Whether ``index`` can keep unit vectors (one built before them cannot: `stroidok index migrate`)."""
-    with engine_errors():
-        mappings = client.indices.get_mapping(index=index)
+    mappings = client.indices.get_mapping(index=index)
     if all(UNITS_FIELD in m["mappings"].get("properties", {}) for m in mappings.values()):
         return True
     logger.warning("{} was built before unit vectors: chunks get their own vectors only; `stroidok index migrate` "
@@ -188,8 +185,7 @@ def maps_units(client: OpenSearch, index: str) -> bool:
 
 def count_missing_units(client: OpenSearch, index: str) -> int:
     """Chunks with their vector and no unit vectors."""
-    with engine_errors():
-        return int(client.count(index=index, body={"query": MISSING_UNITS})["count"])
+    return int(client.count(index=index, body={"query": MISSING_UNITS})["count"])
 
 
 def prepare_embedder(client: OpenSearch, settings: Settings, embedder: Embedder, index: str) -> None:
@@ -199,12 +195,11 @@ def prepare_embedder(client: OpenSearch, settings: Settings, embedder: Embedder,
         return
     sample = []
     if capabilities_of(embedder.identity.provider).fitted:
-        with engine_errors():
-            for hit in helpers.scan(client, index=index, query={"_source": TEXT_FIELDS, "query": {"match_all": {}}},
-                                    size=1000):
-                sample.append(chunk_text(hit["_source"]))
-                if len(sample) >= settings.embedder.fit_sample:
-                    break
+        for hit in scan(client, index=index, query={"_source": TEXT_FIELDS, "query": {"match_all": {}}},
+                                size=1000):
+            sample.append(chunk_text(hit["_source"]))
+            if len(sample) >= settings.embedder.fit_sample:
+                break
     stats = embedder.fit(sample) if sample else None
     stored = claim_embedder_meta(client, embedder, settings.index, stats, index)
     if stored is not None and stored is not stats:
@@ -284,8 +279,7 @@ def _collect(done: set[cf.Future[BatchResult]], report: BackfillReport, progress
 
 def _refresh(client: OpenSearch, settings: Settings, index: str) -> None:
     """Make written vectors searchable, and tell caches that results may have changed."""
-    with engine_errors():
-        client.indices.refresh(index=index)
+    client.indices.refresh(index=index)
     bump_generation(client, settings.index)
 
 

@@ -31,7 +31,7 @@ from ingest.parse.model import ParsedDocument
 from service.designations import parse_designation
 from service.embedders.base import Embedder
 from service.errors import DiskFull, IngestError
-from service.opensearch import DISK_FULL_MESSAGE, engine_errors, is_disk_block
+from service.opensearch import DISK_FULL_MESSAGE, is_disk_block, scan
 from service.query.words import split_units
 from service.settings import IndexSettings
 
@@ -193,17 +193,15 @@ def intent_actions(docs: list[PreparedDocument], files_index: str) -> list[dict[
 
 def load_registry(client: OpenSearch, settings: IndexSettings) -> dict[str, dict[str, Any]]:
     """doc_id → registry entry, for every file ingested into this alias."""
-    with engine_errors():
-        return {hit["_id"]: hit["_source"] for hit in helpers.scan(client, index=settings.files_index,
-                                                                     query={"query": {"match_all": {}}})}
+    return {hit["_id"]: hit["_source"] for hit in scan(client, index=settings.files_index,
+                                                                 query={"query": {"match_all": {}}})}
 
 
 def first_chunks(client: OpenSearch, settings: IndexSettings, fields: list[str]) -> list[dict[str, Any]]:
     """Every document's first chunk as stored (``fields`` of it): one read per document of the fields each chunk
     repeats (title, designation, links)."""
-    with engine_errors():
-        return [hit["_source"] for hit in helpers.scan(client, index=settings.alias, _source=fields,
-                                                       query={"query": {"term": {"chunk_index": 0}}})]
+    return [hit["_source"] for hit in scan(client, index=settings.alias, _source=fields,
+                                                   query={"query": {"term": {"chunk_index": 0}}})]
 
 
 def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[PreparedDocument],
@@ -220,27 +218,25 @@ def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[Prep
             owner[action["_id"]] = doc.doc_id
             actions.append(action)
     failed: dict[str, str] = {}
-    with engine_errors():
-        _bulk_or_raise(client, intent_actions(docs, settings.files_index), max_retries, timeout_s)
+    _bulk_or_raise(client, intent_actions(docs, settings.files_index), max_retries, timeout_s)
+    progress()
+    # require_alias: should the index vanish mid-run, a write fails instead of auto-creating a plain index
+    # named like the alias (guessed mappings, chunks no search finds, the next setup refused)
+    for ok, item in helpers.streaming_bulk(client, actions, chunk_size=chunk_size, max_chunk_bytes=max_bytes,
+                                           max_retries=max_retries, raise_on_error=False, initial_backoff=1,
+                                           request_timeout=timeout_s, require_alias=True):
+        op, result = next(iter(item.items()))
+        if not ok and not (op == "delete" and result.get("status") == 404):
+            failed.setdefault(owner[result["_id"]], str(result.get("error", result))[:300])
         progress()
-        # require_alias: should the index vanish mid-run, a write fails instead of auto-creating a plain index
-        # named like the alias (guessed mappings, chunks no search finds, the next setup refused)
-        for ok, item in helpers.streaming_bulk(client, actions, chunk_size=chunk_size, max_chunk_bytes=max_bytes,
-                                               max_retries=max_retries, raise_on_error=False,
-                                               raise_on_exception=False, initial_backoff=1, request_timeout=timeout_s,
-                                               require_alias=True):
-            op, result = next(iter(item.items()))
-            if not ok and not (op == "delete" and result.get("status") == 404):
-                failed.setdefault(owner[result["_id"]], str(result.get("error", result))[:300])
-            progress()
-        if any(is_disk_block(reason) for reason in failed.values()):
-            raise DiskFull(DISK_FULL_MESSAGE, details={"documents_refused": len(failed)})
-        client.indices.refresh(index=settings.alias, request_timeout=timeout_s)
-        done = [d for d in docs if d.doc_id not in failed]
-        registry = [{"_index": settings.files_index, "_id": d.doc_id, "_source": build_registry_source(d, now)}
-                    for d in done]
-        if registry:
-            _bulk_or_raise(client, registry, max_retries, timeout_s)
+    if any(is_disk_block(reason) for reason in failed.values()):
+        raise DiskFull(DISK_FULL_MESSAGE, details={"documents_refused": len(failed)})
+    client.indices.refresh(index=settings.alias, request_timeout=timeout_s)
+    done = [d for d in docs if d.doc_id not in failed]
+    registry = [{"_index": settings.files_index, "_id": d.doc_id, "_source": build_registry_source(d, now)}
+                for d in done]
+    if registry:
+        _bulk_or_raise(client, registry, max_retries, timeout_s)
     return failed
 
 
@@ -259,16 +255,14 @@ def _bulk_or_raise(client: OpenSearch, actions: list[dict[str, Any]], max_retrie
 def delete_document(client: OpenSearch, settings: IndexSettings, doc_id: str) -> int:
     """Remove a document's chunks (after a refresh, so chunks a crashed run never made visible are
     found too) and its registry entry; returns the chunks deleted."""
-    with engine_errors():
-        client.indices.refresh(index=settings.alias)
-        result = client.delete_by_query(index=settings.alias, body={"query": {"term": {"doc_id": doc_id}}},
-                                        refresh=True, conflicts="proceed")
-        client.delete(index=settings.files_index, id=doc_id, refresh=True, ignore=[404])
+    client.indices.refresh(index=settings.alias)
+    result = client.delete_by_query(index=settings.alias, body={"query": {"term": {"doc_id": doc_id}}},
+                                    refresh=True, conflicts="proceed")
+    client.delete(index=settings.files_index, id=doc_id, refresh=True, ignore=[404])
     return int(result.get("deleted", 0))
 
 
 def ensure_manual_refresh(client: OpenSearch, settings: IndexSettings) -> None:
     """Indexes made from an older template refreshed on a timer; from now on only runs refresh them
     (idempotent; a run that crashes leaves no setting to restore)."""
-    with engine_errors():
-        client.indices.put_settings(index=settings.alias, body={"index": {"refresh_interval": "-1"}})
+    client.indices.put_settings(index=settings.alias, body={"index": {"refresh_interval": "-1"}})

@@ -23,11 +23,10 @@ from typing import Any
 
 from loguru import logger
 from opensearchpy import OpenSearch
-from opensearchpy import exceptions as os_exc
 
 from ingest.discover import Shard
-from service.errors import IngestRunning
-from service.opensearch import engine_errors
+from service.errors import IngestRunning, SearchError, StroidokError
+from service.opensearch import is_conflict
 from service.settings import IndexSettings
 
 KIND = "ingest_lease"
@@ -73,7 +72,7 @@ class Lease:
         while not self._stop.wait(self.ttl_s / 3):
             try:
                 self._write(self.seq_no, self.primary_term)
-            except (os_exc.OpenSearchException, OSError) as exc:  # the next renewal tries again
+            except (StroidokError, OSError) as exc:  # the next renewal tries again
                 logger.warning("could not renew the ingest lease on {}: {}", self.settings.alias, exc)
 
     def _write(self, seq_no: int | None, primary_term: int | None) -> None:
@@ -90,7 +89,7 @@ class Lease:
         try:
             self.client.delete(index=self.settings.meta_index, id=lease_id(self.scope), refresh=True,
                                params={"if_seq_no": self.seq_no, "if_primary_term": self.primary_term})
-        except os_exc.OpenSearchException as exc:  # taken over after it expired, or the engine is down
+        except StroidokError as exc:  # taken over after it expired, or the engine is down
             logger.warning("ingest lease on {} not released ({}); it expires by itself", self.settings.alias, exc)
 
 
@@ -108,12 +107,11 @@ def new_holder() -> str:
 def acquire(client: OpenSearch, settings: IndexSettings, shard: Shard | None, ttl_s: float = TTL_S) -> Lease:
     """Take the index's lease for this run's scope, or raise ``IngestRunning`` naming who holds it."""
     scope, holder = scope_of(shard), new_holder()
-    with engine_errors():
-        lease = _claim(client, settings, scope, holder, ttl_s)
-        rivals = _live_overlapping(client, settings, scope)
-        if rivals:
-            lease.release()
-            raise _running(settings, rivals[0])
+    lease = _claim(client, settings, scope, holder, ttl_s)
+    rivals = _live_overlapping(client, settings, scope)
+    if rivals:
+        lease.release()
+        raise _running(settings, rivals[0])
     return lease
 
 
@@ -123,14 +121,18 @@ def _claim(client: OpenSearch, settings: IndexSettings, scope: str, holder: str,
     body = lease_body(scope, holder, ttl_s)
     try:
         result = client.index(index=settings.meta_index, id=doc_id, body=body, refresh=True, op_type="create")
-    except os_exc.ConflictError:
+    except SearchError as exc:
+        if not is_conflict(exc):
+            raise
         found = client.get(index=settings.meta_index, id=doc_id)
         if is_live(found["_source"]):
             raise _running(settings, found["_source"]) from None
         try:  # expired: take it over, unless another claimant did so first
             result = client.index(index=settings.meta_index, id=doc_id, body=body, refresh=True,
                                   params={"if_seq_no": found["_seq_no"], "if_primary_term": found["_primary_term"]})
-        except os_exc.ConflictError:
+        except SearchError as conflict:
+            if not is_conflict(conflict):
+                raise
             raise _running(settings, client.get(index=settings.meta_index, id=doc_id)["_source"]) from None
         logger.warning("took over the ingest lease of {} (its holder is gone or stopped renewing)",
                        found["_source"].get("holder"))

@@ -21,7 +21,6 @@ from opensearchpy import OpenSearch
 from ingest.index import first_chunks, load_registry
 from ingest.parse.titles import title_problems
 from service.designations import parse_designation
-from service.opensearch import engine_errors
 from service.settings import IndexSettings
 
 _UPDATE_SCRIPT = """
@@ -145,15 +144,14 @@ def settle_links(client: OpenSearch, settings: IndexSettings) -> int:
     plan = plan_links(entries)
     now = current_links(client, settings)
     changed = {doc_id: links for doc_id, links in plan.items() if doc_id in now and now[doc_id] != links}
-    with engine_errors():
-        for doc_id, links in changed.items():
-            client.update_by_query(index=settings.alias, conflicts="proceed", refresh=False, body={
-                "query": {"term": {"doc_id": doc_id}},
-                "script": {"lang": "painless", "source": _UPDATE_SCRIPT, "params": {
-                    "title": links.title, "superseded_by": links.superseded_by,
-                    "superseded_by_designation": links.superseded_by_designation}}})
-        if changed:
-            client.indices.refresh(index=settings.alias)
+    for doc_id, links in changed.items():
+        client.update_by_query(index=settings.alias, conflicts="proceed", refresh=False, body={
+            "query": {"term": {"doc_id": doc_id}},
+            "script": {"lang": "painless", "source": _UPDATE_SCRIPT, "params": {
+                "title": links.title, "superseded_by": links.superseded_by,
+                "superseded_by_designation": links.superseded_by_designation}}})
+    if changed:
+        client.indices.refresh(index=settings.alias)
     if changed:
         logger.info("links settled: {} documents re-titled or marked as replaced", len(changed))
     return len(changed)

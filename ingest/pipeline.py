@@ -34,7 +34,6 @@ from service.errors import IngestError, Interrupted, StroidokError
 from service.index_admin.apply import apply_all
 from service.index_admin.maintenance import optimize, pending_switch, split_if_grown
 from service.index_meta import bump_generation, load_embedder_state
-from service.opensearch import engine_errors
 from service.settings import Settings
 
 
@@ -114,13 +113,12 @@ def settle_index(client: OpenSearch, settings: Settings, report: RunReport, spli
         return
     began = time.perf_counter()
     try:
-        with engine_errors():
-            grown = split_if_grown(client, settings.index) if split else None
-            total = int(client.count(index=settings.index.alias)["count"])
-            if not grown and (written < settings.index.optimize_share * total or settings.index.optimize_share >= 1):
-                return
-            logger.info("merging the index's segments after writing {} of its {} chunks", written, total)
-            before, after = optimize(client, settings.index, split=False)
+        grown = split_if_grown(client, settings.index) if split else None
+        total = int(client.count(index=settings.index.alias)["count"])
+        if not grown and (written < settings.index.optimize_share * total or settings.index.optimize_share >= 1):
+            return
+        logger.info("merging the index's segments after writing {} of its {} chunks", written, total)
+        before, after = optimize(client, settings.index, split=False)
     except Interrupted:
         raise
     except StroidokError as exc:  # the chunks are written; a merge that failed only costs speed

@@ -6,11 +6,10 @@ from datetime import UTC, datetime
 from typing import Any
 
 from opensearchpy import OpenSearch
-from opensearchpy import exceptions as os_exc
 
 from service.embedders.base import Embedder
-from service.errors import ConfigError
-from service.opensearch import engine_errors
+from service.errors import ConfigError, IndexUnavailable, SearchError
+from service.opensearch import is_conflict, is_missing
 from service.settings import IndexSettings
 
 EMBEDDER_DOC = "embedder"
@@ -18,11 +17,14 @@ EMBEDDER_DOC = "embedder"
 
 def concrete_index(client: OpenSearch, alias: str) -> str | None:
     """The index an alias writes to (the newest one it points at); None when it points nowhere."""
-    with engine_errors():
-        try:
-            return str(sorted(client.indices.get_alias(name=alias))[-1])
-        except (os_exc.NotFoundError, IndexError):
+    try:
+        return str(sorted(client.indices.get_alias(name=alias))[-1])
+    except IndexError:
+        return None
+    except IndexUnavailable as exc:
+        if is_missing(exc):
             return None
+        raise
 
 
 def embedder_doc_id(index: str | None) -> str:
@@ -34,13 +36,13 @@ def _embedder_record(client: OpenSearch, settings: IndexSettings, index: str | N
                      params: dict[str, str]) -> dict[str, Any] | None:
     """The engine's GET answer for ``index``'s embedder record, else the alias-wide one (indexes made before
     per-index records existed); None when there is neither."""
-    with engine_errors():
-        for doc_id in dict.fromkeys((embedder_doc_id(index), EMBEDDER_DOC)):
-            try:
-                found: dict[str, Any] = client.get(index=settings.meta_index, id=doc_id, params=params)
-                return found
-            except os_exc.NotFoundError:
-                continue
+    for doc_id in dict.fromkeys((embedder_doc_id(index), EMBEDDER_DOC)):
+        try:
+            found: dict[str, Any] = client.get(index=settings.meta_index, id=doc_id, params=params)
+            return found
+        except IndexUnavailable as exc:
+            if not is_missing(exc):
+                raise
     return None
 
 
@@ -99,8 +101,7 @@ def carry_embedder_meta(client: OpenSearch, settings: IndexSettings, old: str, n
     if meta is None:
         return
     body = {**meta, "index": new, "updated_at": datetime.now(UTC).isoformat()}
-    with engine_errors():
-        client.index(index=settings.meta_index, id=embedder_doc_id(new), body=body, refresh=True)
+    client.index(index=settings.meta_index, id=embedder_doc_id(new), body=body, refresh=True)
 
 
 def claim_embedder_meta(client: OpenSearch, embedder: Embedder, settings: IndexSettings,
@@ -111,13 +112,14 @@ def claim_embedder_meta(client: OpenSearch, embedder: Embedder, settings: IndexS
     index = index or concrete_index(client, settings.alias)
     body = {"kind": EMBEDDER_DOC, **embedder.identity.to_dict(), "stats": stats, "index": index,
             "updated_at": datetime.now(UTC).isoformat()}
-    with engine_errors():
-        try:
-            client.index(index=settings.meta_index, id=embedder_doc_id(index), body=body, refresh=True,
-                         op_type="create")
-            return stats
-        except os_exc.ConflictError:
-            meta = read_embedder_meta(client, settings, index)
+    try:
+        client.index(index=settings.meta_index, id=embedder_doc_id(index), body=body, refresh=True,
+                     op_type="create")
+        return stats
+    except SearchError as exc:
+        if not is_conflict(exc):
+            raise
+        meta = read_embedder_meta(client, settings, index)
     check_identity(meta, embedder, settings)
     return meta.get("stats") if meta else stats
 
@@ -128,14 +130,14 @@ GENERATION_DOC = "generation"
 def bump_generation(client: OpenSearch, settings: IndexSettings) -> None:
     """Record that searchable content or access rights changed (a cache made before is stale)."""
     body = {"kind": GENERATION_DOC, "updated_at": datetime.now(UTC).isoformat()}
-    with engine_errors():
-        client.index(index=settings.meta_index, id=GENERATION_DOC, body=body)
+    client.index(index=settings.meta_index, id=GENERATION_DOC, body=body)
 
 
 def read_generation(client: OpenSearch, settings: IndexSettings) -> int:
     """The content generation (a real-time GET: no refresh needed); 0 before the first change."""
-    with engine_errors():
-        try:
-            return int(client.get(index=settings.meta_index, id=GENERATION_DOC, _source=False)["_version"])
-        except os_exc.NotFoundError:
+    try:
+        return int(client.get(index=settings.meta_index, id=GENERATION_DOC, _source=False)["_version"])
+    except IndexUnavailable as exc:
+        if is_missing(exc):
             return 0
+        raise

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import orjson
 from loguru import logger
-from opensearchpy import JSONSerializer, OpenSearch, Urllib3HttpConnection
+from opensearchpy import JSONSerializer, OpenSearch, Transport, Urllib3HttpConnection, helpers
 from opensearchpy import exceptions as os_exc
 from tenacity import Retrying, retry_if_exception, stop_after_attempt, wait_exponential
 from urllib3 import Timeout
@@ -41,6 +40,13 @@ def is_shard_not_ready(exc: BaseException) -> bool:
             and exc.status_code == 503 and _root_type(exc) in SHARD_NOT_READY)
 
 
+def is_bulk_rejected(exc: BaseException) -> bool:
+    """A bulk request the engine had no queue room for (429): written a moment later (opensearch-py's bulk
+    helpers retried it themselves, but they see the product's errors now)."""
+    return isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError) \
+        and exc.status_code == 429
+
+
 class BoundedConnection(Urllib3HttpConnection):
     """Connects within ``connect_timeout_s`` whatever the read timeout: an engine that is down answers
     ``INDEX_UNAVAILABLE`` in about two seconds, while a long bulk write may still read for minutes. A shard
@@ -59,8 +65,10 @@ class BoundedConnection(Urllib3HttpConnection):
 
     def perform_request(self, method: str, url: str, params: Any = None, body: Any = None,
                         timeout: Any = None, ignore: Any = (), headers: Any = None) -> Any:
-        retrying = Retrying(retry=retry_if_exception(is_shard_not_ready), stop=stop_after_attempt(SHARD_RETRIES),
-                            wait=wait_exponential(multiplier=0.25, max=2), reraise=True)
+        transient = is_bulk_rejected if url.endswith("/_bulk") else (lambda exc: False)
+        retrying = Retrying(retry=retry_if_exception(lambda exc: is_shard_not_ready(exc) or transient(exc)),
+                            stop=stop_after_attempt(SHARD_RETRIES), wait=wait_exponential(multiplier=0.25, max=2),
+                            reraise=True)
         return retrying(super().perform_request, method, url, params, body, self._bounded(timeout), ignore, headers)
 
 
@@ -91,6 +99,21 @@ def engine_hosts(url: str) -> list[str]:
     return [u.strip() for u in url.split(",") if u.strip()]
 
 
+class TranslatingTransport(Transport):
+    """The one engine-error boundary: every request's failure leaves the client as a member of the product's
+    tree (``translate``), so no caller ever sees opensearch-py's errors. Retries across nodes happen below it,
+    on the library's own errors."""
+
+    def perform_request(self, method: str, url: str, params: Mapping[str, Any] | None = None, body: Any = None,
+                        timeout: float | None = None, ignore: Collection[int] = (),
+                        headers: Mapping[str, str] | None = None) -> Any:
+        try:
+            return super().perform_request(method, url, params=params, body=body, timeout=timeout, ignore=ignore,
+                                           headers=headers)
+        except os_exc.OpenSearchException as exc:
+            raise translate(exc) from exc
+
+
 def build_client(settings: Settings) -> OpenSearch:
     """A client for the configured engine; no request is made here. The client's own request logging
     is silenced: failures are translated below and logged once by the caller, never as tracebacks.
@@ -116,6 +139,7 @@ def build_client(settings: Settings) -> OpenSearch:
         pool_maxsize=settings.opensearch.pool_size,
         connection_class=connection,
         serializer=FastJSONSerializer(),
+        transport_class=TranslatingTransport,
     )
 
 
@@ -128,6 +152,8 @@ BUSY_ERRORS = {"circuit_breaking_exception", "es_rejected_execution_exception", 
                *SHARD_NOT_READY}
 #: the engine's block exceptions, of which the flood-stage ones are DISK_FULL
 DISK_BLOCKS = {"cluster_block_exception", "index_create_block_exception"}
+#: refusals callers expect (a lookup that finds nothing, a create that loses a race)
+EXPECTED_STATUSES = {404, 409}
 #: how long a caller should wait before trying a busy engine again
 RETRY_AFTER_S = 2.0
 DISK_FULL_MESSAGE = ("the engine's disk is past its flood-stage watermark, so it blocks writes to the index until "
@@ -232,9 +258,12 @@ TRANSLATIONS: tuple[tuple[Callable[[Exception], bool], Callable[[Exception], Str
 
 
 def translate(exc: Exception) -> StroidokError:
-    """Map an opensearch-py exception to a member of the product's tree (``TRANSLATIONS``)."""
+    """Map an opensearch-py exception to a member of the product's tree (``TRANSLATIONS``). A missing resource
+    (404) or a lost race (409) is an answer callers expect and test for (``is_missing``, ``is_conflict``): it is
+    logged only at debug level."""
     if _refused(exc):
-        logger.warning("engine error {}: {}", _status(exc), _reason(exc))
+        level = "DEBUG" if _status(exc) in EXPECTED_STATUSES else "WARNING"
+        logger.log(level, "engine error {}: {}", _status(exc), _reason(exc))
     for holds, build in TRANSLATIONS:
         if holds(exc):
             return build(exc)
@@ -266,15 +295,6 @@ def _reason(exc: BaseException) -> str:
     return str(error or getattr(exc, "error", ""))
 
 
-@contextmanager
-def engine_errors() -> Iterator[None]:
-    """Run a block of engine calls, re-raising opensearch-py failures as product errors."""
-    try:
-        yield
-    except os_exc.OpenSearchException as exc:
-        raise translate(exc) from exc
-
-
 #: how much longer than its engine-side ``timeout`` the client waits for a search's answer
 GRACE_S = 5.0
 #: the tasks API's name of a search and of its shard-level parts
@@ -292,12 +312,10 @@ def bounded_search(client: OpenSearch, index: str, body: dict[str, Any], params:
     try:
         raw: dict[str, Any] = client.search(index=index, body=bounded, params=params, opaque_id=opaque,
                                             request_timeout=timeout_s + GRACE_S)
-    except os_exc.ConnectionTimeout as exc:
-        cancel_searches(client, opaque)
+    except EngineTimeout as exc:
+        if isinstance(exc.__cause__, os_exc.ConnectionTimeout):  # the client stopped waiting: the engine goes on
+            cancel_searches(client, opaque)
         raise engine_timeout(timeout_s) from exc
-    except os_exc.OpenSearchException as exc:
-        error = translate(exc)
-        raise (engine_timeout(timeout_s) if isinstance(error, EngineTimeout) else error) from exc
     if raw.get("timed_out"):
         raise engine_timeout(timeout_s)
     return raw
@@ -310,8 +328,8 @@ def cancel_searches(client: OpenSearch, opaque_id: str) -> int:
         ids = [task.task for task in search_tasks(client, detailed=False, timeout_s=GRACE_S) if task.opaque_id == opaque_id]
         for task_id in ids:
             client.tasks.cancel(task_id=task_id, request_timeout=GRACE_S)
-    except os_exc.OpenSearchException as exc:
-        logger.warning("could not cancel the timed-out search {}: {}", opaque_id, exc)
+    except StroidokError as exc:
+        logger.warning("could not cancel the timed-out search {}: {}", opaque_id, exc.message)
         return 0
     if ids:
         logger.warning("search {} cancelled in the engine after its client stopped waiting", opaque_id)
@@ -344,6 +362,34 @@ def search_tasks(client: OpenSearch, detailed: bool = True, timeout_s: float | N
 
 def long_searches(client: OpenSearch, longer_than_s: float) -> list[RunningSearch]:
     """The searches running longer than ``longer_than_s``, longest first."""
-    with engine_errors():
-        found = [task for task in search_tasks(client) if task.running_s > longer_than_s]
+    found = [task for task in search_tasks(client) if task.running_s > longer_than_s]
     return sorted(found, key=lambda s: -s.running_s)
+
+
+def is_missing(error: StroidokError) -> bool:
+    """The engine has no such index, template, pipeline or document (404)."""
+    return isinstance(error, IndexUnavailable) and error.details.get("status") == 404
+
+
+def is_conflict(error: StroidokError) -> bool:
+    """A write refused for a version conflict: another writer was first (409)."""
+    return isinstance(error, SearchError) and error.details.get("status") == 409
+
+
+def already_exists(error: StroidokError) -> bool:
+    """An index created by another process first."""
+    return isinstance(error, SearchError) and error.details.get("type") == "resource_already_exists_exception"
+
+
+def is_forbidden(error: StroidokError) -> bool:
+    """The engine's security refused this caller the action (401, 403), a disk block aside."""
+    return not isinstance(error, DiskFull) and error.details.get("status") in (401, 403)
+
+
+def scan(client: OpenSearch, **kwargs: Any) -> Iterator[dict[str, Any]]:
+    """opensearch-py's ``helpers.scan``, whose own failure (a scroll some shards failed) is the product's error
+    too: its requests already are, through the client."""
+    try:
+        yield from helpers.scan(client, **kwargs)
+    except os_exc.OpenSearchException as exc:
+        raise translate(exc) from exc

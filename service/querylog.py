@@ -16,7 +16,6 @@ from typing import Any
 
 from loguru import logger
 from opensearchpy import OpenSearch, helpers
-from opensearchpy import exceptions as os_exc
 from pydantic import BaseModel, ValidationError
 
 from service.errors import StroidokError
@@ -109,7 +108,7 @@ class QueryLog:
         if not self._exists:
             try:
                 self._exists = bool(self.client.indices.exists(index=self.index))
-            except (os_exc.OpenSearchException, OSError):
+            except (StroidokError, OSError):
                 return False
             if not self._exists:
                 logger.warning("query log index {} missing; run `stroidok index init`", self.index)
@@ -175,5 +174,5 @@ class QueryLog:
                                      raise_on_error=False, request_timeout=10)
             if errors:
                 logger.warning("query log: {} entries not written", len(errors))  # type: ignore[arg-type]
-        except (os_exc.OpenSearchException, OSError) as exc:
+        except (StroidokError, OSError) as exc:
             logger.warning("query log not written: {}", exc)

@@ -17,7 +17,6 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from service.errors import ConfigError
-from service.opensearch import engine_errors
 
 SEARCH = "search_documents"
 OPEN = "get_document"
@@ -140,16 +139,14 @@ def map_stats(since: str, raw: dict[str, Any]) -> Stats:
 
 
 def read_stats(client: OpenSearch, queries_index: str, since: str, groups: list[str], top: int = 10) -> Stats:
-    with engine_errors():
-        raw = client.search(index=queries_index, body=build_stats_body(since, groups, top))
+    raw = client.search(index=queries_index, body=build_stats_body(since, groups, top))
     return map_stats(since, raw)
 
 
 def prune_log(client: OpenSearch, queries_index: str, retention_days: int) -> int:
     """Delete the entries older than ``retention_days``; returns how many went."""
     body = {"query": {"range": {"timestamp": {"lt": f"now-{retention_days}d"}}}}
-    with engine_errors():
-        result = client.delete_by_query(index=queries_index, body=body, conflicts="proceed", refresh=True)
+    result = client.delete_by_query(index=queries_index, body=body, conflicts="proceed", refresh=True)
     return int(result.get("deleted", 0))
 
 

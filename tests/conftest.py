@@ -46,7 +46,11 @@ def opensearch_url() -> Iterator[str]:
 
 @pytest.fixture(scope="session")
 def client(opensearch_url: str) -> OpenSearch:
-    return OpenSearch(hosts=[opensearch_url], timeout=60)
+    """The product's own client, as every command builds it: its failures arrive as the product's errors."""
+    from service.opensearch import build_client
+    from service.settings import OpenSearchSettings, Settings
+
+    return build_client(Settings(opensearch=OpenSearchSettings(url=opensearch_url, timeout_s=60)))
 
 
 @pytest.fixture

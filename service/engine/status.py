@@ -7,7 +7,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from service.opensearch import RunningSearch, engine_errors, long_searches
+from service.opensearch import RunningSearch, long_searches
 
 
 @dataclass(frozen=True)
@@ -68,14 +68,13 @@ class NodeStatus:
 def read_status(client: OpenSearch, url: str, search_bound_s: float) -> NodeStatus:
     """One round of read-only calls describing the node (raises ``IndexUnavailable`` when down); searches
     running longer than ``search_bound_s`` are listed."""
-    with engine_errors():
-        info = client.info()
-        health = client.cluster.health()
-        plugins = sorted({row["component"] for row in client.cat.plugins(format="json")})
-        jvm = next(iter(client.nodes.stats(metric="jvm")["nodes"].values()))["jvm"]["mem"]
-        rows = client.cat.indices(format="json", expand_wildcards="open")
-        members = client.cat.nodes(format="json", h="name,http_address,node.role,heap.percent,cluster_manager")
-        disk = read_disk(client)
+    info = client.info()
+    health = client.cluster.health()
+    plugins = sorted({row["component"] for row in client.cat.plugins(format="json")})
+    jvm = next(iter(client.nodes.stats(metric="jvm")["nodes"].values()))["jvm"]["mem"]
+    rows = client.cat.indices(format="json", expand_wildcards="open")
+    members = client.cat.nodes(format="json", h="name,http_address,node.role,heap.percent,cluster_manager")
+    disk = read_disk(client)
     running = long_searches(client, search_bound_s)
     indexes = sorted(
         (IndexInfo(r["index"], r["health"], int(r["docs.count"] or 0), r["store.size"] or "0b")

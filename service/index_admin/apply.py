@@ -12,11 +12,10 @@ from typing import Any, Literal
 
 from loguru import logger
 from opensearchpy import OpenSearch
-from opensearchpy import exceptions as os_exc
 
 from service.embedders.capabilities import capabilities_of
 from service.engine.status import write_blocked
-from service.errors import IndexSetupError
+from service.errors import IndexSetupError, IndexUnavailable, SearchError
 from service.index_admin.create import create_index
 from service.index_admin.guards import PruningState, read_pruning, turn_off_pruning
 from service.index_admin.templates import (
@@ -31,7 +30,7 @@ from service.index_admin.templates import (
     wanted_template,
 )
 from service.index_meta import read_embedder_meta
-from service.opensearch import PRUNING_SETTING, engine_errors
+from service.opensearch import PRUNING_SETTING, is_missing
 from service.settings import IndexSettings
 
 Action = Literal["created", "updated", "unchanged"]
@@ -64,8 +63,10 @@ class IndexStatus:
 def _installed_template_hash(client: OpenSearch, name: str) -> str | None:
     try:
         found = client.indices.get_index_template(name=name)
-    except os_exc.NotFoundError:
-        return None
+    except IndexUnavailable as exc:
+        if is_missing(exc):
+            return None
+        raise
     template = found["index_templates"][0]["index_template"]
     return str(template.get("template", {}).get("mappings", {}).get("_meta", {}).get(HASH_KEY, ""))
 
@@ -74,15 +75,19 @@ def _installed_pipeline(client: OpenSearch, pipeline_id: str) -> dict[str, Any] 
     try:
         pipeline: dict[str, Any] = client.search_pipeline.get(id=pipeline_id)[pipeline_id]
         return pipeline
-    except os_exc.NotFoundError:
-        return None
+    except IndexUnavailable as exc:
+        if is_missing(exc):
+            return None
+        raise
 
 
 def alias_indices(client: OpenSearch, alias: str) -> list[str]:
     try:
         return sorted(client.indices.get_alias(name=alias))
-    except os_exc.NotFoundError:
-        return []
+    except IndexUnavailable as exc:
+        if is_missing(exc):
+            return []
+        raise
 
 
 def apply_template(client: OpenSearch, name: str, body: dict[str, Any]) -> Change:
@@ -131,8 +136,10 @@ def _add_new_fields(client: OpenSearch, index: str, mappings: dict[str, Any]) ->
         return Change("index", index, "unchanged")
     try:
         client.indices.put_mapping(index=index, body={"properties": new})
-    except os_exc.RequestError as exc:
-        logger.warning("index {} keeps its mapping ({}); run `stroidok index migrate`", index, exc.error)
+    except SearchError as exc:
+        if exc.details.get("status") != 400:
+            raise
+        logger.warning("index {} keeps its mapping ({}); run `stroidok index migrate`", index, exc.details.get("type"))
         return Change("index", index, "unchanged")
     return Change("index", index, "updated")
 
@@ -162,13 +169,12 @@ def with_recorded_fusion(client: OpenSearch, settings: IndexSettings) -> IndexSe
 def apply_all(client: OpenSearch, settings: IndexSettings, templates_dir: Path = TEMPLATES_DIR) -> list[Change]:
     """Make the engine hold the template, pipelines and aliased index described by the files."""
     settings = with_recorded_fusion(client, settings)
-    with engine_errors():
-        template = wanted_template(settings, templates_dir)
-        changes = [apply_template(client, settings.template_name, template)]
-        changes += [apply_pipeline(client, pid, body) for pid, body in wanted_pipelines(settings, templates_dir).items()]
-        changes.append(_apply_index(client, settings, template))
-        for index, file in side_indexes(settings).items():
-            changes += _apply_side_index(client, index, load_json(file, templates_dir), settings)
+    template = wanted_template(settings, templates_dir)
+    changes = [apply_template(client, settings.template_name, template)]
+    changes += [apply_pipeline(client, pid, body) for pid, body in wanted_pipelines(settings, templates_dir).items()]
+    changes.append(_apply_index(client, settings, template))
+    for index, file in side_indexes(settings).items():
+        changes += _apply_side_index(client, index, load_json(file, templates_dir), settings)
     if turn_off_pruning(client).changed:
         changes.append(Change("cluster_setting", PRUNING_SETTING, "updated"))
     status = _status(client, settings, templates_dir)
@@ -193,18 +199,17 @@ def index_status(client: OpenSearch, settings: IndexSettings, templates_dir: Pat
 
 def _status(client: OpenSearch, settings: IndexSettings, templates_dir: Path) -> IndexStatus:
     """``index_status`` for settings whose fusion is already the recorded embedder's."""
-    with engine_errors():
-        template_hash = _installed_template_hash(client, settings.template_name)
-        wanted_hash = wanted_template(settings, templates_dir)["template"]["mappings"]["_meta"][HASH_KEY]
-        pipelines = {pid: _installed_pipeline(client, pid) == body
-                     for pid, body in wanted_pipelines(settings, templates_dir).items()}
-        indices = alias_indices(client, settings.alias)
-        concrete = indices[-1] if indices else None
-        count = client.count(index=settings.alias)["count"] if concrete else None
-        pending = client.count(index=settings.alias, body={"query": {"term": {"vector_pending": True}}})["count"] \
-            if concrete else None
-        dim, index_hash = _index_mapping_facts(client, concrete) if concrete else (None, None)
-        blocked = write_blocked(client, ",".join([concrete, *side_indexes(settings)])) if concrete else []
+    template_hash = _installed_template_hash(client, settings.template_name)
+    wanted_hash = wanted_template(settings, templates_dir)["template"]["mappings"]["_meta"][HASH_KEY]
+    pipelines = {pid: _installed_pipeline(client, pid) == body
+                 for pid, body in wanted_pipelines(settings, templates_dir).items()}
+    indices = alias_indices(client, settings.alias)
+    concrete = indices[-1] if indices else None
+    count = client.count(index=settings.alias)["count"] if concrete else None
+    pending = client.count(index=settings.alias, body={"query": {"term": {"vector_pending": True}}})["count"] \
+        if concrete else None
+    dim, index_hash = _index_mapping_facts(client, concrete) if concrete else (None, None)
+    blocked = write_blocked(client, ",".join([concrete, *side_indexes(settings)])) if concrete else []
     status = IndexStatus(settings.alias, concrete, count, template_hash == wanted_hash, pipelines, dim, pending)
     status.problems = _problems(status, settings)
     if blocked:

@@ -12,11 +12,10 @@ from typing import Any
 
 from loguru import logger
 from opensearchpy import OpenSearch
-from opensearchpy import exceptions as os_exc
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
 
-from service.errors import IndexSetupError
-from service.opensearch import is_create_block
+from service.errors import DiskFull, IndexSetupError, SearchError
+from service.opensearch import already_exists
 
 #: how often a blocked creation is tried again
 BLOCK_POLL_S = 2.0
@@ -25,9 +24,9 @@ BLOCK_POLL_S = 2.0
 def create_index(client: OpenSearch, name: str, body: dict[str, Any], block_wait_s: float,
                  ready_timeout_s: float = 120.0) -> bool:
     """Create ``name`` unless it exists; True when this call created it. A create-index block is tried again
-    every ``BLOCK_POLL_S`` for ``block_wait_s`` seconds, then raised (``engine_errors`` makes it DISK_FULL).
+    every ``BLOCK_POLL_S`` for ``block_wait_s`` seconds, then raised (DISK_FULL).
     Either way the index's primaries are active when this returns."""
-    retrying = Retrying(retry=retry_if_exception(is_create_block), stop=stop_after_delay(block_wait_s),
+    retrying = Retrying(retry=retry_if_exception(create_blocked), stop=stop_after_delay(block_wait_s),
                         wait=wait_fixed(BLOCK_POLL_S), reraise=True, before_sleep=_waiting(name, block_wait_s))
     created = retrying(_create_once, client, name, body)
     wait_active(client, name, ready_timeout_s)
@@ -37,8 +36,8 @@ def create_index(client: OpenSearch, name: str, body: dict[str, Any], block_wait
 def _create_once(client: OpenSearch, name: str, body: dict[str, Any]) -> bool:
     try:
         client.indices.create(index=name, body=body)
-    except os_exc.RequestError as exc:
-        if exc.error != "resource_already_exists_exception":
+    except SearchError as exc:
+        if not already_exists(exc):
             raise
         return False
     return True
@@ -56,13 +55,18 @@ def _waiting(name: str, block_wait_s: float) -> Any:
     return log
 
 
+def create_blocked(error: BaseException) -> bool:
+    """The engine refusing to create an index while every node's disk is full (its disk guard lifts it)."""
+    return isinstance(error, DiskFull) and error.details.get("block") == "create_index"
+
+
 def wait_active(client: OpenSearch, name: str, timeout_s: float) -> None:
     """Block until the primaries of ``name`` have started (replicas may follow later)."""
     try:
         health = client.cluster.health(index=name, params={"wait_for_status": "yellow", "timeout": f"{timeout_s:.0f}s",
                                                            "request_timeout": timeout_s + 30})
-    except os_exc.TransportError as exc:
-        if exc.status_code != 408:  # the engine answers 408 when the wait timed out
+    except SearchError as exc:
+        if exc.details.get("status") != 408:  # the engine answers 408 when the wait timed out
             raise
         health = {"timed_out": True}
     if health.get("timed_out"):

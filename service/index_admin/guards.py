@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from opensearchpy import OpenSearch
-from opensearchpy import exceptions as os_exc
 
 from service.engine.status import cluster_settings
-from service.opensearch import PRUNING_SETTING, engine_errors, translate
+from service.errors import SearchError
+from service.opensearch import PRUNING_SETTING, is_forbidden
 
 OPERATOR_HINT = (f'set it to 0 (PUT _cluster/settings {{"persistent": {{"{PRUNING_SETTING}": 0}}}}): with it on, a '
                  "hybrid query with a top-level cardinality aggregation can loop without end inside the engine "
@@ -40,8 +40,7 @@ class PruningState:
 
 def read_pruning(client: OpenSearch) -> int:
     """The threshold in force (persistent or transient over the node's own or default value)."""
-    with engine_errors():
-        return int(cluster_settings(client).get(PRUNING_SETTING, 100))
+    return int(cluster_settings(client).get(PRUNING_SETTING, 100))
 
 
 def turn_off_pruning(client: OpenSearch) -> PruningState:
@@ -51,8 +50,8 @@ def turn_off_pruning(client: OpenSearch) -> PruningState:
         return PruningState(0)
     try:
         client.cluster.put_settings(body={"persistent": {PRUNING_SETTING: 0}})
-    except (os_exc.AuthorizationException, os_exc.AuthenticationException):
+    except SearchError as exc:
+        if not is_forbidden(exc):
+            raise
         return PruningState(threshold, refused=True)
-    except os_exc.OpenSearchException as exc:
-        raise translate(exc) from exc
     return PruningState(read_pruning(client), changed=True)  # a transient value may still override it

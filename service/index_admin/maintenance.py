@@ -17,7 +17,6 @@ from service.index_admin.apply import alias_indices, apply_pipeline, apply_templ
 from service.index_admin.create import create_index
 from service.index_admin.templates import HASH_KEY, TEMPLATES_DIR, wanted_pipelines, wanted_template
 from service.index_meta import EMBEDDER_DOC, bump_generation, carry_embedder_meta, embedder_doc_id
-from service.opensearch import engine_errors
 from service.settings import IndexSettings
 
 
@@ -58,14 +57,13 @@ class EmbedderSwitch:
 
 def pending_switch(client: OpenSearch, settings: IndexSettings) -> str | None:
     """The index a model switch is filling (not yet behind the alias), if one is in progress."""
-    with engine_errors():
-        current = alias_indices(client, settings.alias)[-1:]
-        if not current:
-            return None
-        new = next_index_name(current[0])
-        if not client.indices.exists(index=new):
-            return None
-        meta = client.indices.get_mapping(index=new)[new]["mappings"].get("_meta", {})
+    current = alias_indices(client, settings.alias)[-1:]
+    if not current:
+        return None
+    new = next_index_name(current[0])
+    if not client.indices.exists(index=new):
+        return None
+    meta = client.indices.get_mapping(index=new)[new]["mappings"].get("_meta", {})
     return new if meta.get(SWITCH_KEY) == current[0] else None
 
 
@@ -76,38 +74,36 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
     unless ``drop_units``), unless this is a model ``switch``: then the new index gets the text,
     ``switch.fill`` embeds it, and the alias moves only once every chunk has its vector (a stopped switch
     resumes: run it again)."""
-    with engine_errors():
-        template = wanted_template(settings, templates_dir)
-        apply_template(client, settings.template_name, template)
-        current = alias_indices(client, settings.alias)[-1:]
-        if not current:
-            raise IndexSetupError(f"alias {settings.alias} points to no index; run `stroidok index init`")
-        old = current[0]
-        new = next_index_name(old)
-        resumed = switch is not None and pending_switch(client, settings) == new
-        if not resumed:
-            _copy(client, old, new, template, switch is not None, settings.create_block_wait_s, drop_units)
+    template = wanted_template(settings, templates_dir)
+    apply_template(client, settings.template_name, template)
+    current = alias_indices(client, settings.alias)[-1:]
+    if not current:
+        raise IndexSetupError(f"alias {settings.alias} points to no index; run `stroidok index init`")
+    old = current[0]
+    new = next_index_name(old)
+    resumed = switch is not None and pending_switch(client, settings) == new
+    if not resumed:
+        _copy(client, old, new, template, switch is not None, settings.create_block_wait_s, drop_units)
     if switch is not None:
         switch.fill(new)
-    with engine_errors():
-        client.indices.refresh(index=f"{old},{new}")
-        pending = int(client.count(index=new, body={"query": {"term": {"vector_pending": True}}})["count"])
-        counts = (int(client.count(index=old)["count"]), int(client.count(index=new)["count"]))
-        if switch is not None and pending:
-            raise IndexSetupError(f"{pending} chunks of {new} still have no vector; {settings.alias} stays on "
-                                  f"{old}: run `stroidok index migrate` again to go on")
-        if counts[0] != counts[1]:
-            raise IndexSetupError(f"{old} holds {counts[0]} chunks, {new} {counts[1]}: the index changed during "
-                                  f"the rebuild; {settings.alias} stays on {old}. Delete {new} and run "
-                                  "`stroidok index migrate` again", details={"old": old, "new": new})
-        if switch is None:
-            carry_embedder_meta(client, settings, old, new)
-        swap_alias(client, settings.alias, old, new)
-        retire(client, settings, old)
-        if switch is not None:
-            for pipeline_id, body in wanted_pipelines(settings, templates_dir).items():  # fusion for the new model
-                apply_pipeline(client, pipeline_id, body)
-            client.delete(index=settings.meta_index, id=EMBEDDER_DOC, ignore=[404], refresh=True)
+    client.indices.refresh(index=f"{old},{new}")
+    pending = int(client.count(index=new, body={"query": {"term": {"vector_pending": True}}})["count"])
+    counts = (int(client.count(index=old)["count"]), int(client.count(index=new)["count"]))
+    if switch is not None and pending:
+        raise IndexSetupError(f"{pending} chunks of {new} still have no vector; {settings.alias} stays on "
+                              f"{old}: run `stroidok index migrate` again to go on")
+    if counts[0] != counts[1]:
+        raise IndexSetupError(f"{old} holds {counts[0]} chunks, {new} {counts[1]}: the index changed during "
+                              f"the rebuild; {settings.alias} stays on {old}. Delete {new} and run "
+                              "`stroidok index migrate` again", details={"old": old, "new": new})
+    if switch is None:
+        carry_embedder_meta(client, settings, old, new)
+    swap_alias(client, settings.alias, old, new)
+    retire(client, settings, old)
+    if switch is not None:
+        for pipeline_id, body in wanted_pipelines(settings, templates_dir).items():  # fusion for the new model
+            apply_pipeline(client, pipeline_id, body)
+        client.delete(index=settings.meta_index, id=EMBEDDER_DOC, ignore=[404], refresh=True)
     if switch is not None:
         bump_generation(client, settings)
     return old, new, counts[1]
@@ -147,32 +143,31 @@ def split_if_grown(client: OpenSearch, settings: IndexSettings) -> tuple[str, st
     the segments (seconds, no re-embedding); writes are blocked meanwhile (a parallel writer's batch fails
     and is reported, its rerun writes it), then the alias moves atomically and the old index is dropped.
     Any failure leaves the old index serving and writable."""
-    with engine_errors():
-        indices = alias_indices(client, settings.alias)
-        if not settings.split_at_chunks or not indices:
-            return None
-        old = indices[-1]
-        new = next_index_name(old)
-        if primary_shards(client, old) != 1 or settings.shards < 2 or client.indices.exists(index=new):
-            return None
-        if (chunks := int(client.count(index=old)["count"])) < settings.split_at_chunks:
-            return None
-        logger.info("splitting {} ({} chunks) into {} primary shards", old, chunks, settings.shards)
-        client.indices.put_settings(index=old, body={"index.blocks.write": True})
-        try:
-            client.indices.split(index=old, target=new, body={"settings": {
-                "index.number_of_shards": settings.shards, "index.blocks.write": None}})
-            health = client.cluster.health(index=new, params={"wait_for_status": "yellow", "timeout": "600s",
-                                                              "request_timeout": 660})
-            if health.get("timed_out"):
-                raise IndexSetupError(f"split index {new} did not start within 600s", details={"health": health})
-            carry_embedder_meta(client, settings, old, new)
-            swap_alias(client, settings.alias, old, new)
-        except Exception:
-            client.indices.delete(index=new, ignore=[404])
-            client.indices.put_settings(index=old, body={"index.blocks.write": None})
-            raise
-        retire(client, settings, old)
+    indices = alias_indices(client, settings.alias)
+    if not settings.split_at_chunks or not indices:
+        return None
+    old = indices[-1]
+    new = next_index_name(old)
+    if primary_shards(client, old) != 1 or settings.shards < 2 or client.indices.exists(index=new):
+        return None
+    if (chunks := int(client.count(index=old)["count"])) < settings.split_at_chunks:
+        return None
+    logger.info("splitting {} ({} chunks) into {} primary shards", old, chunks, settings.shards)
+    client.indices.put_settings(index=old, body={"index.blocks.write": True})
+    try:
+        client.indices.split(index=old, target=new, body={"settings": {
+            "index.number_of_shards": settings.shards, "index.blocks.write": None}})
+        health = client.cluster.health(index=new, params={"wait_for_status": "yellow", "timeout": "600s",
+                                                          "request_timeout": 660})
+        if health.get("timed_out"):
+            raise IndexSetupError(f"split index {new} did not start within 600s", details={"health": health})
+        carry_embedder_meta(client, settings, old, new)
+        swap_alias(client, settings.alias, old, new)
+    except Exception:
+        client.indices.delete(index=new, ignore=[404])
+        client.indices.put_settings(index=old, body={"index.blocks.write": None})
+        raise
+    retire(client, settings, old)
     return old, new
 
 

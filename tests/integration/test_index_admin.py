@@ -11,7 +11,7 @@ from opensearchpy import OpenSearch
 
 from service.embedders.base import EmbedderIdentity
 from service.embedders.capabilities import CAPABILITIES
-from service.errors import IndexSetupError
+from service.errors import IndexSetupError, SearchError
 from service.index_admin.apply import Change, apply_all, index_status
 from service.index_admin.guards import read_pruning
 from service.index_meta import claim_embedder_meta
@@ -176,8 +176,6 @@ def test_migrate_rebuilds_from_a_changed_template_and_keeps_vectors(client: Open
 
 def test_a_side_index_deleted_under_a_writer_comes_back_with_its_own_mapping(client: OpenSearch,
                                                                               index_settings: IndexSettings) -> None:
-    from opensearchpy.exceptions import RequestError
-
     from service.querylog import QueryLog
 
     apply_all(client, index_settings)
@@ -190,8 +188,9 @@ def test_a_side_index_deleted_under_a_writer_comes_back_with_its_own_mapping(cli
     assert log.flush(10)
     mapping = client.indices.get_mapping(index=index_settings.queries_index)[index_settings.queries_index]["mappings"]
     assert mapping["dynamic"] == "false" and mapping["properties"]["arguments"]["type"] == "flat_object"
-    with pytest.raises(RequestError):  # the registry's strict mapping, not a guessed one
+    with pytest.raises(SearchError) as refused:  # the registry's strict mapping, not a guessed one
         client.index(index=index_settings.files_index, id="x", body={"doc_id": "x", "guessed_field": 1})
+    assert refused.value.details["status"] == 400
     assert client.indices.get_mapping(index=index_settings.files_index)[index_settings.files_index]["mappings"][
         "dynamic"] == "strict"
 

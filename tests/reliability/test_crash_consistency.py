@@ -25,7 +25,7 @@ from tests.support.crash import (
     wait_until,
     write_corpus,
 )
-from tests.support.engine import drop_index_resources, new_alias
+from tests.support.engine import drop_index_resources, engine_client, new_alias
 
 pytestmark = pytest.mark.integration
 DOCUMENTS = 30
@@ -86,7 +86,7 @@ def test_sigterm_stops_the_run_with_a_message_and_exit_143(corpus: Path, referen
 
 def test_engine_killed_mid_ingest_then_rerun_equals_an_uninterrupted_run(corpus: Path, reference: dict[str, str], own_engine: EngineProcess) -> None:
     url = own_engine.url
-    client = OpenSearch(hosts=[url], timeout=60)
+    client = engine_client(url, 60)
     alias = "crash-engine"
     running = start_ingest(corpus, ingest_env(url, alias))
     assert wait_until(lambda: registry_count(client, alias) >= 3, timeout=300)

@@ -16,13 +16,12 @@ import anyio
 import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
-from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
 from service.engine.process import EngineProcess
-from tests.support.engine import managed_engine_settings, product_settings
+from tests.support.engine import engine_client, managed_engine_settings, product_settings
 from tests.support.net import free_port
 from tests.support.servers import http_server, server_env
 
@@ -64,7 +63,7 @@ def test_outage_is_reported_fast_and_the_same_servers_recover(tmp_path: Path, na
         (tmp_path / "docs" / "акт.txt").write_text("Акт приемки бетонных работ по устройству ростверка.",
                                                    encoding="utf-8")
         settings = product_settings(url, f"outage-{uuid.uuid4().hex[:6]}")
-        run_ingest(IngestOptions([tmp_path / "docs"]), settings, OpenSearch(hosts=[url]), navec_embedder,
+        run_ingest(IngestOptions([tmp_path / "docs"]), settings, engine_client(url), navec_embedder,
                    quiet=True)
         env = server_env(settings.index.alias, url)
         port = free_port()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from opensearchpy import NotFoundError, OpenSearch, TransportError, helpers
 
+from service.errors import StroidokError
 from tests.support.documents import REPO
 from tests.support.net import wait_until
 
@@ -53,7 +54,7 @@ def registry_count(client: OpenSearch, alias: str, done_only: bool = True) -> in
     query = {"query": {"exists": {"field": "content_hash"}}} if done_only else {"query": {"match_all": {}}}
     try:
         return int(client.count(index=f"{alias}-files", body=query)["count"])
-    except (NotFoundError, TransportError):  # not created yet, or its shard not yet started
+    except (NotFoundError, TransportError, StroidokError):  # not created yet, or its shard not yet started
         return 0
 
 

@@ -6,6 +6,8 @@ import shutil
 import subprocess
 import uuid
 
+from opensearchpy import OpenSearch
+
 from service.index_admin.apply import drop_all as drop_index_resources
 from service.settings import EngineSettings, IndexSettings, IngestSettings, OpenSearchSettings, Settings
 from tests.support.net import free_port
@@ -40,3 +42,10 @@ def product_settings(opensearch_url: str, alias: str | None = None, **ingest: ob
         index=IndexSettings(alias=alias or new_alias(), embedding_dim=300),
         ingest=IngestSettings.model_validate({"workers": 2, "file_timeout_s": 120, **ingest}),
     )
+
+
+def engine_client(url: str, timeout_s: float = 60.0) -> OpenSearch:
+    """The product's own client to ``url`` (its error boundary included), as a command would build it."""
+    from service.opensearch import build_client
+
+    return build_client(Settings(opensearch=OpenSearchSettings(url=url, timeout_s=timeout_s)))

@@ -9,6 +9,8 @@ from collections.abc import Callable
 from opensearchpy.exceptions import ConnectionError as EngineConnectionError
 from opensearchpy.exceptions import TransportError
 
+from service.errors import EngineBusy, IndexUnavailable, SearchError
+
 #: what an engine answers for a moment (a shard that is starting, a node that is busy): a poll tries again
 TRANSIENT_STATUS = frozenset({429, 502, 503, 504})
 
@@ -24,10 +26,14 @@ def holds(predicate: Callable[[], object]) -> bool:
     """``predicate()``, false while the engine answers transiently (503 while a new index's shard starts)."""
     try:
         return bool(predicate())
-    except EngineConnectionError:
+    except (EngineConnectionError, IndexUnavailable, EngineBusy):  # a raw client's, or the product's
         return False
     except TransportError as exc:
         if exc.status_code in TRANSIENT_STATUS:
+            return False
+        raise
+    except SearchError as exc:
+        if exc.details.get("status") in TRANSIENT_STATUS:
             return False
         raise
 

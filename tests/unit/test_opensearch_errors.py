@@ -4,7 +4,7 @@ import pytest
 from opensearchpy import exceptions as os_exc
 
 from service.errors import EngineTimeout, IndexUnavailable, SearchError
-from service.opensearch import engine_errors, translate
+from service.opensearch import translate
 
 
 def test_connection_failure_is_index_unavailable() -> None:
@@ -34,10 +34,16 @@ def test_bad_request_is_a_database_error_whose_engine_reason_is_logged_not_sent(
     assert "unknown query [foo] on [secret-index]" in capsys.readouterr().err
 
 
-def test_engine_errors_context_reraises_translated() -> None:
-    with pytest.raises(IndexUnavailable):
-        with engine_errors():
-            raise os_exc.ConnectionError("N/A", "refused", Exception("refused"))
+def test_every_call_of_the_products_client_fails_with_the_products_error() -> None:
+    from service.opensearch import build_client
+    from service.settings import OpenSearchSettings, Settings
+    from tests.support.net import free_port
+
+    client = build_client(Settings(opensearch=OpenSearchSettings(url=f"http://127.0.0.1:{free_port()}")))
+    for call in (client.info, lambda: client.search(index="x", body={}), lambda: client.indices.exists(index="x")):
+        with pytest.raises(IndexUnavailable) as failed:
+            call()
+        assert isinstance(failed.value.__cause__, os_exc.ConnectionError)
 
 
 def test_an_engine_that_connects_but_does_not_answer_in_time_is_a_timeout_not_unavailable() -> None:

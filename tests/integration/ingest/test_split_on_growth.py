@@ -91,11 +91,13 @@ def test_a_failed_split_leaves_the_old_index_serving_and_writable(tmp_path: Path
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from opensearchpy.exceptions import ConnectionError as EngineConnectionError
 
+    from service.opensearch import translate
+
     real_split = client.indices.split
 
     def split_then_lose_the_answer(*args: Any, **kwargs: Any) -> None:
         real_split(*args, **kwargs)  # the engine did split; the answer never arrived
-        raise EngineConnectionError("N/A", "connection reset", None)
+        raise translate(EngineConnectionError("N/A", "connection reset", None))  # as the client raises it
 
     monkeypatch.setattr(client.indices, "split", split_then_lose_the_answer)
     settings.index.split_at_chunks = 1

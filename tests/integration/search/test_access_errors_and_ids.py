@@ -16,6 +16,7 @@ from service.errors import IndexUnavailable, InvalidQuery, NotFound, RateLimited
 from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
+from tests.support.engine import engine_client
 
 pytestmark = pytest.mark.integration
 
@@ -118,7 +119,7 @@ def test_rate_limit(service: SearchService, public: Principal) -> None:
 
 
 def test_engine_not_listening_is_index_unavailable(corpus_settings: Settings, navec_embedder: NavecEmbedder, public: Principal) -> None:
-    dead = OpenSearch(hosts=["http://127.0.0.1:9"], timeout=2)
+    dead = engine_client("http://127.0.0.1:9", 2)
     with pytest.raises(IndexUnavailable, match="not reachable"):
         SearchService(corpus_settings, dead, None).search({"query": "бетон", "search_mode": "fulltext"}, public)
 

@@ -7,7 +7,6 @@ import uuid
 from pathlib import Path
 
 import pytest
-from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
@@ -16,7 +15,7 @@ from service.engine.process import EngineProcess
 from service.errors import IndexUnavailable
 from service.search import SearchService
 from service.security import Principal
-from tests.support.engine import managed_engine_settings, product_settings
+from tests.support.engine import engine_client, managed_engine_settings, product_settings
 
 pytestmark = pytest.mark.integration
 
@@ -25,7 +24,7 @@ def test_engine_stopped_and_restarted_mid_session(tmp_path: Path, navec_embedder
     engine = EngineProcess(managed_engine_settings(heap="512m"))
     try:
         url = engine.up().url
-        client = OpenSearch(hosts=[url], timeout=10)
+        client = engine_client(url, 10)
         (tmp_path / "docs").mkdir()
         (tmp_path / "docs" / "акт.txt").write_text("Акт приемки бетонных работ по устройству ростверка.",
                                                    encoding="utf-8")
