@@ -36,15 +36,13 @@ SHARD_RETRIES = 5
 
 def is_shard_not_ready(exc: BaseException) -> bool:
     """Whether the engine refused because a shard is not started yet (a 503 that passes by itself)."""
-    return (isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError)
-            and exc.status_code == 503 and _root_type(exc) in SHARD_NOT_READY)
+    return _refused(exc) and _status(exc) == 503 and _root_type(exc) in SHARD_NOT_READY
 
 
 def is_bulk_rejected(exc: BaseException) -> bool:
     """A bulk request the engine had no queue room for (429): written a moment later (opensearch-py's bulk
     helpers retried it themselves, but they see the product's errors now)."""
-    return isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError) \
-        and exc.status_code == 429
+    return _refused(exc) and _status(exc) == 429
 
 
 class BoundedConnection(Urllib3HttpConnection):
@@ -170,8 +168,7 @@ CREATE_BLOCKED_MESSAGE = ("the engine blocks creating indexes: every node's disk
 def is_create_block(exc: BaseException) -> bool:
     """Whether ``exc`` is the engine refusing to create an index while every node's disk is full
     (``cluster.blocks.create_index``, set by its disk guard and lifted by it)."""
-    return (isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError)
-            and exc.status_code == 403 and "create-index blocked" in _reason(exc))
+    return _refused(exc) and _status(exc) == 403 and "create-index blocked" in _reason(exc)
 
 
 def is_disk_block(reason: str) -> bool:
@@ -194,7 +191,7 @@ def engine_timeout(timeout_s: float | None = None) -> EngineTimeout:
                          details={"timeout_s": timeout_s} if timeout_s else {})
 
 
-def _refused(exc: Exception) -> bool:
+def _refused(exc: BaseException) -> bool:
     """An answer of the engine (a status), not a failure to reach it."""
     return isinstance(exc, os_exc.TransportError) and not isinstance(exc, os_exc.ConnectionError)
 
@@ -223,7 +220,7 @@ def _input_refused(exc: Exception) -> bool:
     return isinstance(exc, os_exc.RequestError) and _root_type(exc) in INPUT_ERRORS
 
 
-def _status(exc: Exception) -> int | None:
+def _status(exc: BaseException) -> int | None:
     status = getattr(exc, "status_code", None)
     return status if isinstance(status, int) else None
 
