@@ -17,7 +17,7 @@ from opensearchpy import OpenSearch
 from ingest.access import AccessRules, load_rules
 from ingest.backfill import run_backfill
 from ingest.batch import Batcher
-from ingest.discover import discover
+from ingest.discover import Rejected, SourceFile, discover
 from ingest.index import (
     delete_document,
     ensure_manual_refresh,
@@ -73,7 +73,7 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
                                   settings.ingest.batch_size, stats_ready, watchdog, options.vectors_later)
                 _remove_and_report(plan, client, settings, batcher, watchdog)
                 # the stream: parse (worker processes) → chunks → embed → write, a batch at a time
-                for parsed in parsed_documents(plan, options, settings, rules, registry, watchdog):
+                for parsed in parsed_documents(plan, options, settings, rules, registry, watchdog, reporter.status):
                     report.timings["parse"] += parsed.seconds
                     if parsed.document is not None:
                         batcher.add(parsed.document)
@@ -97,10 +97,17 @@ def _plan(options: IngestOptions, settings: Settings, client: OpenSearch, rules:
     registry = load_registry(client, settings.index)
     watchdog.progress("listing files")
     files = [f for f in discover(options.paths, options.include, options.exclude)
-             if options.shard is None or options.shard.holds_file(f)]
+             if (options.shard is None or options.shard.holds_file(f)) and _seen(watchdog, f)]
     plan = plan_run(files, registry, options.paths, options.force, settings.ingest.max_file_mb * 1024 * 1024, rules,
-                    processing_signature(settings, options), options.shard)
+                    processing_signature(settings, options), options.shard,
+                    on_file=lambda shown: watchdog.progress("hashing files", shown))
     return plan, registry, len(files)
+
+
+def _seen(watchdog: Watchdog, found: SourceFile | Rejected) -> bool:
+    """Every file the walk finds is progress (a large archive's listing takes a while)."""
+    watchdog.progress("listing files", found.display if isinstance(found, SourceFile) else found.path)
+    return True
 
 
 def settle_index(client: OpenSearch, settings: Settings, report: RunReport, split: bool = True) -> None:

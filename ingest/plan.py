@@ -5,6 +5,7 @@ dry run reports this plan, and the run reports the same outcomes for the files i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -63,10 +64,11 @@ def fingerprint(digest: str, processing: str) -> str:
 
 def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, Any]], roots: list[Path], force: bool,
              max_bytes: int, rules: AccessRules | None = None, processing: str = "",
-             shard: Shard | None = None) -> Plan:
+             shard: Shard | None = None, on_file: Callable[[str], None] | None = None) -> Plan:
     """Which files to parse, which are unchanged (same bytes, same processing, same access groups), which
     indexed documents lost their file, and which files cannot be read (reported, never fatal). With a
-    ``shard``, ``files`` are that partition's and only its vanished documents are removed."""
+    ``shard``, ``files`` are that partition's and only its vanished documents are removed. ``on_file`` hears of
+    each file before it is hashed (a run's watchdog: hashing a large archive is progress too)."""
     plan = Plan([], [], [], [])
     seen = set()
     for f in sorted(files, key=lambda f: isinstance(f, SourceFile) and f.path.is_symlink()):  # real names first
@@ -80,6 +82,8 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
         if f.size > max_bytes:
             plan.too_big.append(f)
             continue
+        if on_file is not None:
+            on_file(f.display)
         try:
             digest = fingerprint(content_hash(f.path), processing)
         except OSError as exc:

@@ -9,16 +9,18 @@ import multiprocessing
 import multiprocessing.forkserver
 import os
 import signal
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, cast
 
 from pebble import ProcessExpired, ProcessPool
 
 from ingest.access import AccessRules
+from ingest.deadlines import Deadlines, timeout_reason
 from ingest.discover import SourceFile
+from ingest.heartbeat import drain
 from ingest.index import (
     PreparedDocument,
     written_before,
@@ -29,36 +31,14 @@ from ingest.plan import IngestOptions, Plan
 from ingest.report import FileOutcome
 from ingest.signals import stop_on_signals
 from ingest.watchdog import Watchdog
-from ingest.worker import SINGLE_THREADED, ParseJob, ParseResult, init_worker, run_job
+from ingest.worker import SINGLE_THREADED, ParseJob, ParseResult, init_worker, run_job, sweep_worker_temp
 from service.errors import StroidokError
-from service.settings import IngestSettings, Settings
+from service.settings import Settings
 
 
-def pdf_pages(path: Path) -> int:
-    """A PDF's page count (pdfium reads it from the trailer in milliseconds); 0 when it cannot tell."""
-    import pypdfium2 as pdfium
-
-    try:
-        pdf = pdfium.PdfDocument(str(path))
-    except (pdfium.PdfiumError, OSError):
-        return 0
-    try:
-        return len(pdf)
-    finally:
-        pdf.close()
-
-
-def file_timeout(source: SourceFile, ingest: IngestSettings) -> float:
-    """The parse time a file is given: the per-file cap, plus the per-page allowance for each page of a PDF
-    (a scan is read by OCR page by page, so a long one needs more than a short one)."""
-    pages = pdf_pages(source.path) if source.file_type == "pdf" else 0
-    return ingest.file_timeout_s + ingest.page_timeout_s * pages
-
-
-def _failure_reason(exc: Exception, timeout_s: float) -> str:
+def _failure_reason(exc: BaseException, timeout_s: float) -> str:
     if isinstance(exc, cf.TimeoutError):
-        return (f"parsing took longer than {timeout_s:.0f}s (STROIDOK_INGEST_FILE_TIMEOUT_S, "
-                "plus STROIDOK_INGEST_PAGE_TIMEOUT_S a PDF page)")
+        return timeout_reason(timeout_s)
     if isinstance(exc, MemoryError):
         return "parsing exceeded the per-file memory cap (STROIDOK_INGEST_FILE_MEMORY_MB)"
     if isinstance(exc, ProcessExpired):
@@ -101,9 +81,12 @@ def worker_context(preload_unstructured: bool) -> multiprocessing.context.BaseCo
 
 
 def parsed_documents(plan: Plan, options: IngestOptions, settings: Settings, rules: AccessRules,
-                     registry: dict[str, dict[str, Any]], watchdog: Watchdog) -> Iterator[Parsed]:
+                     registry: dict[str, dict[str, Any]], watchdog: Watchdog,
+                     status: Callable[[str], None] | None = None) -> Iterator[Parsed]:
     """Parse every file of ``plan.todo`` in worker processes; each result as it arrives: a document ready to
-    embed and write, or a file that failed. Signals stop the stream between documents."""
+    embed and write, or a file that failed. Workers report each page (``ingest.heartbeat``): the watchdog sees
+    a long scan advance, and a file past its deadline is given up (its worker stopped) while the run goes on.
+    Signals stop the stream between documents."""
     if not plan.todo:
         return
     ingest = settings.ingest
@@ -111,32 +94,68 @@ def parsed_documents(plan: Plan, options: IngestOptions, settings: Settings, rul
     workers = options.workers or ingest.workers
     needs_unstructured = any(f.file_type in UNSTRUCTURED_TYPES for f, _ in plan.todo) or options.ocr == "always"
     watchdog.progress("starting parse workers")
-    timeouts = {f.path: file_timeout(f, ingest) for f, _ in plan.todo}
+    context = worker_context(needs_unstructured)
+    beats: Any = context.Queue(10_000)  # type: ignore[attr-defined]
     pool = ProcessPool(max_workers=workers, max_tasks=50, initializer=init_worker,
-                       initargs=(ingest.file_memory_mb,), context=worker_context(needs_unstructured))
+                       initargs=(ingest.file_memory_mb, beats), context=context)
+    deadlines = Deadlines.of(ingest)
     try:
         with stop_on_signals((signal.SIGTERM, signal.SIGHUP)) as stop:
             futures: dict[cf.Future[ParseResult], tuple[SourceFile, str]] = {
                 pool.schedule(run_job, (ParseJob(str(f.path), parse_options, ingest.chunk_chars, ingest.chunk_overlap,
-                                                 digest),), timeout=timeouts[f.path]): (f, digest)
+                                                 digest),)): (f, digest)
                 for f, digest in plan.todo
             }
+            shown = {str(f.path): f.display for f, _ in plan.todo}
             watchdog.progress("parsing", plan.todo[0][0].display)
             waiting: set[cf.Future[ParseResult]] = set(futures)
             while waiting:
                 done, waiting = cf.wait(waiting, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                _take_beats(beats, deadlines, watchdog, shown, status)
                 for future in done:
                     source, digest = futures[future]
                     watchdog.progress("parsing", source.display)
-                    yield _collected(future, source, digest, rules, registry, timeouts[source.path])
+                    yield _collected(future, source, digest, rules, registry, deadlines.limit_s(str(source.path)))
+                    deadlines.forget(str(source.path))
                     stop.check()  # between documents: a batch being written finishes first
+                for future in _give_up(waiting, futures, deadlines):
+                    source, _ = futures[future]
+                    watchdog.progress("gave up on a file", source.display)
+                    yield Parsed(None, FileOutcome(source.display, "failed",
+                                                   reason=deadlines.overdue(str(source.path), time.monotonic())
+                                                   or timeout_reason(deadlines.limit_s(str(source.path)))))
+                    deadlines.forget(str(source.path))
+                    waiting.discard(future)
                 stop.check()
     except BaseException:
         pool.stop()  # type: ignore[no-untyped-call]  # pebble is untyped
         pool.join(timeout=10)
         raise
+    finally:
+        sweep_worker_temp()
     pool.close()  # type: ignore[no-untyped-call]
     pool.join()
+
+
+def _take_beats(beats: Any, deadlines: Deadlines, watchdog: Watchdog, shown: dict[str, str],
+                status: Callable[[str], None] | None) -> None:
+    now = time.monotonic()
+    taken = drain(beats)
+    for beat in taken:
+        deadlines.beat(beat, now)
+        watchdog.progress(beat.describe(), shown.get(beat.path, beat.path))
+    if taken and status is not None:
+        status(f"{shown.get(taken[-1].path, taken[-1].path)}: {taken[-1].describe()}")
+
+
+def _give_up(waiting: set[cf.Future[ParseResult]], futures: dict[cf.Future[ParseResult], tuple[SourceFile, str]],
+             deadlines: Deadlines) -> list[cf.Future[ParseResult]]:
+    """The running files past their deadline, their workers stopped (pebble ends a cancelled task's process)."""
+    now = time.monotonic()
+    overdue = [f for f in waiting if deadlines.overdue(str(futures[f][0].path), now) is not None]
+    for future in overdue:
+        future.cancel()
+    return overdue
 
 
 @dataclass(frozen=True)
@@ -152,7 +171,7 @@ def _collected(future: cf.Future[ParseResult], source: SourceFile, digest: str, 
                registry: dict[str, dict[str, Any]], timeout_s: float) -> Parsed:
     try:
         result: ParseResult = future.result()
-    except Exception as exc:
+    except (Exception, cf.CancelledError) as exc:
         return Parsed(None, FileOutcome(source.display, "failed", reason=_failure_reason(exc, timeout_s)))
     document = PreparedDocument(source, digest, result.parsed, result.chunks, rules.groups_for(source.path),
                                 written_before(registry.get(source.doc_id)))

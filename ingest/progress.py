@@ -19,11 +19,12 @@ class ProgressBar:
         self.console = Console(stderr=True)
         self.live = self.console.is_terminal and not quiet
         self.bar = Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn(unit),
-                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(), console=self.console,
-                            disable=not self.live)
-        self.task = self.bar.add_task(label, total=total)
+                            TimeElapsedColumn(), TextColumn("left"), TimeRemainingColumn(),
+                            TextColumn("{task.fields[status]}"), console=self.console, disable=not self.live)
+        self.task = self.bar.add_task(label, total=total, status="")
         self.label, self.unit, self.log_every_s = label, unit, log_every_s
         self.total, self.done, self.began, self.logged = total, 0, time.monotonic(), 0.0
+        self.status_logged = 0.0
 
     def __enter__(self) -> ProgressBar:
         self.bar.start()
@@ -43,6 +44,15 @@ class ProgressBar:
             left = (self.total - self.done) / rate if rate else float("inf")
             logger.info("{}: {}/{} {}, {:.1f} {}/s, ~{:.0f} min left", self.label, self.done, self.total, self.unit,
                         rate, self.unit, left / 60)
+
+    def status(self, text: str) -> None:
+        """What the work is doing inside the current item (a long scan's page): beside the bar, or a log line
+        now and then."""
+        self.bar.update(self.task, status=text)
+        now = time.monotonic()
+        if not self.live and now - self.status_logged > self.log_every_s:
+            self.status_logged = now
+            logger.info("{}: {}", self.label, text)
 
     def show(self, line: str) -> None:
         """A line above the bar (a file's outcome); nothing without a terminal (the log has its own lines)."""

@@ -89,6 +89,9 @@ class Reporter:
     def __exit__(self, *exc: object) -> None:
         self.bar.__exit__(*exc)
 
+    def status(self, text: str) -> None:
+        self.bar.status(text)
+
     def outcome(self, outcome: FileOutcome) -> None:
         """Live: a line per file above the bar. Plain: failures at once, progress every 10 s."""
         if outcome.status == "failed" and not self.bar.live:

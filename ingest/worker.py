@@ -14,6 +14,7 @@ import ctypes
 import logging
 import os
 import resource
+import shutil
 import signal
 import sys
 import tempfile
@@ -23,7 +24,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from types import FrameType
+from typing import Any
 
+from ingest import heartbeat
 from ingest.chunk import ChunkText, chunk_blocks
 from ingest.discover import content_hash
 from ingest.parse import ParseOptions, parse_file
@@ -62,15 +66,55 @@ def die_with_parent() -> None:
         os._exit(1)
 
 
-def init_worker(memory_mb: int) -> None:
-    """Die with the parent, cap the worker's memory, keep its libraries single-threaded and quiet."""
+#: each worker's private temporary folder (tesseract's images and outputs), named after its pid
+TEMP_PREFIX = "stroidok-parse-"
+
+
+def init_worker(memory_mb: int, beats: Any = None) -> None:
+    """Die with the parent, cap the worker's memory, keep its libraries single-threaded and quiet; lead a
+    process group of its own with a private temporary folder, so stopping the worker (a file past its
+    deadline) also ends the tesseract it runs and removes its files; send progress beats to ``beats``."""
     die_with_parent()
     limit = memory_mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
     os.environ.update(SINGLE_THREADED)
+    heartbeat.install(beats)
+    if sys.platform.startswith("linux"):
+        os.setpgid(0, 0)
+        tempfile.tempdir = tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{os.getpid()}-")
+        signal.signal(signal.SIGTERM, _stop_group)
     if not os.environ.get("STROIDOK_VERBOSE"):  # library warnings per file only with --verbose
         warnings.filterwarnings("ignore")
         logging.getLogger("unstructured").setLevel(logging.ERROR)
+
+
+def _stop_group(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (the pool stops a worker): remove the private temporary folder, then end the whole group
+    (this worker and any tesseract it started)."""
+    if tempfile.tempdir and Path(tempfile.tempdir).name.startswith(TEMP_PREFIX):
+        shutil.rmtree(tempfile.tempdir, ignore_errors=True)
+    os.killpg(os.getpgrp(), signal.SIGKILL)
+
+
+def sweep_worker_temp(root: Path | None = None) -> int:
+    """Remove the private temporary folders of workers that no longer run (killed before they could); how many."""
+    removed = 0
+    for folder in Path(root or tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"):
+        pid = folder.name[len(TEMP_PREFIX):].split("-", 1)[0]
+        try:
+            ours = folder.owner() == _me()
+        except (OSError, KeyError):
+            continue
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists() and ours:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
+
+
+def _me() -> str:
+    import pwd
+
+    return pwd.getpwuid(os.geteuid()).pw_name
 
 
 @contextmanager
@@ -94,6 +138,7 @@ def run_job(job: ParseJob) -> ParseResult:
     new version is indexed by the next run, never a mix)."""
     began = time.perf_counter()
     path = Path(job.path)
+    heartbeat.start(job.path)
     with encodable_path(path) as readable:
         parsed = parse_file(readable, job.options)
     chunks = chunk_blocks(parsed.blocks, job.chunk_chars, job.chunk_overlap)

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+from ingest import heartbeat
 from ingest.parse.layer import Verdict, judge, repair, strip_controls
 from ingest.parse.model import HEAD_CHARS, HEAD_PAGES, Block, ParsedDocument
 from ingest.parse.tables import find_tables, has_caption, page_with_tables, ruled_pages
@@ -174,6 +175,7 @@ def read_layers(pdf: Any, texts: list[str], options: PdfOptions) -> tuple[PageRe
     reading = PageReading(list(texts))
     garbage, scans = [], []
     for index, text in enumerate(texts):
+        heartbeat.page(index + 1, len(texts))
         verdict = judge(text)
         if verdict.garbage:
             fixed = repair(text)
@@ -198,6 +200,7 @@ def read_pages(pdf: Any, texts: list[str], options: PdfOptions, languages: list[
     reading, garbage, scans = read_layers(pdf, texts, options)
     to_ocr = sorted(garbage + scans) if options.ocr != "never" else []
     for index in to_ocr:
+        heartbeat.page(index + 1, len(texts))
         layer = "" if index in garbage else reading.texts[index]
         ocr = ocr_page(pdf, index, languages, options.ocr_dpi)
         verdict = judge(ocr)
@@ -254,6 +257,7 @@ def parse_pdf(path: Path, options: PdfOptions) -> ParsedDocument:
         count = len(pdf)
         if count == 0:
             raise ParseError("the PDF has no pages")
+        heartbeat.pages(count)
         languages = tesseract_languages(options.ocr_languages)
         raw = pdfium_pages(pdf) if options.parser == "pdfium" else unstructured_pages(path, count, languages)
         reading = read_pages(pdf, raw, options, languages)
