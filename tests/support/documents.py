@@ -49,8 +49,15 @@ def make_txt(path: Path, encoding: str) -> Path:
     return path
 
 
-def make_scanned_pdf(path: Path, lines: list[str] = SCAN_LINES, pages: int = 1) -> Path:
-    """An image-only PDF (no text layer): Russian text rendered to a 200 dpi bitmap."""
+#: a page of its own for each page of a long scan (identical pages would be read as running headers and dropped)
+PAGE_TOPICS = ["Бетонирование ростверков", "Армирование плит перекрытия", "Монтаж стальных колонн",
+               "Устройство кровли", "Кладка наружных стен", "Гидроизоляция фундаментов",
+               "Засыпка пазух котлована", "Сварка арматурных каркасов"]
+
+
+def make_scanned_pdf(path: Path, lines: list[str] = SCAN_LINES, pages: int = 1, distinct: bool = False) -> Path:
+    """An image-only PDF (no text layer): Russian text rendered to a 200 dpi bitmap; ``distinct``: each page
+    under a topic line of its own."""
     from PIL import Image, ImageDraw, ImageFont
 
     font = ImageFont.truetype(str(FONT), 40)
@@ -58,7 +65,8 @@ def make_scanned_pdf(path: Path, lines: list[str] = SCAN_LINES, pages: int = 1) 
     for number in range(pages):
         image = Image.new("L", (1654, 2339), 255)
         draw = ImageDraw.Draw(image)
-        for row, line in enumerate(lines):
+        page_lines = [f"Раздел {number + 1}. {PAGE_TOPICS[number % len(PAGE_TOPICS)]}", *lines] if distinct else lines
+        for row, line in enumerate(page_lines):
             draw.text((120, 200 + row * 80), line, font=font, fill=0)
         draw.text((120, 2200), f"Лист {number + 1}", font=font, fill=0)
         images.append(image)

@@ -22,12 +22,10 @@ from ingest.parse.model import ParsedDocument
 from ingest.parse.pdf import PdfOptions
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
-from ingest.pool import file_timeout
 from service.embedders.navec import NavecEmbedder
 from service.errors import ParseError
 from service.search import SearchService
 from service.security import Principal
-from service.settings import IngestSettings
 from tests.support.crash import REPO, ingest_env
 from tests.support.documents import SHARED
 from tests.support.engine import drop_index_resources, product_settings
@@ -194,19 +192,6 @@ def test_a_file_no_page_of_which_reads_fails_saying_so(tmp_path: Path) -> None:
     options = ParseOptions(pdf=PdfOptions(ocr="never"))
     with pytest.raises(ParseError, match="2 of 2 pages unread"):
         parse_file(pages_of([(NO_UNICODE_MAP, 2), (NO_UNICODE_MAP, 3)], tmp_path / "p.pdf"), options)
-
-
-def test_a_long_pdf_gets_more_parse_time_than_a_short_one(tmp_path: Path) -> None:
-    from ingest.discover import SourceFile, discover
-
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    pages_of([(FAKE_LAYER, i) for i in range(4)], folder / "long.pdf")
-    pages_of([(FAKE_LAYER, 0)], folder / "short.pdf")
-    settings = IngestSettings(file_timeout_s=600, page_timeout_s=20)
-    limits = {f.path.name: file_timeout(f, settings) for f in discover([folder], [], [])
-              if isinstance(f, SourceFile)}
-    assert limits == {"long.pdf": 680.0, "short.pdf": 620.0}
 
 
 def test_ingest_reports_unread_pages_and_indexes_no_garbage(tmp_path: Path, client: OpenSearch, alias: str,
