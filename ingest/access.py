@@ -12,6 +12,7 @@ so a folder name written in NFD (macOS) still matches its rule.
 from __future__ import annotations
 
 import fnmatch
+import hashlib
 import json
 import os
 import unicodedata
@@ -19,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from service.errors import ConfigError
+from service.groups import check_groups
 
 
 def _nfc(text: str) -> str:
@@ -53,14 +55,36 @@ class AccessRules:
                 return sorted(set(groups))
         return sorted(set(self.default))
 
+    def digest(self) -> str:
+        """What the rules decide, as a short digest the index records (the same rules, however written, agree)."""
+        canonical = json.dumps({"rules": [[p, sorted(set(g))] for p, g in self.rules],
+                                "default": sorted(set(self.default))}, ensure_ascii=False, separators=(",", ":"))
+        return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        return (f"{len(self.rules)} rule(s), default {', '.join(sorted(set(self.default)))}" if self.rules
+                else f"no rules (every file {', '.join(sorted(set(self.default)))})")
+
 
 def load_rules(path: Path | None, default: list[str]) -> AccessRules:
     if path is None:
         return AccessRules((), tuple(default))
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        rules = tuple((normalise_pattern(r["pattern"]), tuple(str(g) for g in r["groups"]))
+        rules = tuple((normalise_pattern(r["pattern"]), tuple(check_groups(r["groups"])))
                       for r in data.get("rules", []))
-        return AccessRules(rules, tuple(data.get("default", default)))
+        return AccessRules(rules, tuple(check_groups(data.get("default", default))))
     except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise ConfigError(f"access rule file {path} is unreadable: {exc}") from exc
+
+
+def rules_refusal(recorded: dict[str, str] | None, rules: AccessRules, changed: bool) -> str | None:
+    """Why a run must not use ``rules`` on an index whose groups were decided by ``recorded``, or None. Other
+    rules (or none, say a cron job without the setting) would silently re-decide every document's groups:
+    only ``--access-rules-changed`` says that is meant."""
+    if recorded is None or changed or recorded.get("digest") == rules.digest():
+        return None
+    return (f"this index's access groups were decided by other rules ({recorded.get('summary', '?')}, digest "
+            f"{recorded.get('digest')}); this run has {rules.describe()} (digest {rules.digest()}). Set "
+            "STROIDOK_INGEST_ACCESS_RULES to the same rule file, or pass --access-rules-changed to re-decide "
+            "every document's groups by these rules")

@@ -41,6 +41,9 @@ def ingest_command(
     pdf_parser: str = typer.Option(None, "--pdf-parser", help="pdfium (default) | unstructured"),
     encoding: str = typer.Option(None, "--encoding", help="Text encoding of TXT/CSV files when known."),
     as_json: bool = typer.Option(False, "--json", help="Machine-readable report on stdout."),
+    access_rules_changed: bool = typer.Option(False, "--access-rules-changed", help="Re-decide every document's "
+                                              "access groups by this run's rules when they are not the ones the "
+                                              "index was built with (otherwise such a run is refused)."),
     shard: str = typer.Option(None, "--shard", help="K/N: only the K-th of N stable partitions of the files, so "
                               "N machines (same archive path) fill one index at once."),
     vectors: str = typer.Option(None, "--vectors", help="now | later | auto (default: STROIDOK_INGEST_VECTORS, "
@@ -64,7 +67,8 @@ def ingest_command(
         raise typer.BadParameter("--vectors must be now, later or auto")
     later = mode == "later" or (mode == "auto" and capabilities_of(settings.embedder.provider).text_first)
     options = IngestOptions([Path(p) for p in paths], include, exclude, batch_size, workers, dry_run, force,
-                            ocr, pdf_parser, encoding, partition, later)  # type: ignore[arg-type]
+                            ocr, pdf_parser, encoding, partition, later,  # type: ignore[arg-type]
+                            access_rules_changed)
     client, embedder = build_client(settings), build_embedder(settings.embedder)
     try:
         report = run_ingest(options, settings, client, embedder, quiet=as_json)

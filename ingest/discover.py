@@ -1,7 +1,7 @@
 """Walk the given roots and describe each candidate file (no parsing here).
 
-The walk is defensive, because archives are hostile: symbolic links are followed only when they stay
-inside an ingested root, FIFOs, sockets and devices are never opened, an unreadable directory or file
+The walk is defensive, because archives are hostile: a symbolic link is followed only where its target would be
+taken by itself (inside an ingested root, not hidden, not excluded; same access groups, checked by the plan), FIFOs, sockets and devices are never opened, an unreadable directory or file
 becomes a reported ``Rejected`` entry instead of stopping the run, and a name that is not valid UTF-8
 (cp1251 names from Windows zips) gets a printable display form while its id comes from the raw bytes.
 """
@@ -133,15 +133,39 @@ def os_reason(exc: OSError) -> str:
     return f"unreadable: {(exc.strerror or type(exc).__name__).lower()}"
 
 
-def check_candidate(path: Path, root: Path, roots: tuple[Path, ...]) -> SourceFile | Rejected:
+def is_hidden(relative: str) -> bool:
+    """A path below a root that the walk never enters or takes: a hidden folder or file, an Office lock file."""
+    parts = relative.split("/")
+    return any(part.startswith(".") for part in parts) or parts[-1].startswith("~$")
+
+
+def link_refusal(target: Path, roots: tuple[Path, ...], include: list[str], exclude: list[str]) -> str | None:
+    """Why a symbolic link to ``target`` is not followed, or None: a link is taken only where its target would
+    be taken by itself — inside an ingested folder, not hidden, matching ``--include``/``--exclude`` (the
+    access groups are compared by the plan, which has the rules)."""
+    within = [r for r in roots if target == r or target.is_relative_to(r)]
+    if not within:
+        return "symbolic link pointing outside the ingested folders (not followed)"
+    relative = target.relative_to(within[0]).as_posix() if target != within[0] else target.name
+    if is_hidden(relative):
+        return "symbolic link to a hidden file or folder (not followed)"
+    if not matches(relative, include, exclude):
+        return "symbolic link to a file that --include/--exclude leave out (not followed)"
+    if file_type(target) not in SUPPORTED_TYPES:
+        return "symbolic link to a file of another type (not followed)"
+    return None
+
+
+def check_candidate(path: Path, root: Path, roots: tuple[Path, ...], include: list[str] | None = None,
+                    exclude: list[str] | None = None) -> SourceFile | Rejected:
     """Describe one candidate file, or say why it is not ingested."""
     shown = display_path(path)
     try:
         st = path.stat()
         if path.is_symlink():
-            target = path.resolve()
-            if not any(target == r or target.is_relative_to(r) for r in roots):
-                return Rejected(shown, "symbolic link pointing outside the ingested folders (not followed)")
+            refusal = link_refusal(path.resolve(), roots, include or [], exclude or [])
+            if refusal is not None:
+                return Rejected(shown, refusal)
         if not stat.S_ISREG(st.st_mode):
             return Rejected(shown, "not a regular file (FIFO, socket or device): not opened")
         if not os.access(path, os.R_OK):
@@ -171,6 +195,6 @@ def discover(roots: list[Path], include: list[str], exclude: list[str]) -> Itera
                 if name.startswith((".", "~$")) or file_type(path) not in SUPPORTED_TYPES:
                     continue
                 if matches(relative, include, exclude):
-                    yield check_candidate(path, root, resolved)
+                    yield check_candidate(path, root, resolved, include, exclude)
         for failed in problems:
             yield Rejected(display_path(failed.filename or root), f"folder {os_reason(failed)}")

@@ -14,7 +14,7 @@ from typing import Any
 from loguru import logger
 from opensearchpy import OpenSearch
 
-from ingest.access import AccessRules, load_rules
+from ingest.access import AccessRules, load_rules, rules_refusal
 from ingest.backfill import run_backfill
 from ingest.batch import Batcher
 from ingest.discover import Rejected, SourceFile, discover
@@ -30,10 +30,10 @@ from ingest.pool import parsed_documents
 from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.watchdog import Watchdog
 from service.embedders.base import Embedder
-from service.errors import IngestError, Interrupted, StroidokError
+from service.errors import AccessRulesChanged, IngestError, Interrupted, StroidokError
 from service.index_admin.apply import apply_all
 from service.index_admin.maintenance import optimize, pending_switch, split_if_grown
-from service.index_meta import bump_generation, load_embedder_state
+from service.index_meta import bump_generation, load_embedder_state, read_rules_record, record_rules
 from service.settings import Settings
 
 
@@ -59,6 +59,7 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
             raise IngestError(f"a model switch is filling {switching}; finish it with `stroidok index migrate` "
                               "first (chunks written now would be missing from the new index)")
         stats_ready = load_embedder_state(client, embedder, settings.index)  # refuses an index of another model
+        check_rules(client, settings, rules, options)
         if options.dry_run:
             plan, _, _ = _plan(options, settings, client, rules, watchdog)
             for outcome in dry_run_outcomes(plan):
@@ -89,6 +90,21 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
         settle_index(client, settings, report, split=options.shard is None)
     report.wall_s = time.perf_counter() - began
     return report
+
+
+def check_rules(client: OpenSearch, settings: Settings, rules: AccessRules, options: IngestOptions) -> None:
+    """Refuse a run whose access rules are not the ones the index's groups were decided by (unless told they
+    changed); a run that will write records its rules first, so a stopped run's successor goes on with them."""
+    recorded = read_rules_record(client, settings.index)
+    refusal = rules_refusal(recorded, rules, options.access_rules_changed)
+    if refusal is not None:
+        raise AccessRulesChanged(refusal, details={"recorded": (recorded or {}).get("digest"),
+                                                   "this_run": rules.digest()})
+    if not options.dry_run and (recorded or {}).get("digest") != rules.digest():
+        record_rules(client, settings.index, rules.digest(), rules.describe())
+        if recorded is not None:
+            logger.warning("access rules changed ({} -> {}): every document's groups are re-decided",
+                           recorded.get("summary"), rules.describe())
 
 
 def _plan(options: IngestOptions, settings: Settings, client: OpenSearch, rules: AccessRules,

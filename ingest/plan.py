@@ -32,6 +32,7 @@ class IngestOptions:
     encoding: str | None = None
     shard: Shard | None = None
     vectors_later: bool = False
+    access_rules_changed: bool = False
 
 
 @dataclass
@@ -62,6 +63,14 @@ def fingerprint(digest: str, processing: str) -> str:
     return f"{digest}+{processing}" if processing else digest
 
 
+def link_groups_refusal(f: SourceFile, rules: AccessRules) -> str | None:
+    """A link whose access groups (decided on its own path) are not its target's is not followed: a link in a
+    public folder would publish another group's document."""
+    if not f.path.is_symlink() or rules.groups_for(f.path) == rules.groups_for(f.path.resolve()):
+        return None
+    return "symbolic link to a file of other access groups (not followed)"
+
+
 def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, Any]], roots: list[Path], force: bool,
              max_bytes: int, rules: AccessRules | None = None, processing: str = "",
              shard: Shard | None = None, on_file: Callable[[str], None] | None = None) -> Plan:
@@ -74,6 +83,9 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
     for f in sorted(files, key=lambda f: isinstance(f, SourceFile) and f.path.is_symlink()):  # real names first
         if isinstance(f, Rejected):
             plan.rejected.append(f)
+            continue
+        if rules is not None and (refusal := link_groups_refusal(f, rules)) is not None:
+            plan.rejected.append(Rejected(f.display, refusal))
             continue
         if f.doc_id in seen:
             plan.aliases.append(f)

@@ -1,11 +1,13 @@
 """The query cache: in process by default, in Redis when ``STROIDOK_REDIS_URL`` is set (shared by every
-server process). Keys carry the content generation, the caller's groups and the whole request, so a
+server process). Keys carry the engine's cluster id, the content generation, the caller's groups and the whole
+request, so a
 response is never served across an ingest or to a caller with other rights. A cache that fails is a
 miss, never a failed search."""
 
 from __future__ import annotations
 
 import hashlib
+import json
 import threading
 from typing import Protocol
 
@@ -18,8 +20,11 @@ from service.settings import SearchSettings
 KEY_PREFIX = "stroidok:response:"
 
 
-def cache_key(generation: int, groups: tuple[str, ...], request_json: str, alias: str) -> str:
-    raw = f"{alias}\x00{generation}\x00{','.join(groups)}\x00{request_json}"
+def cache_key(deployment: str, generation: int, groups: tuple[str, ...], request_json: str, alias: str) -> str:
+    """The key of a response: which engine (its cluster's id: two deployments sharing a Redis never share
+    entries), which index and content generation, which groups (as a JSON list: no name can make two lists
+    alike), which request."""
+    raw = json.dumps([deployment, alias, generation, list(groups), request_json], ensure_ascii=False)
     return KEY_PREFIX + hashlib.sha256(raw.encode()).hexdigest()
 
 

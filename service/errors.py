@@ -13,6 +13,7 @@
     ├── IngestError                    (INGEST_ERROR)
     │   ├── ParseError                 (PARSE_ERROR)     one file could not be read
     │   ├── IngestRunning              (INGEST_RUNNING)  another run holds the index's lease (ingest.lease)
+    │   ├── AccessRulesChanged         (ACCESS_RULES_CHANGED) the run's access rules are not the index's
     │   └── Interrupted                (INTERRUPTED)     the run was stopped by a signal (ingest.signals)
     ├── InvalidQuery                   (INVALID_QUERY)   bad search input
     ├── RateLimited                    (RATE_LIMIT)
@@ -120,6 +121,14 @@ class IngestRunning(IngestError):
     lease expires a minute after it stops renewing it (a crashed run)."""
 
     code = "INGEST_RUNNING"
+
+
+class AccessRulesChanged(IngestError):
+    """The index's access groups were decided by other access rules than this run's (another rule file, or none:
+    a run without ``STROIDOK_INGEST_ACCESS_RULES``). Nothing was changed. Run with the index's rule file, or pass
+    ``--access-rules-changed`` to re-decide every document's groups by the new rules."""
+
+    code = "ACCESS_RULES_CHANGED"
 
 
 class Interrupted(IngestError):

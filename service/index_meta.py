@@ -141,3 +141,21 @@ def read_generation(client: OpenSearch, settings: IndexSettings) -> int:
         if is_missing(exc):
             return 0
         raise
+
+
+RULES_DOC = "access-rules"
+
+
+def read_rules_record(client: OpenSearch, settings: IndexSettings) -> dict[str, Any] | None:
+    """The access rules the index's groups were decided by (their digest and summary); None before any run."""
+    try:
+        return dict(client.get(index=settings.meta_index, id=RULES_DOC)["_source"])
+    except IndexUnavailable as exc:
+        if is_missing(exc):
+            return None
+        raise
+
+
+def record_rules(client: OpenSearch, settings: IndexSettings, digest: str, summary: str) -> None:
+    body = {"kind": RULES_DOC, "digest": digest, "summary": summary, "updated_at": datetime.now(UTC).isoformat()}
+    client.index(index=settings.meta_index, id=RULES_DOC, body=body, refresh=True)

@@ -101,6 +101,7 @@ class SearchService:
         self.coverage = CoverageCache(client, settings.index.alias)
         self.documents = Documents(self._send)
         self.recent = RecentSearches(settings.search.feedback_window_s)
+        self._cluster: str | None = None
 
     # -- search -----------------------------------------------------------------------------------
 
@@ -133,7 +134,7 @@ class SearchService:
             return self._run(request, principal, began)
         # the content generation is part of the key: after any ingest, deletion or change of access
         # rules, no response computed before is served (one real-time GET, ~1 ms)
-        key = cache_key(read_generation(self.client, self.settings.index), principal.groups,
+        key = cache_key(self._deployment(), read_generation(self.client, self.settings.index), principal.groups,
                         request.model_dump_json(), self.settings.index.alias)
         if (response := self.cache.get(key)) is not None:
             response.meta.cached = True
@@ -142,6 +143,12 @@ class SearchService:
         response = self._run(request, principal, began)
         self.cache.put(key, response)
         return response
+
+    def _deployment(self) -> str:
+        """The engine's cluster id, read once: part of every cache key."""
+        if self._cluster is None:
+            self._cluster = str(self.client.info().get("cluster_uuid") or self.settings.opensearch_url)
+        return self._cluster
 
     def _run(self, request: SearchRequest, principal: Principal, began: float) -> SearchResponse:
         """One search, in order: plan and run it (``_answer``), map the hits to results with their passages,

@@ -15,6 +15,7 @@ from pydantic import AliasChoices, BaseModel, Field, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from service.embedders.capabilities import capabilities_of
+from service.groups import GroupNames, TokenGroups
 
 OPENSEARCH_VERSION = "3.6.0"  # the three Maven artifacts exist together only for this one (docs/engine.md)
 
@@ -281,7 +282,8 @@ class IngestSettings(BaseSettings):
         "searchable by BM25 at once — fits on what it has parsed once it reaches the sample or ends, and adds "
         "the early chunks' vectors before the run ends."))
     access_rules: Path | None = Field(default=None, description="JSON file: path patterns to access groups.")
-    default_groups: list[str] = Field(default_factory=lambda: ["public"])
+    default_groups: GroupNames = Field(default_factory=lambda: ["public"], description="The groups of a file no "
+                                       "access rule names.")
 
 
 #: BM25 fields with boosts (multi_match), measured in docs/relevance.md; the query builder's default too
@@ -345,8 +347,9 @@ class ServerSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="STROIDOK_SERVER_", extra="ignore")
 
     principal: str = "local"
-    groups: list[str] = Field(default_factory=lambda: ["public"])
-    tokens: dict[str, list[str]] = Field(
+    groups: GroupNames = Field(default_factory=lambda: ["public"], description="The access groups of stdio "
+                               "callers, and of HTTP callers when no tokens are set.")
+    tokens: TokenGroups = Field(
         default_factory=dict, description='HTTP bearer token -> groups, e.g. {"s3cret": ["public", "legal"]}.')
     host: str = Field(default="127.0.0.1", description="HTTP bind address; loopback unless you mean otherwise.")
     http_port: int = Field(default=8765, ge=1, le=65535)

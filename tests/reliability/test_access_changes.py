@@ -74,7 +74,8 @@ def test_a_changed_rule_applies_on_the_next_ingest_and_no_cache_serves_the_old_r
         assert service.search(QUERY, public).meta.cached is True
 
         settings.ingest.access_rules = rules_file(tmp_path, "сметы/*")
-        report = run_ingest(IngestOptions([docs]), settings, client, navec_embedder, quiet=True)
+        report = run_ingest(IngestOptions([docs], access_rules_changed=True), settings, client, navec_embedder,
+                            quiet=True)
 
         assert report.counts["indexed"] == 1  # same bytes, new rights: re-indexed, not "unchanged"
         assert groups_in_index(client, settings.index.alias) == {"legal"}

@@ -71,17 +71,24 @@ def test_a_redis_that_is_down_lets_calls_through_and_misses_the_cache() -> None:
     limiter.check("agent")
     limiter.check("agent")  # would be refused by a working store; a broken one must not refuse everyone
     cache = RedisCache(url, 60)
-    key = cache_key(1, ("public",), "{}", "alias")
+    key = cache_key("cluster", 1, ("public",), "{}", "alias")
     assert cache.get(key) is None
     cache.put(key, SearchResponse.model_validate(EMPTY_RESPONSE))  # no exception
 
 
-def test_cache_keys_differ_by_generation_groups_request_and_index() -> None:
+def test_cache_keys_differ_by_deployment_generation_groups_request_and_index() -> None:
     from service.cache import cache_key
 
-    base = cache_key(1, ("public",), '{"q":1}', "a")
-    assert len({base, cache_key(2, ("public",), '{"q":1}', "a"), cache_key(1, ("legal", "public"), '{"q":1}', "a"),
-                cache_key(1, ("public",), '{"q":2}', "a"), cache_key(1, ("public",), '{"q":1}', "b")}) == 5
+    base = cache_key("c1", 1, ("public",), '{"q":1}', "a")
+    assert len({base, cache_key("c1", 2, ("public",), '{"q":1}', "a"),
+                cache_key("c1", 1, ("legal", "public"), '{"q":1}', "a"), cache_key("c1", 1, ("public",), '{"q":2}', "a"),
+                cache_key("c1", 1, ("public",), '{"q":1}', "b"), cache_key("c2", 1, ("public",), '{"q":1}', "a")}) == 6
+
+
+def test_two_lists_of_groups_never_share_a_cache_key() -> None:
+    from service.cache import cache_key
+
+    assert cache_key("c", 1, ("a,b",), "{}", "x") != cache_key("c", 1, ("a", "b"), "{}", "x")
 
 
 def test_memory_cache_is_safe_when_many_threads_expire_and_insert_at_once() -> None:
