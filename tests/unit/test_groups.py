@@ -9,7 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from ingest.access import AccessRules, load_rules, rules_refusal
-from ingest.discover import SourceFile, discover
+from ingest.discover import Rejected, SourceFile, discover
 from ingest.plan import plan_run
 from service.errors import ConfigError
 from service.groups import check_groups
@@ -68,7 +68,8 @@ def test_a_link_to_a_file_of_other_groups_is_not_followed(tmp_path: Path) -> Non
     (root / "legal" / "contract.txt").write_text("договор", encoding="utf-8")
     (root / "open.txt").symlink_to(root / "legal" / "contract.txt")
     rules = AccessRules((("legal/*", ("legal",)),), ("public",))
-    link = [f for f in discover([root], [], []) if isinstance(f, SourceFile) and f.path.name == "open.txt"]
+    link: list[SourceFile | Rejected] = [f for f in discover([root], [], [])
+                                         if isinstance(f, SourceFile) and f.path.name == "open.txt"]
     plan = plan_run(link, {}, [root], False, 1 << 20, rules)  # the link alone (its target under its own name
     assert plan.todo == [] and [r.reason for r in plan.rejected] == [  # is not part of this partition, say)
         "symbolic link to a file of other access groups (not followed)"]
