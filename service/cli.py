@@ -233,12 +233,16 @@ app.command("search")(search_cmd)
 def serve_cmd(http: int = typer.Option(None, "--http", help="Serve streamable HTTP on this port "
                                                               "instead of stdio."),
               workers: int = typer.Option(1, "--workers", min=1, max=64, help="HTTP worker processes (share "
-                                          "cache and rate limits through STROIDOK_REDIS_URL).")) -> None:
-    """The MCP server: stdio for Claude Code (default), or streamable HTTP."""
+                                          "cache and rate limits through STROIDOK_REDIS_URL)."),
+              allow_open: bool = typer.Option(False, "--allow-open", help="Serve a non-loopback address without "
+                                              "tokens (every caller gets STROIDOK_SERVER_GROUPS).")) -> None:
+    """The MCP server: stdio for Claude Code (default), or streamable HTTP (HTTPS with the TLS settings)."""
     from service.server.http import run
 
     if workers > 1 and http is None:
         raise typer.BadParameter("--workers needs --http", param_hint="--workers")
+    if allow_open:
+        state.settings.server.allow_open = True
     run(state.settings, http, workers)
 
 

@@ -33,9 +33,19 @@ docs/errors.md lists every code with its meaning (``python -m service.errors`` p
 
 from __future__ import annotations
 
+import re
 from typing import Any, ClassVar
 
 from pydantic import ValidationError
+
+#: the credentials part of a URL (``scheme://user:password@``)
+_URL_CREDENTIALS = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)[^\s/@]+@")
+
+
+def redact(text: str) -> str:
+    """``text`` with every URL's credentials replaced by ``***`` (an endpoint's ``user:password@`` must never reach
+    a caller or a log through an error message)."""
+    return _URL_CREDENTIALS.sub(r"\1***@", text)
 
 
 class StroidokError(Exception):
@@ -50,7 +60,7 @@ class StroidokError(Exception):
         self.details = details or {}
 
     def to_dict(self) -> dict[str, Any]:
-        return {"code": self.code, "message": self.message, "details": self.details}
+        return {"code": self.code, "message": redact(self.message), "details": self.details}
 
 
 class ConfigError(StroidokError):

@@ -125,11 +125,16 @@ def build_client(settings: Settings) -> OpenSearch:
     connection = type("BoundedConnection", (BoundedConnection,),
                       {"connect_timeout_s": settings.opensearch.connect_timeout_s})
     hosts = engine_hosts(settings.opensearch_url)
+    engine = settings.opensearch
+    tls: dict[str, Any] = {"verify_certs": engine.verify_certs, "ssl_show_warn": not engine.verify_certs}
+    if engine.ca_certs is not None:
+        tls["ca_certs"] = str(engine.ca_certs)
+    if (credentials := engine.credentials()) is not None:
+        tls["http_auth"] = credentials
     return OpenSearch(
         hosts=hosts,
         timeout=settings.opensearch.timeout_s,
-        verify_certs=settings.opensearch.verify_certs,
-        ssl_show_warn=False,
+        **tls,
         max_retries=len(hosts) - 1,
         retry_on_timeout=False,
         dead_timeout=settings.opensearch.dead_timeout_s,

@@ -14,6 +14,7 @@ import time
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from loguru import logger
 from opensearchpy import OpenSearch, helpers
 from pydantic import BaseModel, ValidationError
@@ -88,17 +89,32 @@ def call_entry(tool: str, arguments: dict[str, Any], principal: str, client: str
     return entry
 
 
+#: a refused call's entry: the names of its arguments, never their values (bounded, and nothing of a query
+#: reaches readers of other groups); every reader's stats count it (groups: public)
+REFUSED_ARGUMENTS = 20
+
+
+def refused_entry(tool: str, arguments: dict[str, Any], error: StroidokError, who: str) -> dict[str, Any]:
+    """The log entry of a call refused before the service (no token, unknown or malformed arguments). Pure."""
+    names = [str(k)[:60] for k in list(arguments)[:REFUSED_ARGUMENTS]] if isinstance(arguments, dict) else []
+    return {"call_id": None, "groups": ["public"], "tool": tool[:60], "principal": "refused", "client": who[:100],
+            "query": "", "status": "error", "error_code": error.code, "total_ms": 0.0,
+            "arguments": {"names": json.dumps(names, ensure_ascii=False)}}
+
+
 class QueryLog:
     """Entries are queued by the call and written by one background thread in bulk requests (every
     ``interval_s`` or ``batch`` entries), so a tool call never waits on the log. ``flush`` waits until
     everything queued so far is written (tests, shutdown; also run at interpreter exit)."""
 
     def __init__(self, client: OpenSearch, index: str, enabled: bool = True, interval_s: float = 1.0,
-                 batch: int = 500, max_queued: int = 100_000, retention_days: int | None = None) -> None:
+                 batch: int = 500, max_queued: int = 100_000, retention_days: int | None = None,
+                 max_bytes: int = 64 * 1024 * 1024) -> None:
         self.client, self.index, self.enabled, self.retention_days = client, index, enabled, retention_days
         self._pruned_at: float | None = None
         self.interval_s, self.batch = interval_s, batch
-        self.queue: queue.Queue[dict[str, Any]] = queue.Queue(max_queued)
+        self.queue: queue.Queue[tuple[dict[str, Any], int]] = queue.Queue(max_queued)
+        self.max_bytes, self.queued_bytes, self.dropped = max_bytes, 0, 0
         self._exists = False
         self._writer: threading.Thread | None = None
         self._lock = threading.Lock()
@@ -120,10 +136,22 @@ class QueryLog:
         if not self.enabled:
             return
         self._start()
+        size = len(orjson.dumps(entry, default=str))
+        with self._lock:
+            room = self.queued_bytes + size <= self.max_bytes
+            if room:
+                self.queued_bytes += size
         try:
-            self.queue.put_nowait(entry)
+            if not room:
+                raise queue.Full
+            self.queue.put_nowait((entry, size))
         except queue.Full:
-            logger.warning("query log queue full; entry dropped")
+            with self._lock:
+                self.queued_bytes -= size if room else 0
+                self.dropped += 1
+            if self.dropped == 1 or self.dropped % 1000 == 0:
+                logger.warning("query log queue full ({} bytes waiting); {} entries dropped so far",
+                               self.queued_bytes, self.dropped)
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until every entry queued so far is written (or given up); False on timeout."""
@@ -141,16 +169,18 @@ class QueryLog:
 
     def _run(self) -> None:
         while True:
-            entries = [self.queue.get()]
+            taken = [self.queue.get()]
             deadline = time.monotonic() + self.interval_s
-            while len(entries) < self.batch and (left := deadline - time.monotonic()) > 0:
+            while len(taken) < self.batch and (left := deadline - time.monotonic()) > 0:
                 try:
-                    entries.append(self.queue.get(timeout=left))
+                    taken.append(self.queue.get(timeout=left))
                 except queue.Empty:
                     break
-            self._write(entries)
+            self._write([entry for entry, _ in taken])
+            with self._lock:
+                self.queued_bytes -= sum(size for _, size in taken)
             self._prune_daily()
-            for _ in entries:
+            for _ in taken:
                 self.queue.task_done()
 
     def _prune_daily(self) -> None:

@@ -28,6 +28,7 @@ from service.errors import (
     PastLastPage,
     SearchError,
     StroidokError,
+    redact,
 )
 from service.feedback import RecentSearches
 from service.index_meta import read_generation
@@ -95,8 +96,10 @@ class SearchService:
         self.settings, self.client, self.embedder = settings, client, embedder
         self.cache = build_cache(settings.search)
         self.limiter = RateLimiter(settings.search.rate_limit, settings.search.redis_url)
+        self.refused_limiter = RateLimiter(settings.search.refused_rate_limit, settings.search.redis_url)
         self.log = QueryLog(client, settings.index.queries_index, settings.search.log_queries,
-                            retention_days=settings.search.log_retention_days)
+                            retention_days=settings.search.log_retention_days,
+                            max_bytes=settings.search.log_queue_bytes)
         self.resolver = EmbedderResolver(client, settings, embedder)
         self.coverage = CoverageCache(client, settings.index.alias)
         self.documents = Documents(self._send)
@@ -241,9 +244,9 @@ class SearchService:
         except IndexUnavailable:
             raise
         except StroidokError as exc:
-            vector, problem = None, f"query embedding failed: {exc.message}"
+            vector, problem = None, redact(f"query embedding failed: {exc.message}")
         except Exception as exc:
-            vector, problem = None, f"query embedding failed: {type(exc).__name__}: {exc}"
+            vector, problem = None, redact(f"query embedding failed: {type(exc).__name__}: {exc}")
         if problem and request.search_mode != "fulltext":
             logger.debug("no query vector: {}", problem)
         return QueryVector(vector, (time.perf_counter() - began) * 1000, problem, index)

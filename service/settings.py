@@ -11,10 +11,11 @@ import os
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, Field, model_validator
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from service.embedders.capabilities import capabilities_of
+from service.errors import ConfigError
 from service.groups import GroupNames, TokenGroups
 
 OPENSEARCH_VERSION = "3.6.0"  # the three Maven artifacts exist together only for this one (docs/engine.md)
@@ -119,7 +120,27 @@ class OpenSearchSettings(BaseSettings):
     timeout_s: float = Field(default=30.0, gt=0)
     connect_timeout_s: float = Field(default=2.0, gt=0, description="An engine that is down is reported this fast.")
     bulk_timeout_s: float = Field(default=300.0, gt=0, description="Per bulk write: a busy node builds HNSW graphs.")
-    verify_certs: bool = False
+    verify_certs: bool = Field(default=True, description="Check an https:// engine's certificate (against "
+                               "ca_certs, else the system's CAs).")
+    ca_certs: Path | None = Field(default=None, description="PEM file of the CA(s) an https:// engine's "
+                                  "certificate must chain to (a private CA, a self-signed cluster).")
+    username: str | None = Field(default=None, description="Engine user (the security plugin's basic auth).")
+    password: SecretStr | None = Field(default=None, description="Its password; never logged or shown.")
+    password_file: Path | None = Field(default=None, description="A file holding the password (e.g. a secret "
+                                       "mounted by the service manager), instead of password.")
+
+    def credentials(self) -> tuple[str, str] | None:
+        """(user, password) for basic auth, the password read from its file when one is set."""
+        if not self.username:
+            return None
+        if self.password_file is not None:
+            try:
+                secret = self.password_file.read_text(encoding="utf-8").strip()
+            except OSError as exc:
+                raise ConfigError(f"STROIDOK_OPENSEARCH_PASSWORD_FILE unreadable: {exc.strerror}") from None
+        else:
+            secret = self.password.get_secret_value() if self.password else ""
+        return self.username, secret
     pool_size: int = Field(default=64, ge=1, le=1024, description="Kept connections per node (one per busy "
                            "search thread).")
     dead_timeout_s: float = Field(default=10.0, gt=0, description="A node that failed is skipped this long.")
@@ -325,6 +346,11 @@ class SearchSettings(BaseSettings):
         description="redis://host:port/db: the query cache and the rate limits live there, shared by every "
         "server process; unset, each process keeps its own.")
     rate_limit: str = Field(default="120/minute", description="Per client, `limits` notation.")
+    refused_rate_limit: str = Field(default="30/minute", description="Calls refused before the service (a wrong "
+                                    "token, unknown or malformed arguments) per address or caller; past it they "
+                                    "get RATE_LIMIT and are not logged.")
+    log_queue_bytes: int = Field(default=64 * 1024 * 1024, ge=1024 * 1024, description="Query-log entries waiting "
+                                 "to be written are kept up to this size; past it new ones are dropped (counted).")
     response_budget_chars: int = Field(default=24000, ge=2000, description="A response never exceeds this "
                                        "size: results past it are left to the next page (truncated, with a cursor).")
     answer_chars: int = Field(default=11000, ge=1000, description="Further chunks of a document (past its best "
@@ -370,6 +396,11 @@ class ServerSettings(BaseSettings):
                                 "~1 ms and the client ~0.5 ms less CPU per call (docs/scale.md).")
     keep_alive_s: float = Field(default=30.0, gt=0, le=600, description="Idle keep-alive connections are closed "
                                 "after this long (longer than clients keep them).")
+    allow_open: bool = Field(default=False, description="Serve HTTP on a non-loopback address without tokens "
+                             "(every caller gets STROIDOK_SERVER_GROUPS): refused unless set (`serve --allow-open`).")
+    tls_certfile: Path | None = Field(default=None, description="PEM certificate (chain) to serve HTTPS with; "
+                                      "with tls_keyfile. Or terminate TLS in a proxy (docs/security.md).")
+    tls_keyfile: Path | None = Field(default=None, description="PEM private key of tls_certfile.")
     header_timeout_s: float = Field(default=10.0, gt=0, le=300, description="A request's line and headers must "
                                     "arrive within this long of its first byte (or of the connection); a client "
                                     "sending them slowly is cut off instead of holding a connection.")

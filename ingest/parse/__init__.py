@@ -3,6 +3,7 @@ scans) and everything ``unstructured`` reads cheaply without torch."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -80,8 +81,17 @@ def better_identity(first: Identity, parsed: ParsedDocument, path: Path) -> Iden
     return Identity(first.designation, None) if "boilerplate" in problems else first
 
 
+#: the product's own marks (the highlighter's around matches, the table reader's before rows): private-use
+#: characters a document must not carry into the index, where they would forge «matches» in a shown passage
+PRODUCT_MARKS = re.compile("[\ue000-\ue01f]")
+
+
+def clean(text: str) -> str:
+    return PRODUCT_MARKS.sub("", strip_controls(text)).strip()
+
+
 def sanitise(parsed: ParsedDocument) -> None:
-    """Whatever the parser, no control character or terminal escape reaches the index."""
-    blocks = (replace(b, text=strip_controls(b.text).strip()) for b in parsed.blocks)
+    """Whatever the parser, no control character, terminal escape or mark of the product's reaches the index."""
+    blocks = (replace(b, text=clean(b.text)) for b in parsed.blocks)
     parsed.blocks = [b for b in blocks if b.text]
-    parsed.title = strip_controls(parsed.title).strip() or None if parsed.title else None
+    parsed.title = clean(parsed.title) or None if parsed.title else None

@@ -34,8 +34,10 @@ def request_offset(request: SearchRequest) -> int:
         return (request.page - 1) * request.limit
     try:
         data = json.loads(base64.urlsafe_b64decode(request.cursor + "=" * (-len(request.cursor) % 4)))
-        offset, fingerprint = int(data["o"]), str(data["f"])
-    except (ValueError, KeyError, TypeError) as exc:
+        offset, fingerprint = data["o"], data["f"]
+        if type(offset) is not int or not isinstance(fingerprint, str):  # Infinity, 1e400, 1.5, true: not offsets
+            raise ValueError("not a cursor")
+    except (ValueError, KeyError, TypeError, OverflowError) as exc:
         raise InvalidQuery("cursor is not valid; pass the next_cursor of a previous response",
                            details={"field": "cursor"}) from exc
     if fingerprint != request_fingerprint(request):

@@ -14,10 +14,12 @@ from mcp.server import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from pydantic import ValidationError
 
-from service.errors import InvalidQuery, StroidokError
-from service.querylog import QueryLog, call_entry
+from service.errors import InvalidQuery, RateLimited, StroidokError
+from service.querylog import QueryLog, refused_entry
+from service.security import RateLimiter
 
-Refusal = Callable[[str, dict[str, Any], StroidokError], None]
+#: (tool, arguments, error, who: an address or caller) -> None; raises ``RateLimited`` past the refused-call limit
+Refusal = Callable[[str, dict[str, Any], StroidokError, str], None]
 
 
 def error_text(exc: StroidokError) -> str:
@@ -110,12 +112,11 @@ class ProductServer(MCPServer):
                 raise refused
             return await super().call_tool(name, arguments, context)
         except InvalidQuery as exc:
-            self._refused(name, arguments, exc)
-            raise ToolError(error_text(exc)) from exc
+            raise ToolError(error_text(self._refused(name, arguments, exc, context))) from exc
         except ToolError as exc:
             error = product_error(exc, known)
-            if not from_service(exc):  # the service has logged its own errors
-                self._refused(name, arguments, error)
+            if not from_service(exc):  # the service has logged (and rate-limited) its own errors
+                error = self._refused(name, arguments, error, context)
             raise ToolError(error_text(error)) from exc
 
     async def _known_parameters(self) -> dict[str, set[str]]:
@@ -127,16 +128,33 @@ class ProductServer(MCPServer):
                                           if admits_null(schema)} for tool in tools}
         return self._parameters
 
-    def _refused(self, name: str, arguments: dict[str, Any], error: StroidokError) -> None:
-        if self.on_refused is not None:
-            self.on_refused(name, arguments, error)
+    def _refused(self, name: str, arguments: dict[str, Any], error: StroidokError, context: Any) -> StroidokError:
+        """Log a call refused before the service; past the refused-call limit, RATE_LIMIT instead."""
+        if self.on_refused is None:
+            return error
+        try:
+            self.on_refused(name, arguments, error, caller_address(context))
+        except RateLimited as limited:
+            return limited
+        return error
 
 
-def refusal_logger(log: QueryLog) -> Refusal:
-    """Records a call refused before it reached the service (unknown or malformed arguments, no token)."""
+def caller_address(context: Any) -> str:
+    """Who sent a call, as far as the transport tells: the HTTP peer's address, else stdio."""
+    request = getattr(getattr(context, "request_context", None), "request", None)
+    client = getattr(request, "client", None)
+    return f"addr:{client.host}" if client is not None else "stdio"
 
-    def record(tool: str, arguments: dict[str, Any], error: StroidokError) -> None:
-        log.record(call_entry(tool, arguments, "unknown", None, 0.0, error=error))
+
+def refusal_logger(log: QueryLog, limiter: RateLimiter) -> Refusal:
+    """Records a call refused before it reached the service (unknown or malformed arguments, no token) as a
+    compact entry, at most the refused-call limit per address or caller: past it ``RateLimited`` is raised and
+    nothing is written, so a flood of refused calls costs neither the log nor the engine."""
+
+    def record(tool: str, arguments: dict[str, Any], error: StroidokError, who: str) -> None:
+        if who != "stdio":  # the one local agent of a stdio server is not a flood
+            limiter.check(who, "refused")
+        log.record(refused_entry(tool, arguments, error, who))
 
     return record
 

@@ -4,6 +4,7 @@ product's limits (connections, body size, keep-alive, header-read timeout); stdi
 from __future__ import annotations
 
 import asyncio
+import time
 from typing import Any
 
 import h11
@@ -12,7 +13,7 @@ from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from service.errors import Unauthorized
+from service.errors import ConfigError, RateLimited, StroidokError, Unauthorized
 from service.security import known_token
 from service.server.errors import error_text
 from service.server.tools import build_server
@@ -41,16 +42,23 @@ class RequireToken:
         if scope["type"] == "http" and self.settings.tokens:
             headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
             if known_token(self.settings, headers.get("authorization")) is None:
-                error = Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
-                if (on_refused := getattr(self.server, "on_refused", None)) is not None:  # set by the lifespan
-                    client = scope.get("client") or ("?", 0)
-                    on_refused("http", {"path": scope.get("path"), "client": client[0]}, error)
-                body = error_text(error)
-                await send({"type": "http.response.start", "status": 401, "headers": [
-                    (b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]})
-                await send({"type": "http.response.body", "body": body.encode()})
+                await self._refuse(scope, send)
                 return
         await self.app(scope, receive, send)
+
+    async def _refuse(self, scope: dict[str, Any], send: Any) -> None:
+        """401 with ``UNAUTHORIZED``, logged compactly; past the refused-call limit of the address, 429 with
+        ``RATE_LIMIT`` and nothing logged."""
+        error: StroidokError = Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
+        status, headers = 401, [(b"content-type", b"application/json"), (b"www-authenticate", b"Bearer")]
+        if (on_refused := getattr(self.server, "on_refused", None)) is not None:  # set by the lifespan
+            client = scope.get("client") or ("?", 0)
+            try:
+                on_refused("http", {}, error, f"addr:{client[0]}")
+            except RateLimited as limited:
+                error, status, headers = limited, 429, [(b"content-type", b"application/json")]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": error_text(error).encode()})
 
 
 def http_app(server: MCPServer, settings: ServerSettings) -> Any:
@@ -77,6 +85,7 @@ def run(settings: Settings, http_port: int | None = None, workers: int = 1) -> N
         return
     import uvicorn
 
+    check_door(settings.server)
     if workers > 1 and not settings.search.redis_url:
         logger.warning("{} workers without STROIDOK_REDIS_URL: each keeps its own cache and rate limits", workers)
     options = uvicorn_options(settings.server, http_port)
@@ -88,8 +97,30 @@ def run(settings: Settings, http_port: int | None = None, workers: int = 1) -> N
     uvicorn.Server(config).run()
 
 
+LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
+
+
+def check_door(settings: ServerSettings) -> None:
+    """Refuse to serve a non-loopback address without tokens (every caller there would get the configured groups)
+    unless ``allow_open`` says it is meant; warn whenever no token is required; TLS needs both its files."""
+    if (settings.tls_certfile is None) != (settings.tls_keyfile is None):
+        raise ConfigError("HTTPS needs both STROIDOK_SERVER_TLS_CERTFILE and STROIDOK_SERVER_TLS_KEYFILE")
+    if settings.tokens:
+        return
+    if settings.host not in LOOPBACK and not settings.allow_open:
+        raise ConfigError(f"serving {settings.host} without tokens would give every caller who reaches it the groups "
+                          f"{', '.join(settings.groups)}: set STROIDOK_SERVER_TOKENS, bind 127.0.0.1, or pass "
+                          "--allow-open if that is meant", details={"host": settings.host})
+    logger.warning("serving HTTP on {} without tokens: every caller gets the groups {} (set STROIDOK_SERVER_TOKENS)",
+                   settings.host, ", ".join(settings.groups))
+
+
 #: where uvicorn's config carries the header deadline (set by ``run``; a worker process reads its settings)
 HEADER_TIMEOUT = "stroidok_header_timeout_s"
+
+
+#: the share of max_connections past which idle connections are closed to make room
+ROOM = 0.9
 
 
 class HeaderDeadline(H11Protocol):
@@ -107,9 +138,29 @@ class HeaderDeadline(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        self.last_active = time.monotonic()
+        self._make_room()
         self._arm()
 
+    def _make_room(self) -> None:
+        """Near the connection limit, close the connections idle longest (no request under way) so a new caller
+        always gets in: idle keep-alive or silent connections cannot hold every slot and starve callers into 503."""
+        limit = self.config.limit_concurrency
+        connections = self.server_state.connections
+        excess = len(connections) - int(limit * ROOM) if limit else 0
+        if excess <= 0:
+            return
+        idle = sorted((c for c in connections if c is not self and isinstance(c, HeaderDeadline) and c.idle()),
+                      key=lambda c: c.last_active)
+        for connection in idle[:excess]:
+            connection.transport.close()
+
+    def idle(self) -> bool:
+        return (self.conn.their_state is h11.IDLE and not self.transport.is_closing()
+                and (self.cycle is None or self.cycle.response_complete))
+
     def data_received(self, data: bytes) -> None:
+        self.last_active = time.monotonic()
         if self.deadline is None and self.conn.their_state is h11.IDLE:
             self._arm()  # the first bytes of the next request on a kept-alive connection
         super().data_received(data)
@@ -137,7 +188,10 @@ class HeaderDeadline(H11Protocol):
 
 def uvicorn_options(settings: ServerSettings, port: int) -> dict[str, Any]:
     """How uvicorn serves the HTTP app on ``port``."""
+    tls = ({"ssl_certfile": str(settings.tls_certfile), "ssl_keyfile": str(settings.tls_keyfile)}
+           if settings.tls_certfile is not None else {})
     return {
+        **tls,
         "host": settings.host, "port": port, "log_level": "warning", "http": HeaderDeadline,
         "limit_concurrency": settings.max_connections,
         # longer than clients keep idle connections (httpx: 5 s), so a client never sends on a connection

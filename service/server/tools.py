@@ -85,7 +85,7 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
     @asynccontextmanager
     async def lifespan(server: MCPServer) -> AsyncIterator[AppState]:
         built = service or SearchService(settings, build_client(settings), build_embedder(settings.embedder))
-        cast(ProductServer, server).on_refused = refusal_logger(built.log)
+        cast(ProductServer, server).on_refused = refusal_logger(built.log, built.refused_limiter)
         try:
             yield AppState(built, settings, anyio.CapacityLimiter(settings.server.max_inflight))
         finally:  # uvicorn re-raises SIGTERM after shutdown, so exit handlers would not run: write the log now

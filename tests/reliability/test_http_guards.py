@@ -46,6 +46,7 @@ def guarded(opensearch_url: str, corpus_settings: Settings) -> Iterator[str]:
                      STROIDOK_SERVER_TOKENS=json.dumps({"good-token-1": ["public"], "good-token-2": ["public"],
                                                            "good-token-3": ["public"]}),
                      STROIDOK_SEARCH_RATE_LIMIT="3/minute", STROIDOK_SERVER_MAX_BODY_BYTES="4096",
+                     STROIDOK_SEARCH_REFUSED_RATE_LIMIT="100000/minute",
                      STROIDOK_SERVER_HEADER_TIMEOUT_S=str(HEADER_TIMEOUT_S))
     with http_server(env, port) as (url, _):
         yield url
