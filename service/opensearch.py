@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import logging
 import uuid
 from collections.abc import Callable, Collection, Iterator, Mapping
@@ -129,8 +130,9 @@ def build_client(settings: Settings) -> OpenSearch:
     tls: dict[str, Any] = {"verify_certs": engine.verify_certs, "ssl_show_warn": not engine.verify_certs}
     if engine.ca_certs is not None:
         tls["ca_certs"] = str(engine.ca_certs)
-    if (credentials := engine.credentials()) is not None:
-        tls["http_auth"] = credentials
+    if (credentials := engine.credentials()) is not None:  # basic auth in UTF-8 (a Cyrillic password too)
+        token = base64.b64encode(":".join(credentials).encode()).decode()
+        tls["headers"] = {"authorization": f"Basic {token}"}
     return OpenSearch(
         hosts=hosts,
         timeout=settings.opensearch.timeout_s,
@@ -235,6 +237,9 @@ def _status(exc: BaseException) -> int | None:
 TRANSLATIONS: tuple[tuple[Callable[[Exception], bool], Callable[[Exception], StroidokError]], ...] = (
     # connected, then no answer in time: busy, not down
     (lambda e: isinstance(e, os_exc.ConnectionTimeout), lambda e: engine_timeout()),
+    (lambda e: isinstance(e, os_exc.SSLError),
+     lambda e: IndexUnavailable("the search engine's TLS certificate could not be verified; set "
+                                "STROIDOK_OPENSEARCH_CA_CERTS to the CA file it chains to", details={"reason": "SSLError"})),
     (lambda e: isinstance(e, os_exc.ConnectionError),
      lambda e: IndexUnavailable("the search engine is not reachable; start it with `stroidok engine up`",
                                 details={"reason": type(e).__name__})),
@@ -254,6 +259,9 @@ TRANSLATIONS: tuple[tuple[Callable[[Exception], bool], Callable[[Exception], Str
     (_input_refused,
      lambda e: InvalidQuery("the search engine could not run this query as given; simplify the query or its "
                             "filters", details={"reason": _root_type(e)})),
+    (lambda e: _refused(e) and _status(e) == 401,
+     lambda e: SearchError("the search engine refused the product's credentials; check STROIDOK_OPENSEARCH_USERNAME "
+                           "and STROIDOK_OPENSEARCH_PASSWORD(_FILE)", details={"status": 401})),
     (_refused, lambda e: SearchError("the search engine rejected the request (its reason is in the server's log)",
                                      details={"status": _status(e), "type": _root_type(e) or None})),
 )

@@ -28,6 +28,7 @@ from tenacity import RetryError, Retrying, retry_if_exception_type, stop_after_d
 from service.engine.artifacts import ensure_installed
 from service.engine.config import NodePaths, render_jvm_options, render_opensearch_yml
 from service.engine.java import Jdk, find_jdk
+from service.engine.state import append_log, hand_over, private_dir, write_pid
 from service.errors import EngineError, EngineStartTimeout, NodeDied, PortInUse
 from service.settings import EngineSettings
 
@@ -192,19 +193,23 @@ class EngineProcess:
         return pwd.getpwnam(name)
 
     def _prepare_state(self, jdk: Jdk, install_dir: Path) -> None:
+        """The node's config written anew, its folders private; as root, handed to the run account without
+        following anything that account could have planted (``service.engine.state``)."""
         paths = self.paths
+        private_dir(paths.root)
+        if paths.config.is_symlink():
+            paths.config.unlink()
         shutil.rmtree(paths.config, ignore_errors=True)
-        shutil.copytree(install_dir / "config", paths.config)
+        shutil.copytree(install_dir / "config", paths.config)  # fails rather than write into a planted folder
         for directory in (paths.data, paths.logs, paths.tmp):
-            directory.mkdir(parents=True, exist_ok=True)
+            private_dir(directory)
         (paths.config / "opensearch.yml").write_text(render_opensearch_yml(self.settings, paths))
         jvm = paths.config / "jvm.options"
         jvm.write_text(render_jvm_options(jvm.read_text(), self.settings, paths, install_dir, jdk.has_vector_module))
         paths.pid_file.unlink(missing_ok=True)
         user = self._run_user()
         if user is not None:
-            for path in [paths.root, *paths.root.rglob("*")]:
-                os.chown(path, user.pw_uid, user.pw_gid)
+            hand_over(paths.root, user.pw_uid, user.pw_gid)
 
     def _spawn(self, jdk: Jdk, install_dir: Path) -> subprocess.Popen[bytes]:
         paths = self.paths
@@ -218,16 +223,16 @@ class EngineProcess:
             "LANG": "C.UTF-8",
         }
         user = self._run_user()
-        with paths.console_log.open("ab") as console:
+        with os.fdopen(append_log(paths.console_log), "ab") as console:
             process = subprocess.Popen(
                 [str(install_dir / "bin" / "opensearch")],
                 cwd=install_dir, env=env, stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
                 start_new_session=True, user=user.pw_uid if user else None, group=user.pw_gid if user else None,
                 extra_groups=[] if user else None,
             )
-        paths.pid_file.write_text(str(process.pid))
+        write_pid(paths.pid_file, process.pid)
         if user is not None:
-            os.chown(paths.pid_file, user.pw_uid, user.pw_gid)
+            os.chown(paths.pid_file, user.pw_uid, user.pw_gid, follow_symlinks=False)
         return process
 
     def _health_once(self, pid: int, alive: Callable[[], bool]) -> dict[str, Any]:
