@@ -17,7 +17,8 @@ from collections.abc import Callable
 
 from loguru import logger
 
-EXIT_STALLED = 3
+from service.errors import EXIT_STALLED
+
 STALLED_CODE = "INGEST_STALLED"
 
 

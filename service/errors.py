@@ -260,5 +260,31 @@ def error_table() -> str:
     return "\n".join(rows)
 
 
+#: exit code when an ingest made no progress for the stall limit (``ingest.watchdog``)
+EXIT_STALLED = 3
+
+#: what each exit code of a ``stroidok`` command means (docs/errors.md)
+EXIT_CODES: tuple[tuple[str, str], ...] = (
+    ("0", "Done: every file indexed, unchanged or deleted; the search or command answered."),
+    ("1", "Done, but something in it failed: an ingest with failed files (its report names each and why), an "
+          "`embed` with chunks left without vectors, an `engine status` that finds a problem."),
+    ("2", "Refused: a product error (`error CODE: message` on stderr, a code of the table above), or a flag "
+          "the command does not take (usage shown)."),
+    (str(EXIT_STALLED), "`INGEST_STALLED`: an ingest made no progress for `STROIDOK_INGEST_STALL_TIMEOUT_S` "
+          "(a stuck engine or library); what is written stays, the same command goes on."),
+    ("128 + N", "Stopped by signal N (130: Ctrl-C, 143: SIGTERM, 129: SIGHUP): files reported as indexed are "
+                "searchable, nothing half-written is marked done; the same command goes on."),
+)
+
+
+def exit_code_table() -> str:
+    """docs/errors.md's table of exit codes."""
+    rows = ["| exit code | meaning |", "|---|---|"]
+    rows += [f"| {code} | {meaning} |" for code, meaning in EXIT_CODES]
+    return "\n".join(rows)
+
+
 if __name__ == "__main__":
     print(error_table())
+    print()
+    print(exit_code_table())

@@ -96,7 +96,6 @@ class SearchService:
         self.settings, self.client, self.embedder = settings, client, embedder
         self.cache = build_cache(settings.search)
         self.limiter = RateLimiter(settings.search.rate_limit, settings.search.redis_url)
-        self.refused_limiter = RateLimiter(settings.search.refused_rate_limit, settings.search.redis_url)
         self.log = QueryLog(client, settings.index.queries_index, settings.search.log_queries,
                             retention_days=settings.search.log_retention_days,
                             max_bytes=settings.search.log_queue_bytes)

@@ -26,7 +26,7 @@ from service.opensearch import build_client
 from service.query.contract import DocumentRequest, SearchRequest, SourcesRequest, provided, tool_parameters
 from service.query.models import DocumentResponse, SearchResponse, SourcesResponse
 from service.search import SearchService
-from service.security import Principal, stdio_principal, token_principal
+from service.security import Principal, RateLimiter, stdio_principal, token_principal
 from service.server.errors import ProductServer, refusal_logger
 from service.settings import Settings
 
@@ -85,7 +85,8 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
     @asynccontextmanager
     async def lifespan(server: MCPServer) -> AsyncIterator[AppState]:
         built = service or SearchService(settings, build_client(settings), build_embedder(settings.embedder))
-        cast(ProductServer, server).on_refused = refusal_logger(built.log, built.refused_limiter)
+        cast(ProductServer, server).on_refused = refusal_logger(
+            built.log, RateLimiter(settings.search.refused_rate_limit, settings.search.redis_url))
         try:
             yield AppState(built, settings, anyio.CapacityLimiter(settings.server.max_inflight))
         finally:  # uvicorn re-raises SIGTERM after shutdown, so exit handlers would not run: write the log now

@@ -28,11 +28,13 @@ def test_every_setting_has_a_row_under_its_variable() -> None:
 
 
 def test_the_error_page_carries_every_code_as_generated() -> None:
-    from service.errors import error_classes, error_table
+    from service.errors import error_classes, error_table, exit_code_table
 
     page = (PAGE.parent / "errors.md").read_text(encoding="utf-8")
     embedded = page.split("<!-- errors:begin -->\n", 1)[1].split("\n<!-- errors:end -->", 1)[0]
     assert embedded == error_table(), "regenerate with: python -m service.errors"
+    exits = page.split("<!-- exit-codes:begin -->\n", 1)[1].split("\n<!-- exit-codes:end -->", 1)[0]
+    assert exits == exit_code_table(), "regenerate with: python -m service.errors"
     codes = [cls.code for cls in error_classes()]
     assert len(codes) == len(set(codes)), "every code names one error"
     assert all(cls.__doc__ for cls in error_classes()), "every error says what it means"
