@@ -135,6 +135,7 @@ def parsed_documents(plan: Plan, options: IngestOptions, settings: Settings, rul
         sweep_worker_temp()
     pool.close()  # type: ignore[no-untyped-call]
     pool.join()
+    sweep_worker_temp()  # the folders of workers that ended with the pool
 
 
 def _take_beats(beats: Any, deadlines: Deadlines, watchdog: Watchdog, shown: dict[str, str],
