@@ -89,7 +89,7 @@ def call_entry(tool: str, arguments: dict[str, Any], principal: str, client: str
     return entry
 
 
-#: a refused call's entry: the names of its arguments, never their values (bounded, and nothing of a query
+#: a refused call's entry: the names of its arguments (as the keys of ``arguments``), never their values (bounded, and nothing of a query
 #: reaches readers of other groups); every reader's stats count it (groups: public)
 REFUSED_ARGUMENTS = 20
 
@@ -99,7 +99,7 @@ def refused_entry(tool: str, arguments: dict[str, Any], error: StroidokError, wh
     names = [str(k)[:60] for k in list(arguments)[:REFUSED_ARGUMENTS]] if isinstance(arguments, dict) else []
     return {"call_id": None, "groups": ["public"], "tool": tool[:60], "principal": "refused", "client": who[:100],
             "query": "", "status": "error", "error_code": error.code, "total_ms": 0.0,
-            "arguments": {"names": json.dumps(names, ensure_ascii=False)}}
+            "arguments": dict.fromkeys(names, "")}
 
 
 class QueryLog:

@@ -41,6 +41,6 @@ def test_a_refused_call_is_logged_by_its_argument_names_only_and_counted_by_ever
     entry = refused_entry("search_documents", arguments, InvalidQuery("unknown argument(s)"), "addr:10.0.0.7")
     assert len(json.dumps(entry, ensure_ascii=False)) < 1500
     assert entry["groups"] == ["public"] and entry["error_code"] == "INVALID_QUERY" and entry["query"] == ""
-    assert len(json.loads(entry["arguments"]["names"])) == 20
+    assert list(entry["arguments"]) == [f"field{i}" for i in range(20)] and set(entry["arguments"].values()) == {""}
     full = call_entry("search_documents", arguments, "unknown", None, 0.0, error=Unauthorized("no"))
     assert len(json.dumps(full, ensure_ascii=False)) > 10 * len(json.dumps(entry, ensure_ascii=False))

@@ -1,0 +1,134 @@
+"""A default call's cost as agents pay it: a long-lived MCP server over stdio, the query cache off, natural
+questions in the user's words, one default ``search_documents`` call each. Per call: the engine's CPU and its
+shard query and fetch phases (node stats before and after), wall time, and the server process's own CPU.
+With ``--previous`` the same is measured for another tree's server (a ``git worktree`` of an earlier round) on
+the same index, the two alternating round by round, and the ratios printed side by side.
+
+    git worktree add ../prev <commit>
+    .venv/bin/python -m benchmarks.call_pace --alias norms --previous ../prev --rounds 3 \
+        --questions ../shared/data/construction_ru/dev_clause_set/clauses.jsonl --questions eval/construction/clauses.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from service.opensearch import build_client
+from service.settings import Settings
+from tests.support.load import percentile
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def node_counters(client: Any) -> dict[str, float]:
+    """The engine's CPU ms and shard query / fetch phases so far, summed over the nodes."""
+    nodes = client.nodes.stats(metric="process,indices", params={"filter_path": "nodes.*.process.cpu,"
+                                                                 "nodes.*.indices.search"})["nodes"].values()
+    return {"cpu_ms": sum(float(n["process"]["cpu"]["total_in_millis"]) for n in nodes),
+            "query": sum(float(n["indices"]["search"]["query_total"]) for n in nodes),
+            "fetch": sum(float(n["indices"]["search"]["fetch_total"]) for n in nodes)}
+
+
+def process_cpu_ms(pid: int) -> float:
+    """A process's user + system CPU so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) * 1000 / os.sysconf("SC_CLK_TCK")
+
+
+def load_questions(paths: list[Path]) -> list[str]:
+    return [json.loads(line)["query"] for path in paths for line in path.read_text(encoding="utf-8").splitlines()
+            if line.strip()]
+
+
+async def run_tree(tree: Path, alias: str, questions: list[str], rounds: int, client: Any) -> list[dict[str, float]]:
+    """``rounds`` passes over ``questions`` through ``tree``'s stdio server; per pass the per-call figures."""
+    env = {**{k: v for k, v in os.environ.items() if not k.startswith("STROIDOK_SEARCH_")},
+           "STROIDOK_INDEX_ALIAS": alias, "STROIDOK_SEARCH_CACHE_TTL_S": "0",
+           "STROIDOK_SEARCH_RATE_LIMIT": "100000000/minute", "DO_NOT_TRACK": "1", "PYTHONPATH": str(tree)}
+    server = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"], env=env, cwd=str(tree))
+    passes = []
+    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
+        await session.initialize()
+        pid = server_pid(tree)
+        for question in questions[:3]:  # warm the server and the engine's caches of this tree's requests
+            await session.call_tool("search_documents", {"query": question})
+        for _ in range(rounds):
+            before, server_before, walls = node_counters(client), process_cpu_ms(pid), []
+            for question in questions:
+                began = time.perf_counter()
+                result = await session.call_tool("search_documents", {"query": question})
+                walls.append((time.perf_counter() - began) * 1000)
+                if result.is_error:
+                    raise RuntimeError(f"{tree}: {result.content[0]}")
+            after, n = node_counters(client), len(questions)
+            passes.append({"engine_cpu_ms": (after["cpu_ms"] - before["cpu_ms"]) / n,
+                           "query_phases": (after["query"] - before["query"]) / n,
+                           "fetch_phases": (after["fetch"] - before["fetch"]) / n,
+                           "server_cpu_ms": (process_cpu_ms(pid) - server_before) / n,
+                           "wall_p50_ms": percentile(walls, 50), "wall_p95_ms": percentile(walls, 95)})
+    return passes
+
+
+def server_pid(tree: Path) -> int:
+    """The newest ``service.cli serve`` child of this process started in ``tree``."""
+    mine = str(os.getpid())
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            stat = (proc / "stat").read_text().rsplit(")", 1)[1].split()
+            cmd = (proc / "cmdline").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if stat[1] == mine and b"serve" in cmd and Path(os.readlink(proc / "cwd")) == tree.resolve():
+            found.append(int(proc.name))
+    return max(found)
+
+
+def summary(passes: list[dict[str, float]]) -> dict[str, float]:
+    """The median pass of each figure."""
+    return {key: sorted(p[key] for p in passes)[len(passes) // 2] for key in passes[0]}
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    client = build_client(Settings())
+    questions = load_questions(args.questions)
+    trees = {"this": REPO, **({"previous": Path(args.previous).resolve()} if args.previous else {})}
+    results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
+    for round_ in range(args.rounds):
+        for name, tree in (list(trees.items()) if round_ % 2 == 0 else list(trees.items())[::-1]):
+            results[name] += await run_tree(tree, args.alias, questions, 1, client)
+    print(f"{len(questions)} questions, {args.rounds} rounds, index {args.alias}, cache off, one stdio server "
+          "per tree and round")
+    medians = {name: summary(passes) for name, passes in results.items()}
+    keys = list(next(iter(medians.values())))
+    print("figure".ljust(16) + "".join(name.rjust(12) for name in medians) + ("   this/previous" if args.previous else ""))
+    for key in keys:
+        row = key.ljust(16) + "".join(f"{medians[name][key]:12.1f}" for name in medians)
+        if args.previous:
+            row += f"   {medians['this'][key] / max(medians['previous'][key], 1e-9):.2f}"
+        print(row)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--alias", required=True)
+    parser.add_argument("--questions", type=Path, action="append", required=True)
+    parser.add_argument("--previous", help="another tree (git worktree) whose server is measured alongside")
+    parser.add_argument("--rounds", type=int, default=3)
+    asyncio.run(main_async(parser.parse_args()))
+
+
+if __name__ == "__main__":
+    main()
