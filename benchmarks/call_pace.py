@@ -75,7 +75,7 @@ async def run_tree(tree: Path, alias: str, questions: list[str], rounds: int, cl
                            "query_phases": (after["query"] - before["query"]) / n,
                            "fetch_phases": (after["fetch"] - before["fetch"]) / n,
                            "server_cpu_ms": (process_cpu_ms(pid) - server_before) / n,
-                           "wall_p50_ms": percentile(walls, 50), "wall_p95_ms": percentile(walls, 95)})
+                           "wall_p50_ms": percentile(walls, 0.5), "wall_p95_ms": percentile(walls, 0.95)})
     return passes
 
 
