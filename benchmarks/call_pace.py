@@ -13,16 +13,18 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import os
 import sys
 import time
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from evaluation.evaluate import load_questions as read_questions
 from service.opensearch import build_client
 from service.settings import Settings
 from tests.support.load import percentile
@@ -46,37 +48,45 @@ def process_cpu_ms(pid: int) -> float:
 
 
 def load_questions(paths: list[Path]) -> list[str]:
-    return [json.loads(line)["query"] for path in paths for line in path.read_text(encoding="utf-8").splitlines()
-            if line.strip()]
+    """The questions in the user's words of each set (the dev set's ``query``, ours' ``text``)."""
+    return [question for path in paths for question in read_questions(path).values()]
 
 
-async def run_tree(tree: Path, alias: str, questions: list[str], rounds: int, client: Any) -> list[dict[str, float]]:
-    """``rounds`` passes over ``questions`` through ``tree``'s stdio server; per pass the per-call figures."""
+@dataclass
+class Server:
+    """One tree's long-lived stdio server: its session and process id."""
+
+    session: ClientSession
+    pid: int
+
+
+async def open_server(stack: AsyncExitStack, tree: Path, alias: str) -> Server:
+    """``tree``'s ``stroidok serve`` over stdio, kept for the whole benchmark, the query cache off."""
     env = {**{k: v for k, v in os.environ.items() if not k.startswith("STROIDOK_SEARCH_")},
            "STROIDOK_INDEX_ALIAS": alias, "STROIDOK_SEARCH_CACHE_TTL_S": "0",
            "STROIDOK_SEARCH_RATE_LIMIT": "100000000/minute", "DO_NOT_TRACK": "1", "PYTHONPATH": str(tree)}
-    server = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"], env=env, cwd=str(tree))
-    passes = []
-    async with stdio_client(server) as (read, write), ClientSession(read, write) as session:
-        await session.initialize()
-        pid = server_pid(tree)
-        for question in questions[:3]:  # warm the server and the engine's caches of this tree's requests
-            await session.call_tool("search_documents", {"query": question})
-        for _ in range(rounds):
-            before, server_before, walls = node_counters(client), process_cpu_ms(pid), []
-            for question in questions:
-                began = time.perf_counter()
-                result = await session.call_tool("search_documents", {"query": question})
-                walls.append((time.perf_counter() - began) * 1000)
-                if result.is_error:
-                    raise RuntimeError(f"{tree}: {result.content[0]}")
-            after, n = node_counters(client), len(questions)
-            passes.append({"engine_cpu_ms": (after["cpu_ms"] - before["cpu_ms"]) / n,
-                           "query_phases": (after["query"] - before["query"]) / n,
-                           "fetch_phases": (after["fetch"] - before["fetch"]) / n,
-                           "server_cpu_ms": (process_cpu_ms(pid) - server_before) / n,
-                           "wall_p50_ms": percentile(walls, 0.5), "wall_p95_ms": percentile(walls, 0.95)})
-    return passes
+    params = StdioServerParameters(command=sys.executable, args=["-m", "service.cli", "serve"], env=env, cwd=str(tree))
+    read, write = await stack.enter_async_context(stdio_client(params))
+    session = await stack.enter_async_context(ClientSession(read, write))
+    await session.initialize()
+    return Server(session, server_pid(tree))
+
+
+async def one_pass(server: Server, questions: list[str], client: Any) -> dict[str, float]:
+    """Every question once through ``server``: the per-call figures of the pass."""
+    before, server_before, walls = node_counters(client), process_cpu_ms(server.pid), []
+    for question in questions:
+        began = time.perf_counter()
+        result = await server.session.call_tool("search_documents", {"query": question})
+        walls.append((time.perf_counter() - began) * 1000)
+        if result.is_error:
+            raise RuntimeError(str(result.content[0]))
+    after, n = node_counters(client), len(questions)
+    return {"engine_cpu_ms": (after["cpu_ms"] - before["cpu_ms"]) / n,
+            "query_phases": (after["query"] - before["query"]) / n,
+            "fetch_phases": (after["fetch"] - before["fetch"]) / n,
+            "server_cpu_ms": (process_cpu_ms(server.pid) - server_before) / n,
+            "wall_p50_ms": percentile(walls, 0.5), "wall_p95_ms": percentile(walls, 0.95)}
 
 
 def server_pid(tree: Path) -> int:
@@ -106,11 +116,15 @@ async def main_async(args: argparse.Namespace) -> None:
     questions = load_questions(args.questions)
     trees = {"this": REPO, **({"previous": Path(args.previous).resolve()} if args.previous else {})}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
-    for round_ in range(args.rounds):
-        for name, tree in (list(trees.items()) if round_ % 2 == 0 else list(trees.items())[::-1]):
-            results[name] += await run_tree(tree, args.alias, questions, 1, client)
-    print(f"{len(questions)} questions, {args.rounds} rounds, index {args.alias}, cache off, one stdio server "
-          "per tree and round")
+    async with AsyncExitStack() as stack:
+        servers = {name: await open_server(stack, tree, args.alias) for name, tree in trees.items()}
+        for server in servers.values():  # a first pass warms each server and the engine alike, not counted
+            await one_pass(server, questions, client)
+        for round_ in range(args.rounds):
+            for name in (list(servers) if round_ % 2 == 0 else list(servers)[::-1]):
+                results[name].append(await one_pass(servers[name], questions, client))
+    print(f"{len(questions)} questions, {args.rounds} rounds after a warm-up pass, index {args.alias}, cache off, "
+          "one long-lived stdio server per tree (the trees alternate pass by pass)")
     medians = {name: summary(passes) for name, passes in results.items()}
     keys = list(next(iter(medians.values())))
     print("figure".ljust(16) + "".join(name.rjust(12) for name in medians) + ("   this/previous" if args.previous else ""))
