@@ -95,13 +95,12 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
 def check_rules(client: OpenSearch, settings: Settings, rules: AccessRules, options: IngestOptions) -> None:
     """Refuse a run whose access rules are not the ones the index's groups were decided by (unless told they
     changed); a run that will write records its rules first, so a stopped run's successor goes on with them."""
-    recorded = read_rules_record(client, settings.index)
+    recorded, digest = read_rules_record(client, settings.index), rules.digest()
     refusal = rules_refusal(recorded, rules, options.access_rules_changed)
     if refusal is not None:
-        raise AccessRulesChanged(refusal, details={"recorded": (recorded or {}).get("digest"),
-                                                   "this_run": rules.digest()})
-    if not options.dry_run and (recorded or {}).get("digest") != rules.digest():
-        record_rules(client, settings.index, rules.digest(), rules.describe())
+        raise AccessRulesChanged(refusal, details={"recorded": (recorded or {}).get("digest"), "this_run": digest})
+    if not options.dry_run and (recorded or {}).get("digest") != digest:
+        record_rules(client, settings.index, digest, rules.describe())
         if recorded is not None:
             logger.warning("access rules changed ({} -> {}): every document's groups are re-decided",
                            recorded.get("summary"), rules.describe())
@@ -112,18 +111,15 @@ def _plan(options: IngestOptions, settings: Settings, client: OpenSearch, rules:
     """The run's plan, the registry it was made from, and how many files were found."""
     registry = load_registry(client, settings.index)
     watchdog.progress("listing files")
-    files = [f for f in discover(options.paths, options.include, options.exclude)
-             if (options.shard is None or options.shard.holds_file(f)) and _seen(watchdog, f)]
+    files: list[SourceFile | Rejected] = []
+    for found in discover(options.paths, options.include, options.exclude):
+        watchdog.progress("listing files", found.display if isinstance(found, SourceFile) else found.path)
+        if options.shard is None or options.shard.holds_file(found):
+            files.append(found)
     plan = plan_run(files, registry, options.paths, options.force, settings.ingest.max_file_mb * 1024 * 1024, rules,
                     processing_signature(settings, options), options.shard,
                     on_file=lambda shown: watchdog.progress("hashing files", shown))
     return plan, registry, len(files)
-
-
-def _seen(watchdog: Watchdog, found: SourceFile | Rejected) -> bool:
-    """Every file the walk finds is progress (a large archive's listing takes a while)."""
-    watchdog.progress("listing files", found.display if isinstance(found, SourceFile) else found.path)
-    return True
 
 
 def settle_index(client: OpenSearch, settings: Settings, report: RunReport, split: bool = True) -> None:

@@ -89,8 +89,8 @@ def call_entry(tool: str, arguments: dict[str, Any], principal: str, client: str
     return entry
 
 
-#: a refused call's entry: the names of its arguments (as the keys of ``arguments``), never their values (bounded, and nothing of a query
-#: reaches readers of other groups); every reader's stats count it (groups: public)
+#: a refused call's entry keeps the names of its arguments (the keys of ``arguments``), never their values: it is
+#: bounded, and nothing of a query reaches readers of other groups; every reader's stats count it (groups: public)
 REFUSED_ARGUMENTS = 20
 
 
@@ -138,20 +138,25 @@ class QueryLog:
         self._start()
         size = len(orjson.dumps(entry, default=str))
         with self._lock:
-            room = self.queued_bytes + size <= self.max_bytes
-            if room:
+            fits = self.queued_bytes + size <= self.max_bytes
+            if fits:
                 self.queued_bytes += size
-        try:
-            if not room:
-                raise queue.Full
-            self.queue.put_nowait((entry, size))
-        except queue.Full:
-            with self._lock:
-                self.queued_bytes -= size if room else 0
-                self.dropped += 1
-            if self.dropped == 1 or self.dropped % 1000 == 0:
-                logger.warning("query log queue full ({} bytes waiting); {} entries dropped so far",
-                               self.queued_bytes, self.dropped)
+        if fits:
+            try:
+                self.queue.put_nowait((entry, size))
+                return
+            except queue.Full:
+                with self._lock:
+                    self.queued_bytes -= size
+        self._drop()
+
+    def _drop(self) -> None:
+        """Count an entry the queue had no room for (bytes or entries); warn on the first and every 1000th."""
+        with self._lock:
+            self.dropped += 1
+            dropped, waiting = self.dropped, self.queued_bytes
+        if dropped == 1 or dropped % 1000 == 0:
+            logger.warning("query log queue full ({} bytes waiting); {} entries dropped so far", waiting, dropped)
 
     def flush(self, timeout_s: float = 30.0) -> bool:
         """Wait until every entry queued so far is written (or given up); False on timeout."""
