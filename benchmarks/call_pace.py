@@ -1,8 +1,9 @@
 """A default call's cost as agents pay it: a long-lived MCP server over stdio, the query cache off, natural
 questions in the user's words, one default ``search_documents`` call each. Per call: the engine's CPU and its
 shard query and fetch phases (node stats before and after), wall time, and the server process's own CPU.
-With ``--previous`` the same is measured for another tree's server (a ``git worktree`` of an earlier round) on
-the same index, the two alternating round by round, and the ratios printed side by side.
+With ``--previous`` the same is measured for another tree's server (a ``git worktree`` of an earlier release) on
+the same index (or on the one its own template built, ``--previous-alias``), the two alternating round by round,
+and the ratios printed side by side.
 
     git worktree add ../prev <commit>
     .venv/bin/python -m benchmarks.call_pace --alias norms --previous ../prev --rounds 3 \
@@ -117,13 +118,15 @@ async def main_async(args: argparse.Namespace) -> None:
     trees = {"this": REPO, **({"previous": Path(args.previous).resolve()} if args.previous else {})}
     results: dict[str, list[dict[str, float]]] = {name: [] for name in trees}
     async with AsyncExitStack() as stack:
-        servers = {name: await open_server(stack, tree, args.alias) for name, tree in trees.items()}
+        aliases = {"this": args.alias, "previous": args.previous_alias or args.alias}
+        servers = {name: await open_server(stack, tree, aliases[name]) for name, tree in trees.items()}
         for server in servers.values():  # a first pass warms each server and the engine alike, not counted
             await one_pass(server, questions, client)
         for round_ in range(args.rounds):
             for name in (list(servers) if round_ % 2 == 0 else list(servers)[::-1]):
                 results[name].append(await one_pass(servers[name], questions, client))
-    print(f"{len(questions)} questions, {args.rounds} rounds after a warm-up pass, index {args.alias}, cache off, "
+    index = args.alias + (f" (previous: {args.previous_alias})" if args.previous_alias else "")
+    print(f"{len(questions)} questions, {args.rounds} rounds after a warm-up pass, index {index}, cache off, "
           "one long-lived stdio server per tree (the trees alternate pass by pass)")
     medians = {name: summary(passes) for name, passes in results.items()}
     keys = list(next(iter(medians.values())))
@@ -140,6 +143,8 @@ def main() -> None:
     parser.add_argument("--alias", required=True)
     parser.add_argument("--questions", type=Path, action="append", required=True)
     parser.add_argument("--previous", help="another tree (git worktree) whose server is measured alongside")
+    parser.add_argument("--previous-alias", help="the previous tree's own index (one its template built; default: "
+                        "--alias)")
     parser.add_argument("--rounds", type=int, default=3)
     asyncio.run(main_async(parser.parse_args()))
 

@@ -32,13 +32,21 @@ from service.errors import (
 )
 from service.feedback import RecentSearches
 from service.index_meta import read_generation
-from service.opensearch import bounded_search
+from service.opensearch import bounded_search, engine_timeout
 from service.query.aggs import build_sources_body, document_count
 from service.query.budget import fit_budget
-from service.query.build import SearchPlan, SearchSettingsView, build_request, plan_search
+from service.query.build import SearchPlan, SearchSettingsView, build_chunks_request, build_request, plan_search
 from service.query.contract import SearchRequest, validate_request, validate_sources_request
 from service.query.lookups import build_copies_lookup
-from service.query.map import content_hash, map_copies, map_correction, map_facets, map_hits, related_queries
+from service.query.map import (
+    chunks_by_document,
+    content_hash,
+    map_copies,
+    map_correction,
+    map_facets,
+    map_hits,
+    related_queries,
+)
 from service.query.models import (
     DocumentResponse,
     DocumentResult,
@@ -88,6 +96,16 @@ class Answered:
     planned: Planned
     raw: dict[str, Any]
     embedding_ms: float
+    #: each document's candidate chunks by document id (a chunks request); None: the collapse's inner hits
+    chunks: dict[str, list[dict[str, Any]]] | None = None
+
+
+@dataclasses.dataclass(frozen=True)
+class Found:
+    """What the engine answered a search: the search's own answer and its documents' chunks."""
+
+    raw: dict[str, Any]
+    chunks: dict[str, list[dict[str, Any]]] | None
 
 class SearchService:
     """The search side of the product, shared by the MCP server and the CLI."""
@@ -160,7 +178,7 @@ class SearchService:
         answered = self._answer(request, principal, coverage)
         search_ms = (time.perf_counter() - searching) * 1000 - answered.embedding_ms
         plan = answered.planned.plan
-        response = self._map(request, answered.planned.parsed[0], plan, answered.raw, coverage)
+        response = self._map(request, answered.planned.parsed[0], plan, answered.raw, coverage, answered.chunks)
         response.meta.vectors = VectorCoverage(share=coverage.share, pending_chunks=coverage.pending)
         response.meta.timings = Timings(embedding_ms=round(answered.embedding_ms, 2), search_ms=round(search_ms, 2),
                                         total_ms=round((time.perf_counter() - began) * 1000, 2))
@@ -195,7 +213,7 @@ class SearchService:
             embedding_ms += planned.vector.took_ms
             plan, index = planned.plan, planned.vector.index
             try:
-                raw = self._execute(plan)
+                found = self._execute(plan)
             except (IndexUnavailable, EngineTimeout):
                 raise  # another request would find the engine as down, or cost it as much again
             except SearchError as exc:
@@ -207,14 +225,14 @@ class SearchService:
                 plan = plan_search(request.model_copy(update={"threshold": None}), planned.parsed, principal.groups,
                                    None, plan.offset, self._view, f"{plan.route} request failed: {exc.message}")
                 planned = dataclasses.replace(planned, plan=plan)
-                raw = self._execute(plan)
-            answering = {h.get("_index") for h in raw["hits"]["hits"]}
+                found = self._execute(plan)
+            answering = {h.get("_index") for h in found.raw["hits"]["hits"]}
             if plan.vector is None or index is None or answering <= {index} or attempt == 2:
                 break
             logger.info("the alias now points at {} (the query was embedded for {}): searching again",
                         answering, index)
             self.resolver.invalidate()
-        return Answered(planned, raw, embedding_ms)
+        return Answered(planned, found.raw, embedding_ms, found.chunks)
 
     @property
     def _view(self) -> SearchSettingsView:
@@ -278,33 +296,46 @@ class SearchService:
             return index.single_pipeline
         return index.rrf_pipeline if self.settings.search.fusion == "rrf" else index.hybrid_pipeline
 
-    def _execute(self, plan: SearchPlan) -> dict[str, Any]:
-        """The one engine request of a search; a page past the last answers as an empty page with the
-        totals and facets of the first."""
+    def _execute(self, plan: SearchPlan) -> Found:
+        """A search's engine requests, two whatever the page's size: the search (documents, totals, facets,
+        suggestions), then its documents' chunks (``build_chunks_request``; none where the collapse's inner
+        hits carry them). Both share the search's time bound. A page past the last answers as an empty page
+        with the totals and facets of the first."""
+        timeout_s = self.settings.search.timeout_s
+        deadline = time.monotonic() + timeout_s
         try:
-            return self._send(build_request(plan), plan.route)
+            raw = self._send(build_request(plan), plan.route)
         except PastLastPage:
             raw = self._send(build_request(dataclasses.replace(plan, offset=0, size=1)), plan.route)
             raw["hits"]["hits"] = []
-            return raw
+        if plan.unit_hits:
+            return Found(raw, None)
+        ids = [str(hit["_source"]["doc_id"]) for hit in raw["hits"]["hits"]]
+        if not ids:
+            return Found(raw, {})
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise engine_timeout(timeout_s)
+        return Found(raw, chunks_by_document(self._send(build_chunks_request(plan, ids), timeout_s=remaining)))
 
-    def _send(self, body: dict[str, Any], route: str | None = None) -> dict[str, Any]:
-        """One search request, bounded (``bounded_search``). Partial results are refused: a shard that failed (a
-        node lost mid-request) fails the request, which the client retries on another node, instead of
-        silently missing hits."""
+    def _send(self, body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
+        """One search request, bounded (``bounded_search``; by ``timeout_s``, else the search setting). Partial
+        results are refused: a shard that failed (a node lost mid-request) fails the request, which the client
+        retries on another node, instead of silently missing hits."""
         params = {"allow_partial_search_results": "false"}
         if route is not None:
             params["search_pipeline"] = self._pipeline(route)
-        return bounded_search(self.client, self.settings.index.alias, body, params, self.settings.search.timeout_s)
+        return bounded_search(self.client, self.settings.index.alias, body, params,
+                              timeout_s if timeout_s is not None else self.settings.search.timeout_s)
 
     def _map(self, request: SearchRequest, first: ParsedQuery, plan: SearchPlan, raw: dict[str, Any],
-             coverage: Coverage) -> SearchResponse:
+             coverage: Coverage, chunks: dict[str, list[dict[str, Any]]] | None = None) -> SearchResponse:
         hits = raw["hits"]["hits"]
         lexical_weight = {"bm25": 1.0, "knn": 0.0}.get(plan.route, self.settings.index.bm25_weight)
         results = map_hits(hits, request.include_context, request.max_chunks, self.settings.search.passage_chars,
                            lexical_weight, self._unit_similarity(plan.vector),
                            binding_phrases(first, request.operator), self.settings.search.passage_value_weight,
-                           self.settings.index.dense_lower_bound)
+                           self.settings.index.dense_lower_bound, chunks)
         aggs = raw.get("aggregations", {})
         # the engine's count of matching documents: the same on every page of a walk (the pages show the best
         # of them, and may end before it: ``paginate``'s ``exhausted``)

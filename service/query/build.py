@@ -38,6 +38,8 @@ DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "
                    "superseded_by_designation"]
 CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "clause", "spans",
                 "section_title"]
+#: the name of the chunks a document's passages are chosen from, in a response (inner hits or aggregation)
+CHUNKS = "chunks"
 HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}
 #: further chunks of each document fetched beyond ``max_chunks``, so they can be re-ranked by fused relevance:
 #: where the index keeps a static embedder's unit vectors, and elsewhere (``SearchSettings.extra_candidates``)
@@ -83,17 +85,45 @@ def build_passage_highlight() -> dict[str, Any]:
 
 
 def build_collapse(max_chunks: int, vector: list[float] | None = None,
-                   extra: int = EXTRA_CANDIDATES) -> dict[str, Any]:
-    """One hit per content (``doc_hash``: the same file kept in several folders is one result), with its best
-    chunks (``max_chunks`` plus a few candidates to re-rank; a chunk its copies repeat comes once), each whole
-    with its terms marked, and each chunk's similarity (its copies: ``build_copies_lookup``)."""
+                   extra: int = EXTRA_CANDIDATES, chunks_inside: bool = True) -> dict[str, Any]:
+    """One hit per content (``doc_hash``: the same file kept in several folders is one result); with
+    ``chunks_inside``, its best chunks as the collapse's inner hits (``max_chunks`` plus a few candidates to
+    re-rank; a chunk its copies repeat comes once), each whole with its terms marked, and each chunk's
+    similarity (its copies: ``build_copies_lookup``). The engine runs inner hits as one further search per
+    document and shard; they are asked for only where the dense leg names a chunk's nearest units (its nested
+    inner hits come back there alone), elsewhere ``build_chunks_request`` fetches every document's at once."""
+    if not chunks_inside:
+        return {"field": "doc_hash"}
     chunks: dict[str, Any] = {
-        "name": "chunks", "size": max_chunks + extra, "_source": {"includes": CHUNK_FIELDS},
+        "name": CHUNKS, "size": max_chunks + extra, "_source": {"includes": CHUNK_FIELDS},
         "highlight": build_passage_highlight(), "collapse": {"field": "content_hash"},
     }
     if vector is not None:
         chunks["script_fields"] = build_similarity_field(vector)
     return {"field": "doc_hash", "inner_hits": [chunks]}
+
+
+def build_chunks_request(plan: SearchPlan, doc_ids: list[str]) -> dict[str, Any]:
+    """The best chunks of every document of a page in one request (two shard query phases, whatever the page's
+    size), as the collapse's inner hits would give them: each document's chunks scored by the legs as one
+    ``bool`` (the inner hits' scoring), under the search's own filters; ``max_chunks`` plus the candidates
+    to re-rank, each whole with the text legs' terms marked (offsets from the postings, no re-analysis), and
+    its similarity to the query."""
+    chunks: dict[str, Any] = {"size": plan.max_chunks + plan.extra_candidates,
+                              "_source": {"includes": CHUNK_FIELDS if plan.text_legs else [*CHUNK_FIELDS, "text"]}}
+    if plan.text_legs:
+        highlight = build_passage_highlight()
+        # the text legs alone: with the dense leg in it, the highlighter could not read terms off the postings
+        highlight["highlight_query"] = (plan.text_legs[0] if len(plan.text_legs) == 1
+                                        else {"bool": {"should": list(plan.text_legs)}})
+        chunks["highlight"] = highlight
+    if plan.vector is not None:
+        chunks["script_fields"] = build_similarity_field(plan.vector)
+    query = {"bool": {"should": list(plan.legs), "minimum_should_match": 1,
+                      "filter": [plan.filters, {"terms": {"doc_id": doc_ids}}]}}
+    return {"size": 0, "query": query, "track_total_hits": False,
+            "aggs": {CHUNKS: {"terms": {"field": "doc_id", "size": len(doc_ids)},
+                              "aggs": {CHUNKS: {"top_hits": chunks}}}}}
 
 
 def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
@@ -153,6 +183,13 @@ class SearchPlan:
     groups: tuple[str, ...]
     fallback_reason: str | None = None
     extra_candidates: int = EXTRA_CANDIDATES
+    #: the dense leg scores units (a nested k-NN query): their inner hits come with the collapse's inner hits only
+    unit_hits: bool = False
+
+    @property
+    def text_legs(self) -> tuple[dict[str, Any], ...]:
+        """The legs whose terms the passages mark (the dense leg has none)."""
+        return self.legs if self.route == "bm25" else self.legs[:1] if self.route == "hybrid" else ()
 
 
 def choose_route(mode: str, vector: list[float] | None) -> Route:
@@ -199,7 +236,8 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       offset=offset, size=request.limit, max_chunks=request.max_chunks,
                       pagination_depth=view.pagination_depth, vector=vector,
                       suggest_text=first.plain if route != "knn" and wordy else None, groups=groups,
-                      fallback_reason=fallback_reason, extra_candidates=view.extra_candidates)
+                      fallback_reason=fallback_reason, extra_candidates=view.extra_candidates,
+                      unit_hits=knn is not None and units != "off")
 
 
 def build_search_body(query: dict[str, Any], size: int) -> dict[str, Any]:
@@ -222,7 +260,7 @@ def build_request(plan: SearchPlan) -> dict[str, Any]:
     body["query"]["hybrid"]["pagination_depth"] = plan.pagination_depth
     body["from"] = plan.offset
     body["_source"] = {"includes": DOCUMENT_FIELDS}
-    body["collapse"] = build_collapse(plan.max_chunks, plan.vector, plan.extra_candidates)
+    body["collapse"] = build_collapse(plan.max_chunks, plan.vector, plan.extra_candidates, plan.unit_hits)
     body["aggs"] = build_aggregations()
     body["track_total_hits"] = True
     if plan.vector is not None:

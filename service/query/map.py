@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from service.query.build import UNITS_FIELD
+from service.query.build import CHUNKS, UNITS_FIELD
 from service.query.models import ChunkResult, Copy, DocumentResult, Edition, Facets
 from service.query.parse import ParsedQuery
 from service.query.passages import (
@@ -106,9 +106,24 @@ class Candidate:
     fused: float
 
 
-def inner_hits(hit: dict[str, Any], name: str = "chunks") -> list[dict[str, Any]]:
+def inner_hits(hit: dict[str, Any], name: str = CHUNKS) -> list[dict[str, Any]]:
     hits: list[dict[str, Any]] = hit.get("inner_hits", {}).get(name, {}).get("hits", {}).get("hits", [])
     return hits
+
+
+def chunks_by_document(raw: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """A chunks request's answer (``build_chunks_request``) → document id → its best chunks, best first."""
+    buckets = raw.get("aggregations", {}).get(CHUNKS, {}).get("buckets", [])
+    return {str(b["key"]): b[CHUNKS]["hits"]["hits"] for b in buckets}
+
+
+def document_chunks(hits: list[dict[str, Any]],
+                    found: dict[str, list[dict[str, Any]]] | None) -> list[list[dict[str, Any]]]:
+    """Each collapsed hit's candidate chunks: those a chunks request ``found`` for its document, or, without
+    one, the collapse's inner hits."""
+    if found is None:
+        return [inner_hits(hit) for hit in hits]
+    return [found.get(str(hit["_source"]["doc_id"]), []) for hit in hits]
 
 
 def content_hash(hit: dict[str, Any]) -> str | None:
@@ -200,10 +215,9 @@ def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list
     return out
 
 
-def document_candidates(hit: dict[str, Any], lexical_weight: float) -> list[Candidate]:
+def document_candidates(chunks: list[dict[str, Any]], lexical_weight: float) -> list[Candidate]:
     """A document's candidate chunks, each fused on the document's own scale (its best chunk's score), so
     its passages do not depend on the rest of the answer."""
-    chunks = inner_hits(hit)
     top = max((h.get("_score") or 0.0 for h in chunks), default=0.0)
     return [Candidate(h, marked_of(h), spans_of(h["_source"]),
                       fused_score(h.get("_score") or 0.0, top, similarity_of(h), lexical_weight)) for h in chunks]
@@ -212,15 +226,17 @@ def document_candidates(hit: dict[str, Any], lexical_weight: float) -> list[Cand
 def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
              lexical_weight: float, similarity: Similarity | None = None,
              phrases: tuple[str, ...] = (), value_weight: float = 0.0,
-             dense_floor: float | None = None) -> list[DocumentResult]:
+             dense_floor: float | None = None,
+             chunks: dict[str, list[dict[str, Any]]] | None = None) -> list[DocumentResult]:
     """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
     context, a few short highlights. Everything a document's passages are chosen by — term weights, the
     fused scale, the units embedded — is taken over that document's candidate chunks alone: the same
     document shows the same passages whatever else the answer holds (its limit, its page).
     ``phrases``: what the query binds word for word; a passage holding them is shown first.
     ``value_weight``: what stating a value adds to a passage, in units of the document's highest term weight.
-    ``dense_floor``: the fusion's dense score floor, from which the engine's unit scores are measured."""
-    groups = [document_candidates(hit, lexical_weight) for hit in hits]
+    ``dense_floor``: the fusion's dense score floor, from which the engine's unit scores are measured.
+    ``chunks``: each document's candidate chunks by document id (a chunks request), else the inner hits."""
+    groups = [document_candidates(found, lexical_weight) for found in document_chunks(hits, chunks)]
     weights = [term_weights([c.marked for c in group]) for group in groups]
     lexical = [[lexical_scores(c.marked, split_units(c.marked.text), w) for c in group]
                for group, w in zip(groups, weights, strict=True)]
