@@ -186,8 +186,8 @@ CLAUSES: dict[str, str] = {
     "source_filter": "filter: prefix file_path (absolute) or wildcard *fragment*",
     "cites": "filter: term cites (an edition) or cites_family (no edition)",
     "current_only": "filter: must_not exists superseded_by",
-    "include_context": "collapse.inner_hits kept in the response or dropped",
-    "max_chunks": "collapse.inner_hits.size",
+    "include_context": "the chunks request's passages shown whole, or as short highlights",
+    "max_chunks": "the chunks request's top_hits size (plus the candidates re-ranked)",
     "search_mode": "which hybrid.queries legs run and with which search pipeline",
     "operator": "multi_match operator / minimum_should_match / match_phrase, and a hybrid-level filter for "
                 "AND, PHRASE and required phrases",

@@ -11,8 +11,10 @@ from service.query.build import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
     EXTRA_CANDIDATES,
+    EXTRA_CANDIDATES_WITHOUT_UNITS,
     SearchPlan,
     SearchSettingsView,
+    build_chunks_request,
     build_hybrid_body,
     build_knn_leg,
     build_request,
@@ -136,15 +138,25 @@ def _plan(vector: tuple[float, ...] | None = (0.6, 0.8), groups: tuple[str, ...]
           **arguments: Any) -> SearchPlan:
     request = SearchRequest(query=arguments.pop("query", "бетон"), **arguments)
     parsed = [parse_query(q) for q in request.all_queries]
-    return plan_search(request, parsed, groups, list(vector) if vector else None, offset, SearchSettingsView.of(SearchSettings()))
+    return plan_search(request, parsed, groups, list(vector) if vector else None, offset, DEFAULT_VIEW)
+
+
+#: the product's default: an index without unit vectors (``EmbedderSettings.unit_vectors`` off)
+DEFAULT_VIEW = SearchSettingsView.of(SearchSettings(), unit_vectors=False, units_kept=False)
+
+
+def _top_hits(plan: SearchPlan, ids: tuple[str, ...] = ("d1", "d2")) -> dict[str, Any]:
+    """What a chunks request asks of each document's chunks."""
+    top: dict[str, Any] = build_chunks_request(plan, list(ids))["aggs"]["chunks"]["aggs"]["chunks"]["top_hits"]
+    return top
 
 
 def test_request_groups_per_document_with_facets_similarity_and_threshold() -> None:
     plan = _plan(offset=20, limit=10, max_chunks=2, threshold=0.4)
     body = build_request(plan)
-    assert body["collapse"]["field"] == "doc_hash"  # one result per content: copies in other folders are one
-    assert [inner["name"] for inner in body["collapse"]["inner_hits"]] == ["chunks"]  # copies: a lookup of its own
-    assert body["collapse"]["inner_hits"][0]["size"] == 2 + EXTRA_CANDIDATES
+    # one result per content (copies in other folders are one); its chunks come from one chunks request
+    assert body["collapse"] == {"field": "doc_hash"}
+    assert _top_hits(plan)["size"] == 2 + EXTRA_CANDIDATES_WITHOUT_UNITS
     assert body["from"] == 20 and body["size"] == 10 and "min_score" not in body
     assert body["query"]["hybrid"]["pagination_depth"] == 1000
     assert set(body["aggs"]) == {"total_docs", "document_types", "date_distribution"}
@@ -152,7 +164,7 @@ def test_request_groups_per_document_with_facets_similarity_and_threshold() -> N
     assert collate["bool"]["filter"] == {"terms": {"access_groups": ["public"]}}
     radial = {"knn": {"embedding": {"vector": [0.6, 0.8], "min_score": 0.7}}}
     assert radial in body["query"]["hybrid"]["filter"]["bool"]["filter"]
-    for hit_fields in (body["script_fields"], body["collapse"]["inner_hits"][0]["script_fields"]):
+    for hit_fields in (body["script_fields"], _top_hits(plan)["script_fields"]):
         assert hit_fields["similarity"]["script"]["params"] == {"query_vector": [0.6, 0.8]}
 
 
@@ -167,20 +179,47 @@ def test_no_request_counts_documents_with_a_top_level_cardinality(body: dict[str
     assert document_count({}, 7) == 7
 
 
-def test_request_fetches_document_fields_on_the_hit_and_chunk_fields_on_its_inner_hits() -> None:
+def test_request_fetches_document_fields_on_the_hit_and_chunk_fields_on_its_chunks() -> None:
     body = build_request(_plan())
     assert body["_source"] == {"includes": DOCUMENT_FIELDS} and "text" not in DOCUMENT_FIELDS
-    assert body["collapse"]["inner_hits"][0]["_source"] == {"includes": CHUNK_FIELDS}
+    assert _top_hits(_plan())["_source"] == {"includes": CHUNK_FIELDS}
     assert "embedding" not in DOCUMENT_FIELDS + CHUNK_FIELDS
 
 
-def test_a_chunk_comes_whole_with_the_engines_marks_for_the_service_to_cut_its_passage() -> None:
-    plan = plan_search(SearchRequest(query="бетон"), [parse_query("бетон")], ("public",), None, 0,
-                       SearchSettingsView.of(SearchSettings()))
-    inner = build_request(plan)["collapse"]["inner_hits"][0]
+def test_a_chunk_comes_whole_with_the_text_legs_marks_for_the_service_to_cut_its_passage() -> None:
+    plan = _plan(vector=None)
+    top = _top_hits(plan)
     assert "text" not in CHUNK_FIELDS and "spans" in CHUNK_FIELDS
-    assert inner["highlight"]["fields"]["text"] == {"type": "unified", "number_of_fragments": 0,
-                                                    "no_match_size": 100_000}
+    assert top["highlight"]["fields"]["text"] == {"type": "unified", "number_of_fragments": 0,
+                                                  "no_match_size": 100_000}
+    # the text leg alone marks terms (the dense leg has none; with it the engine would analyse every chunk again)
+    assert top["highlight"]["highlight_query"] == plan.legs[0]
+    assert _top_hits(_plan())["highlight"]["highlight_query"] == _plan().legs[0]
+
+
+def test_a_semantic_search_takes_its_chunks_whole_and_unmarked() -> None:
+    top = _top_hits(_plan(search_mode="semantic"))
+    assert "highlight" not in top and top["_source"] == {"includes": [*CHUNK_FIELDS, "text"]}
+
+
+def test_the_chunks_request_is_one_whatever_the_page_and_holds_the_searchs_filters() -> None:
+    plan = _plan(groups=("public", "hr"), document_types=["pdf"], limit=50)
+    ids = tuple(f"d{n}" for n in range(50))
+    body = build_chunks_request(plan, list(ids))
+    assert body["size"] == 0 and body["query"]["bool"]["should"] == list(plan.legs)
+    assert body["query"]["bool"]["filter"] == [plan.filters, {"terms": {"doc_id": list(ids)}}]
+    assert body["aggs"]["chunks"]["terms"] == {"field": "doc_id", "size": 50}
+    assert _top_hits(plan, ids)["size"] == plan.max_chunks + EXTRA_CANDIDATES_WITHOUT_UNITS
+
+
+def test_an_index_whose_dense_leg_names_units_keeps_the_chunks_in_the_collapse() -> None:
+    """The nested unit hits come back on inner hits alone: there the collapse carries each document's chunks."""
+    view = SearchSettingsView.of(SearchSettings(), unit_vectors=True)
+    request = SearchRequest(query="бетон")
+    plan = plan_search(request, [parse_query("бетон")], ("public",), [0.6, 0.8], 0, view)
+    inner = build_request(plan)["collapse"]["inner_hits"][0]
+    assert plan.unit_hits and inner["name"] == "chunks" and inner["size"] == 3 + EXTRA_CANDIDATES
+    assert not _plan().unit_hits and not _plan(vector=None).unit_hits
 
 
 def test_route_follows_mode_and_vector_and_says_why_it_fell_back() -> None:
@@ -305,7 +344,9 @@ def test_extra_candidates_follow_whether_the_index_keeps_unit_vectors() -> None:
     for unit_vectors, size in ((True, 3), (False, 7)):
         view = SearchSettingsView.of(SearchSettings(), unit_vectors=unit_vectors)
         plan = plan_search(request, [parse_query(request.query)], ("public",), [0.1], 0, view)
-        assert build_request(plan)["collapse"]["inner_hits"][0]["size"] == size
+        collapse = build_request(plan)["collapse"]
+        top = collapse["inner_hits"][0] if plan.unit_hits else _top_hits(plan)
+        assert top["size"] == size
 
 
 def test_only_a_static_embedders_unit_vectors_take_fewer_candidates() -> None:

@@ -6,7 +6,16 @@ from service.errors import InvalidQuery
 from service.query.budget import dumped, fit_budget
 from service.query.build import CHUNK_FIELDS, DOCUMENT_FIELDS
 from service.query.contract import validate_request
-from service.query.map import cut_at_word, engine_cosines, map_correction, map_hits, related_queries, snippet
+from service.query.map import (
+    chunks_by_document,
+    cut_at_word,
+    document_chunks,
+    engine_cosines,
+    map_correction,
+    map_hits,
+    related_queries,
+    snippet,
+)
 from service.query.models import DocumentResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 from service.query.paging import encode_cursor, paginate, request_offset
 from service.query.parse import parse_query
@@ -61,6 +70,18 @@ def test_a_searched_chunk_shows_the_answering_clause_unmarked_with_its_own_claus
     assert chunk.text.startswith("5.8 Высота жилых комнат") and "2,1 м." in chunk.text
     assert PRE not in chunk.text and "**" not in chunk.text and "5.7" not in chunk.text
     assert (chunk.clause, chunk.page_number, chunk.clause_end, chunk.page_end) == ("5.8", 14, None, None)
+
+
+def test_a_chunks_requests_buckets_give_each_document_its_own_chunks() -> None:
+    inner = [{"_score": 3.0, "_source": {"chunk_id": "d1:2", "chunk_index": 2, "page_number": 13, "clause": "5.7",
+                                         "spans": SPANS},
+              "highlight": {"text": [_marked(CHUNK, "Высота", "жилых", "комнат")]}}]
+    raw = {"aggregations": {"chunks": {"buckets": [{"key": "d1", "doc_count": 1, "chunks": {"hits": {"hits": inner}}}]}}}
+    hits = [{**_collapsed("d1", []), "inner_hits": {}}, {**_collapsed("d2", []), "inner_hits": {}}]
+    found = chunks_by_document(raw)
+    assert document_chunks(hits, found) == [inner, []] and document_chunks(hits, None) == [[], []]
+    with_chunks, without = map_hits(hits, True, 3, 600, 0.9, chunks=found)
+    assert with_chunks.context_chunks[0].clause == "5.8" and without.context_chunks == []
 
 
 def test_a_chunk_of_an_older_index_without_spans_is_labelled_by_its_start() -> None:

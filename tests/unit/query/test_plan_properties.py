@@ -11,7 +11,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from service.query.build import EXTRA_CANDIDATES, SearchPlan, SearchSettingsView, build_request, plan_search
+from service.query.build import (
+    EXTRA_CANDIDATES,
+    SearchPlan,
+    SearchSettingsView,
+    build_chunks_request,
+    build_request,
+    plan_search,
+)
 from service.query.contract import FILE_TYPES, SearchRequest
 from service.query.filters import build_access_filter
 from service.query.parse import parse_query
@@ -63,8 +70,13 @@ def test_every_plan_is_access_filtered_bounded_and_free_of_query_syntax(argument
     clauses = body["query"]["hybrid"]["filter"]["bool"]["filter"]
     assert clauses[0] == build_access_filter(list(principal_groups))
     assert body["from"] == (request.page - 1) * request.limit and body["size"] == request.limit
-    assert body["collapse"]["inner_hits"][0]["size"] == request.max_chunks + EXTRA_CANDIDATES
-    serialized = json.dumps(body, ensure_ascii=False)
+    chunks = build_chunks_request(plan, ["d1"])
+    top = (body["collapse"]["inner_hits"][0] if plan.unit_hits
+           else chunks["aggs"]["chunks"]["aggs"]["chunks"]["top_hits"])
+    assert top["size"] == request.max_chunks + EXTRA_CANDIDATES
+    # the chunks of a page are looked up under the search's own filters, access first
+    assert chunks["query"]["bool"]["filter"][0]["bool"]["filter"][0] == build_access_filter(list(principal_groups))
+    serialized = json.dumps([body, chunks], ensure_ascii=False)
     assert "query_string" not in serialized
     if request.document_types:
         assert {"terms": {"file_type": request.document_types}} in clauses
