@@ -1,7 +1,7 @@
 """Where a clause set's misses are, through the shipped default call on a kept eval index.
 
 Per question: the judged document's rank, whether its answering chunk was among the engine's candidates for
-it (the collapse's inner hits of the same request), whether it was shown with another passage, and the
+it (the chunks request of the same call), whether it was shown with another passage, and the
 embedder's own view — the query's cosine to the answering chunk and that chunk's rank among its document's
 chunks by cosine. Each miss is one of: the document not in the first five; the answering chunk not among
 the candidates; a candidate not shown; shown with another passage of it.
@@ -23,6 +23,7 @@ from evaluation.answers import Judged, contains_answer
 from evaluation.evaluate import Phrasing, eval_settings, load_phrasings, open_kept_clause_set, phrased_request
 from service.embedders.factory import build_embedder
 from service.query.contract import validate_request
+from service.query.map import document_chunks, marked_of
 from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
@@ -71,10 +72,9 @@ def classify(service: SearchService, ids: dict[str, str], question: str, phrasin
     if not found:
         return "document not in the first five", "", None
     plan = service.plan(validate_request(arguments), PUBLIC).plan
-    raw = service._execute(plan)  # the same request the call made: its candidates per document
-    hit = next((h for h in raw["hits"]["hits"] if h["_source"].get("doc_id") == found[0].id), None)
-    candidates = [c["_source"].get("text", "") for c in
-                  (hit or {}).get("inner_hits", {}).get("chunks", {}).get("hits", {}).get("hits", [])]
+    answer = service._execute(plan)  # the same requests the call made: its candidates per document
+    hits = [h for h in answer.raw["hits"]["hits"] if h["_source"].get("doc_id") == found[0].id]
+    candidates = [marked_of(c).text for chunks in document_chunks(hits, answer.chunks) for c in chunks]
     if not any(contains_answer(t, list(judged.answers)) for t in candidates):
         return "answering chunk not among the candidates", "", found[0].id
     mine = [c.text for c in found[0].context_chunks or []]

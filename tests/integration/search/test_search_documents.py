@@ -245,16 +245,18 @@ def test_default_operator_is_auto_and_matches_questions_with_extra_words(service
     assert "бетон.docx" in names(response)[:3]
 
 
-def test_an_archive_without_copies_answers_a_search_with_one_engine_request(service: SearchService,
-                                                                            public: Principal) -> None:
-    """Copies are looked up only where the caller may read a content kept at two paths (none here)."""
+def test_an_archive_without_copies_answers_a_search_with_two_engine_requests(service: SearchService,
+                                                                              public: Principal) -> None:
+    """The search and its documents' chunks; copies are looked up only where the caller may read a content kept
+    at two paths (none here)."""
     sent: list[dict[str, Any]] = []
     send = service._send
 
-    def counting(body: dict[str, Any], route: str | None = None) -> dict[str, Any]:
+    def counting(body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
         sent.append(body)
-        return send(body, route)
+        return send(body, route, timeout_s)
 
     service._send = counting  # type: ignore[method-assign]
     response = service.search({"query": "теплоизоляция наружных стен"}, public)
-    assert response.results and len(sent) == 1 and all(r.copies is None for r in response.results)
+    assert response.results and len(sent) == 2 and all(r.copies is None for r in response.results)
+    assert "collapse" in sent[0] and set(sent[1]["aggs"]) == {"chunks"}
