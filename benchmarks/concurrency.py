@@ -51,12 +51,13 @@ from typing import Any
 from loguru import logger
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
+from opensearchpy import OpenSearch
 from pydantic import BaseModel
 
 from evaluation.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
-from service.query.build import build_request
+from service.query.build import SearchPlan, build_chunks_request, build_request
 from service.query.contract import validate_request
 from service.search import SearchService
 from service.security import stdio_principal
@@ -206,16 +207,37 @@ async def mcp_level(url: str, questions: list[str], clients: int, requests: int,
     return run
 
 
-def raw_level(settings: Settings, bodies: list[tuple[dict[str, Any], str]], clients: int, requests: int) -> Run:
+#: one call's engine requests, in order: each body with its search pipeline (None: none)
+Requests = list[tuple[dict[str, Any], str | None]]
+
+
+def call_requests(service: SearchService, plan: SearchPlan) -> Requests:
+    """The requests a call makes: the search, then its page's chunks (their document ids as the search gives
+    them now) unless the collapse carries them."""
+    search = build_request(plan)
+    pipeline = service._pipeline(plan.route)
+    if plan.unit_hits:
+        return [(search, pipeline)]
+    raw = service.client.search(index=service.settings.index.alias, body=search, params={"search_pipeline": pipeline})
+    ids = [str(hit["_source"]["doc_id"]) for hit in raw["hits"]["hits"]]
+    return [(search, pipeline), *([(build_chunks_request(plan, ids), None)] if ids else [])]
+
+
+def send_call(client: OpenSearch, index: str, requests: Requests) -> None:
+    """A call's requests sent straight to OpenSearch, one after the other, as the service sends them."""
+    for body, pipeline in requests:
+        client.search(index=index, body=body, params={"search_pipeline": pipeline} if pipeline else {})
+
+
+def raw_level(settings: Settings, bodies: list[Requests], clients: int, requests: int) -> Run:
     """The service's own request bodies sent straight to OpenSearch from ``clients`` threads."""
     run = Run()
     client = build_client(settings)
 
     def one(i: int) -> None:
-        body, pipeline = bodies[i % len(bodies)]
         began = time.perf_counter()
         try:
-            client.search(index=settings.index.alias, body=body, params={"search_pipeline": pipeline})
+            send_call(client, settings.index.alias, bodies[i % len(bodies)])
             run.latencies.append((time.perf_counter() - began) * 1000)
         except Exception:
             run.errors += 1
@@ -232,13 +254,13 @@ McpCall = Callable[[str], Awaitable[tuple[float, dict[str, float], bool]]]
 
 
 async def interleaved(call: McpCall, questions: list[str], settings: Settings,
-                      bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
+                      bodies: list[Requests]) -> tuple[Run, Run, list[float]]:
     """Each question through MCP (``call``) and, beside it, its raw engine request, in turn first and second:
     a noisy moment of the machine falls on both paths, and neither always warms the other."""
     run, raw, embed = Run(), Run(), []
     engine = build_client(settings)
     began_all = time.perf_counter()
-    for i, (question, (body, pipeline)) in enumerate(zip(questions, bodies, strict=True)):
+    for i, (question, requests) in enumerate(zip(questions, bodies, strict=True)):
         for path in ("mcp", "raw") if i % 2 == 0 else ("raw", "mcp"):
             if path == "mcp":
                 ms, timings, failed = await call(question)
@@ -249,7 +271,7 @@ async def interleaved(call: McpCall, questions: list[str], settings: Settings,
                 run.errors += failed
             else:
                 began = time.perf_counter()
-                engine.search(index=settings.index.alias, body=body, params={"search_pipeline": pipeline})
+                send_call(engine, settings.index.alias, requests)
                 raw.latencies.append((time.perf_counter() - began) * 1000)
     run.wall_s = time.perf_counter() - began_all
     return run, raw, embed
@@ -259,7 +281,7 @@ SERVER_ARGS = ["-m", "service.cli", "serve"]
 
 
 async def stdio_sequential(env: dict[str, str], questions: list[str], settings: Settings,
-                           bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
+                           bodies: list[Requests]) -> tuple[Run, Run, list[float]]:
     """Sequential calls over stdio (as Claude Code runs the server) through the Python SDK's client,
     interleaved with the raw requests."""
     params = StdioServerParameters(command=sys.executable, args=SERVER_ARGS, env=env, cwd=str(REPO))
@@ -310,7 +332,7 @@ def node_http_level(url: str, questions: list[str], clients: int, requests: int,
 
 
 async def node_stdio_sequential(env: dict[str, str], questions: list[str], settings: Settings,
-                                bodies: list[tuple[dict[str, Any], str]]) -> tuple[Run, Run, list[float]]:
+                                bodies: list[Requests]) -> tuple[Run, Run, list[float]]:
     """``stdio_sequential`` with the MCP TypeScript SDK's client (the one Claude Code is built on) driving the
     same server command: ``npm ci --prefix clients/node`` first."""
     require_node_client()
@@ -412,10 +434,8 @@ def main() -> None:
     service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))
     principal = stdio_principal(settings.server)
     extra = {k: v for k, v in (("operator", args.operator), ("search_mode", args.mode)) if v}
-    bodies = []
-    for question in questions:
-        plan = service.plan(validate_request({"query": question, **extra}), principal).plan
-        bodies.append((build_request(plan), service._pipeline(plan.route)))
+    bodies = [call_requests(service, service.plan(validate_request({"query": question, **extra}), principal).plan)
+              for question in questions]
     env = server_env(args.alias, **UNCACHED_UNLIMITED, **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
     print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, arguments {extra or 'defaults'}, "
           f"server workers {args.workers}, cache off, CPU cores {os.cpu_count()}"
