@@ -51,13 +51,12 @@ $(THIRD_PARTY): clients/third_party/package-lock.json
 	@if command -v npm >/dev/null; then npm ci --prefix clients/third_party --no-audit --no-fund --loglevel=error; \
 	else echo "npm not found: the tests through third-party MCP clients will be skipped" >&2; fi
 
-SAMPLE := .stroidok/sample
+SAMPLE := demo/documents
 
 ## demo: install, start the engine, create the index, ingest a sample of real documents, search it
 demo: install
 	$(BIN)/stroidok engine up
 	$(BIN)/stroidok index init
-	$(BIN)/python -m evaluation.sample $(SAMPLE)
 	$(BIN)/stroidok ingest $(SAMPLE)
 	$(BIN)/stroidok engine status
 	$(BIN)/stroidok search "требования к ширине эвакуационных выходов" --limit 3 --max-chunks 1
