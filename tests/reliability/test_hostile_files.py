@@ -14,9 +14,10 @@ import pytest
 from opensearchpy import OpenSearch, helpers
 
 from tests.support import hostile
+from tests.support.documents import requires_shared
 from tests.support.hostile import meets, outcome_name
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, requires_shared]
 NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
 
 

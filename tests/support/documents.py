@@ -5,11 +5,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 SHARED = Path(os.environ.get("STROIDOK_SHARED_DATA") or REPO.parent / "shared" / "data")
-if not SHARED.is_dir():
-    raise RuntimeError(f"shared test data not found at {SHARED}: clone the repo beside shared/ or set "
-                       "STROIDOK_SHARED_DATA")
+SHARED_MISSING = f"the shared corpus is not at {SHARED} (clone the repo beside shared/ or set STROIDOK_SHARED_DATA)"
+#: a test module that reads the shared corpus is skipped, with that one-line reason, where it is absent
+requires_shared = pytest.mark.skipif(not SHARED.is_dir(), reason=SHARED_MISSING)
+
+
+def require_shared() -> Path:
+    """The shared corpus; the calling test or fixture is skipped where it is absent."""
+    if not SHARED.is_dir():
+        pytest.skip(SHARED_MISSING)
+    return SHARED
+
 CONSTRUCTION = SHARED / "construction_ru"
 GOST_PDF = CONSTRUCTION / "gost_27772_2021" / "GOST_27772-2021.pdf"
 GOST_JSON = CONSTRUCTION / "russian_construction_standards" / "metadata" / "ГОСТ 27772-2021.json"

@@ -18,10 +18,10 @@ from service.errors import NotFound
 from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
-from tests.support.documents import SHARED
+from tests.support.documents import SHARED, requires_shared
 from tests.support.engine import drop_index_resources, product_settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, requires_shared]
 NAMES = ("ГОСТ 10180-2012", "Свод правил 63.13330.2018", "Свод правил 1.13130.2020", "ГОСТ 25100-2020")
 
 

@@ -19,10 +19,10 @@ from ingest.plan import IngestOptions
 from ingest.report import RunReport
 from service.embedders.navec import NavecEmbedder
 from service.settings import Settings
-from tests.support.documents import GOST_PDF, make_scanned_pdf
+from tests.support.documents import GOST_PDF, make_scanned_pdf, requires_shared
 from tests.support.engine import drop_index_resources, product_settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, requires_shared]
 
 PARAGRAPH = "Раздел {n}. Требования к устройству монолитных бетонных конструкций номер {n} и контролю прочности.\n\n"
 

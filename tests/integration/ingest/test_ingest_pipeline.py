@@ -25,10 +25,10 @@ from service.errors import ConfigError
 from service.index_meta import concrete_index, embedder_meta_version, load_embedder_state, read_embedder_meta
 from service.query.passages import parse_spans, span_at
 from service.settings import Settings
-from tests.support.documents import DOCX_DIR, GOST_PDF, make_scanned_pdf, make_txt, make_xlsx
+from tests.support.documents import DOCX_DIR, GOST_PDF, make_scanned_pdf, make_txt, make_xlsx, requires_shared
 from tests.support.engine import drop_index_resources, product_settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, requires_shared]
 
 
 def search_phrase(client: OpenSearch, alias: str, phrase: str, doc_id: str | None = None) -> list[dict[str, Any]]:

@@ -18,9 +18,18 @@ from typing import Any
 
 import pytest
 
-from tests.support.documents import DOCX_DIR, GOST_JSON, GOST_PDF, TXT_TEXT, make_scanned_pdf, make_txt, make_xlsx
+from tests.support.documents import (
+    DOCX_DIR,
+    GOST_JSON,
+    GOST_PDF,
+    TXT_TEXT,
+    make_scanned_pdf,
+    make_txt,
+    make_xlsx,
+    requires_shared,
+)
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, requires_shared]
 
 DOCX_SENTENCES = {
     "ВСП 22-02-07": ("толщина металла кровли составляет не менее 0,5 мм", 2),

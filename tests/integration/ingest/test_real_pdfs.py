@@ -27,10 +27,10 @@ from service.errors import ParseError
 from service.search import SearchService
 from service.security import Principal
 from tests.support.crash import REPO, ingest_env
-from tests.support.documents import SHARED
+from tests.support.documents import SHARED, requires_shared
 from tests.support.engine import drop_index_resources, product_settings
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, requires_shared]
 
 REAL = SHARED / "real_files"
 NO_UNICODE_MAP = REAL / "gost_mechanical/801-78.pdf"

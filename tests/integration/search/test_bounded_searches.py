@@ -21,6 +21,7 @@ from service.opensearch import GRACE_S, PRUNING_SETTING, bounded_search, cancel_
 from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
+from tests.support.documents import require_shared
 from tests.support.engine import drop_index_resources, product_settings
 from tests.support.sweep import (
     QUERIES,
@@ -37,6 +38,7 @@ from tests.support.sweep import (
 @pytest.fixture(scope="module")
 def every_kind(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
                navec_embedder: NavecEmbedder) -> Iterator[tuple[Settings, Path]]:
+    require_shared()  # its documents are rendered from the shared corpus
     root = tmp_path_factory.mktemp("every-kind")
     settings = product_settings(opensearch_url)
     ingest_every_kind(root, settings, client, navec_embedder)

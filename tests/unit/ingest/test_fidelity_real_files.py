@@ -18,7 +18,7 @@ from ingest.parse.model import ParsedDocument
 from ingest.parse.repair import is_word
 from ingest.parse.titles import is_boilerplate
 from service.designations import find_designation
-from tests.support.documents import CONSTRUCTION, SHARED
+from tests.support.documents import CONSTRUCTION, require_shared
 
 CHUNK_CHARS, OVERLAP = 2000, 250
 TXT_COUNT = 24
@@ -28,11 +28,12 @@ _SPACED = re.compile(r"(?<!\w)(?:[А-Яа-яЁё] ){3,}[А-Яа-яЁё](?!\w)")
 
 @pytest.fixture(scope="module")
 def fixture_files(tmp_path_factory: pytest.TempPathFactory) -> list[Path]:
+    shared = require_shared()
     txt = tmp_path_factory.mktemp("txt")
-    names = list_standards(SHARED)
+    names = list_standards(shared)
     step = max(1, len(names) // TXT_COUNT)
     chosen = set(names[::step][:TXT_COUNT])
-    written = [p for p in write_txt_corpus(SHARED, txt) if p.stem in chosen]
+    written = [p for p in write_txt_corpus(shared, txt) if p.stem in chosen]
     docx = sorted((CONSTRUCTION / "shasha_rag_task" / "docs").glob("*.docx"))
     return [*docx, CONSTRUCTION / "gost_27772_2021" / "GOST_27772-2021.pdf", *written]
 
