@@ -10,7 +10,13 @@ export DO_NOT_TRACK := 1
 export UNSTRUCTURED_DISABLE_NOTICE := 1
 export HF_HUB_OFFLINE := 1
 
-.PHONY: install install-e5 node-client third-party-clients demo test lint unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
+.PHONY: help install install-e5 node-client third-party-clients demo test lint unit engine-up engine-down clean eval-tydi eval-xquad eval-distractors eval-construction
+
+.DEFAULT_GOAL := help
+
+## help: the targets, a line each (`make` alone prints this)
+help:
+	@sed -n 's/^## \([a-z0-9-]*\): /\1\t/p' $(MAKEFILE_LIST) | expand -t 22
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.11+ is needed (python3.11, python3.12 or python3.13)" >&2; exit 1; }
@@ -52,12 +58,13 @@ $(THIRD_PARTY): clients/third_party/package-lock.json
 	else echo "npm not found: the tests through third-party MCP clients will be skipped" >&2; fi
 
 SAMPLE := demo/documents
+DOCS ?= $(SAMPLE)
 
-## demo: install, start the engine, create the index, ingest a sample of real documents, search it
+## demo: install, start the engine, create the index, ingest a sample of real documents (DOCS=folder: yours), search it
 demo: install
 	$(BIN)/stroidok engine up
 	$(BIN)/stroidok index init
-	$(BIN)/stroidok ingest $(SAMPLE)
+	$(BIN)/stroidok ingest $(DOCS)
 	$(BIN)/stroidok engine status
 	$(BIN)/stroidok search "требования к ширине эвакуационных выходов" --limit 3 --max-chunks 1
 
@@ -72,7 +79,7 @@ test: install install-e5 node-client third-party-clients lint
 
 SHARED ?= ../shared/data
 EVAL = $(BIN)/stroidok eval
-## eval-*: relevance on the shared sets (needs a running engine: make engine-up); see docs/relevance.md
+## eval-tydi: (and eval-xquad, eval-distractors, eval-construction) relevance on the shared sets (needs a running engine: make engine-up); see docs/relevance.md
 eval-tydi: install engine-up
 	$(EVAL) --corpus $(SHARED)/tydiqa_ru/derived/corpus.jsonl --queries $(SHARED)/tydiqa_ru/derived/queries.jsonl --qrels $(SHARED)/tydiqa_ru/derived/qrels.tsv
 
@@ -85,14 +92,17 @@ eval-distractors: install engine-up
 eval-construction: install engine-up
 	$(EVAL) --documents $(SHARED)/construction_ru/russian_construction_standards/metadata --queries eval/construction/queries.jsonl --qrels eval/construction/qrels.tsv
 
+## unit: the unit tests alone (no engine)
 unit: $(STAMP)
 	$(BIN)/pytest tests/unit
 
+## engine-up: start the managed OpenSearch node (engine-down stops it)
 engine-up: install
 	$(BIN)/stroidok engine up
 
 engine-down:
 	$(BIN)/stroidok engine down
 
+## clean: remove the virtualenv and pytest's cache
 clean:
 	rm -rf $(VENV) .pytest_cache
