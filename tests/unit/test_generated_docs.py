@@ -27,6 +27,13 @@ def test_every_setting_has_a_row_under_its_variable() -> None:
                 assert f"`{prefix}{name}`".upper() in table.upper(), f"{concern}.{name}"
 
 
+def test_every_setting_says_what_it_does() -> None:
+    undescribed = [f"{concern}.{name}" for concern, info in Settings.model_fields.items()
+                   for name, field in info.annotation.model_fields.items()  # type: ignore[union-attr]
+                   if not " ".join((field.description or "").split())]
+    assert undescribed == []
+
+
 def test_the_error_page_carries_every_code_as_generated() -> None:
     from service.errors import error_classes, error_table, exit_code_table
 
