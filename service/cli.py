@@ -347,18 +347,23 @@ def index_status_cmd(as_json: bool = typer.Option(False, "--json")) -> None:
         raise typer.Exit(1)
 
 
-def _load_plugins() -> None:
+_PLUGINS: list[str] = []
+
+
+def load_plugins() -> None:
     """Commands contributed by other packages (``ingest`` adds ``stroidok ingest``) through the
-    ``stroidok.commands`` entry-point group, so this package never imports them directly."""
+    ``stroidok.commands`` entry-point group, so this package never imports them directly; once."""
     from importlib.metadata import entry_points
 
     for entry in entry_points(group="stroidok.commands"):
-        entry.load()(app)
+        if entry.name not in _PLUGINS:
+            entry.load()(app)
+            _PLUGINS.append(entry.name)
 
 
 def main() -> None:
     """Entry point: product errors become one clear stderr message and exit code 2, never a traceback."""
-    _load_plugins()
+    load_plugins()
     try:
         app()
     except StroidokError as exc:

@@ -1,9 +1,10 @@
-"""docs/settings.md and docs/errors.md carry their tables as the code generates them."""
+"""docs/settings.md, docs/errors.md and docs/cli.md carry their tables as the code generates them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from service.cli_doc import reference
 from service.settings import Settings
 from service.settings_doc import settings_table
 
@@ -25,6 +26,14 @@ def test_every_setting_has_a_row_under_its_variable() -> None:
         for name, field in model.model_fields.items():  # type: ignore[attr-defined]
             if field.validation_alias is None:
                 assert f"`{prefix}{name}`".upper() in table.upper(), f"{concern}.{name}"
+
+
+def test_the_command_page_carries_the_reference_as_generated() -> None:
+    page = (PAGE.parent / "cli.md").read_text(encoding="utf-8")
+    embedded = page.split("<!-- cli:begin -->\n", 1)[1].split("\n<!-- cli:end -->", 1)[0]
+    assert embedded == reference(), "regenerate with: python -m service.cli_doc"
+    for command in ("search", "serve", "ingest", "embed", "eval", "engine up", "index migrate"):
+        assert f"### `stroidok {command}`" in embedded
 
 
 def test_every_setting_says_what_it_does() -> None:
