@@ -12,7 +12,9 @@ import snowballstemmer
 _WORD_RE = re.compile(r"\w+")
 
 
-_SENTENCE_RE = re.compile(r"(?<=[.;!?])\s+(?=[«\"(]?[А-ЯЁA-Z0-9])")
+#: a sentence's end: its stop, then the whitespace (group 1) before a capital, a digit or an opening quote (the
+#: stop matched first: a lookbehind tried at every character made this most of splitting a chunk)
+_SENTENCE_RE = re.compile(r"[.;!?](\s+)(?=[«\"(]?[А-ЯЁA-Z0-9])")
 
 
 UNIT_CHARS = 320  # a block longer than this is split into sentences
@@ -81,8 +83,8 @@ def _split_units(text: str, unit_chars: int) -> tuple[tuple[int, int], ...]:
             continue
         cut = start
         for match in _SENTENCE_RE.finditer(text, start, end):
-            if match.start() - cut >= 40:
-                units.append((cut, match.start()))
-                cut = match.end()
+            if match.start(1) - cut >= 40:
+                units.append((cut, match.start(1)))
+                cut = match.end(1)
         units.append((cut, end))
     return tuple(units)
