@@ -16,6 +16,7 @@ import os
 import resource
 import shutil
 import signal
+import stat
 import sys
 import tempfile
 import time
@@ -97,24 +98,20 @@ def _stop_group(signum: int, frame: FrameType | None) -> None:
 
 
 def sweep_worker_temp(root: Path | None = None) -> int:
-    """Remove the private temporary folders of workers that no longer run (killed before they could); how many."""
+    """Remove the private temporary folders of workers that no longer run (killed before they could); how many.
+    Only real folders this user owns are removed: a link named like one is neither followed nor counted."""
     removed = 0
     for folder in Path(root or tempfile.gettempdir()).glob(f"{TEMP_PREFIX}*"):
         pid = folder.name[len(TEMP_PREFIX):].split("-", 1)[0]
         try:
-            ours = folder.owner() == _me()
-        except (OSError, KeyError):
+            info = folder.lstat()
+        except OSError:
             continue
+        ours = stat.S_ISDIR(info.st_mode) and info.st_uid == os.geteuid()
         if pid.isdigit() and not Path(f"/proc/{pid}").exists() and ours:
             shutil.rmtree(folder, ignore_errors=True)
-            removed += 1
+            removed += not folder.exists()
     return removed
-
-
-def _me() -> str:
-    import pwd
-
-    return pwd.getpwuid(os.geteuid()).pw_name
 
 
 @contextmanager
