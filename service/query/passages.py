@@ -115,7 +115,7 @@ def unit_score(terms: list[str], weights: dict[str, float]) -> float:
     """Distinct terms count fully, repeats a little: a clause naming three of the query's terms beats one
     repeating one of them."""
     distinct = set(terms)
-    return sum(weights.get(t, 0.0) for t in distinct) + 0.1 * (len(terms) - len(distinct))
+    return math.fsum(weights.get(t, 0.0) for t in distinct) + 0.1 * (len(terms) - len(distinct))
 
 
 def is_contents(text: str) -> bool:
@@ -259,7 +259,7 @@ def with_headers(chunk: Marked, units: list[tuple[int, int]], scored: list[tuple
         span = table_header(chunk.text, units[window[0]][0])
         if span is not None:
             inside = set(chunk.terms(units[window[0]][0], units[window[1]][1]))
-            score += sum(weights.get(t, 0.0) for t in set(chunk.terms(*span)) - inside)
+            score += math.fsum(weights.get(t, 0.0) for t in set(chunk.terms(*span)) - inside)
         out.append((score, window))
     return out
 
@@ -311,7 +311,9 @@ def window_score(chunk: Marked, units: list[tuple[int, int]], window: tuple[int,
     first, last = window
     terms = [t for i in range(first, last + 1) if lexical[i] > 0 for t in chunk.terms(*units[i])]
     densest = max(range(first, last + 1), key=lambda i: lexical[i])
-    covered = sum(weights.get(t, 0.0) for t in set(terms))  # repeats of a term spread over lines add nothing
+    # repeats of a term spread over lines add nothing; fsum: the same total whatever order the set iterates in
+    # (it follows the process's string hashing), so equal passages tie the same way in every process
+    covered = math.fsum(weights.get(t, 0.0) for t in set(terms))
     return covered + semantic_weight * similarity.get(units[densest][0], 0.0)
 
 
