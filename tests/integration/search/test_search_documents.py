@@ -177,14 +177,14 @@ def test_threshold_drops_chunks_below_the_similarity_inside_the_engine(service: 
     assert sum(strict.meta.facets.document_types.values()) == strict.meta.total_results
 
 
-def test_several_phrasings_are_merged_without_duplicates_in_one_engine_request(
+def test_several_phrasings_are_merged_without_duplicates_in_one_search_request(
         service: SearchService, public: Principal, monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[dict[str, Any]] = []
     send = service._send
 
-    def counted(body: dict[str, Any], route: str) -> dict[str, Any]:
+    def counted(body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
         sent.append(body)
-        return send(body, route)
+        return send(body, route, timeout_s)
 
     monkeypatch.setattr(service, "_send", counted)
     response = service.search({"query": "сварка стальных конструкций", "queries": ["контроль прочности бетона",
@@ -193,7 +193,8 @@ def test_several_phrasings_are_merged_without_duplicates_in_one_engine_request(
     found = names(response)
     assert "сварка.pdf" in found and "бетон.docx" in found
     assert len(found) == len(set(found))
-    assert len(sent) == 1  # every phrasing in the one hybrid request
+    # every phrasing in the one hybrid request; then the page's chunks, in one request too
+    assert len(sent) == 2 and "hybrid" in sent[0]["query"] and set(sent[1]["aggs"]) == {"chunks"}
     concrete = next(r for r in response.results if r.file_path.endswith("бетон.docx"))
     assert any("прочност" in c.text.lower() for c in concrete.context_chunks)  # its passage answers the phrasing
 
