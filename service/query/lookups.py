@@ -14,12 +14,14 @@ MAX_COPIES = 20
 
 def build_copies_lookup(hashes: list[str], scope: dict[str, Any]) -> dict[str, Any]:
     """Every path of each content (``doc_hash``) that the request's filters admit, the access filter among
-    them: a result's copies. Asked once for the whole page, by filters alone — as an inner hit of the search
-    it ran the whole query again for every result, a third of the engine's time."""
-    copies = {"name": "copies", "size": MAX_COPIES, "_source": {"includes": ["doc_id", "file_path"]},
-              "collapse": {"field": "doc_id"}, "sort": [{"file_path": "asc"}]}
-    return {"query": {"bool": {"filter": [scope, {"terms": {"doc_hash": hashes}}]}}, "size": len(hashes),
-            "_source": False, "track_total_hits": False, "collapse": {"field": "doc_hash", "inner_hits": copies}}
+    them: a result's copies, the first ``MAX_COPIES`` paths in order, each with its document id. Asked once for
+    the whole page, by filters and aggregations alone: one query phase a shard, however many results share
+    their content (a collapse with inner hits ran one search per content and shard)."""
+    ids = {"terms": {"field": "doc_id", "size": 1}}
+    paths = {"terms": {"field": "file_path", "size": MAX_COPIES, "order": {"_key": "asc"}}, "aggs": {"ids": ids}}
+    return {"query": {"bool": {"filter": [scope, {"terms": {"doc_hash": hashes}}]}}, "size": 0,
+            "track_total_hits": False,
+            "aggs": {"copies": {"terms": {"field": "doc_hash", "size": len(hashes)}, "aggs": {"paths": paths}}}}
 
 
 def build_document_query(doc_id: str, groups: list[str]) -> dict[str, Any]:

@@ -134,9 +134,10 @@ def content_hash(hit: dict[str, Any]) -> str | None:
 
 def map_copies(raw: dict[str, Any]) -> dict[str, list[Copy]]:
     """A copies lookup's answer → content hash → every path the caller may read, where there is more than one."""
-    found = {content_hash(hit): [Copy(id=h["_source"]["doc_id"], file_path=h["_source"]["file_path"])
-                                 for h in inner_hits(hit, "copies")] for hit in raw["hits"]["hits"]}
-    return {key: copies for key, copies in found.items() if key is not None and len(copies) > 1}
+    found = {str(content["key"]): [Copy(id=str(path["ids"]["buckets"][0]["key"]), file_path=str(path["key"]))
+                                   for path in content["paths"]["buckets"] if path["ids"]["buckets"]]
+             for content in raw.get("aggregations", {}).get("copies", {}).get("buckets", [])}
+    return {key: copies for key, copies in found.items() if len(copies) > 1}
 
 
 def marked_of(hit: dict[str, Any]) -> Marked:

@@ -22,7 +22,8 @@ from service.query.build import (
 )
 from service.query.contract import SearchRequest, validate_request
 from service.query.filters import build_filters, build_folder_filter, build_source_filter
-from service.query.lookups import build_copies_lookup
+from service.query.lookups import MAX_COPIES, build_copies_lookup
+from service.query.map import map_copies
 from service.query.operators import (
     TEXT_FIELDS,
     build_binding,
@@ -310,7 +311,23 @@ def test_copies_are_looked_up_by_content_within_the_requests_own_filters_not_its
     assert scope == plan.scope and hashes == {"terms": {"doc_hash": ["h1", "h2"]}}
     assert {"terms": {"access_groups": ["public"]}} in scope["bool"]["filter"]
     assert "прокат" not in str(lookup)  # the binding stays with the search
-    assert lookup["collapse"]["inner_hits"]["collapse"] == {"field": "doc_id"} and lookup["size"] == 2
+    # aggregations alone (one query phase a shard): per content, its first paths in order, each with its id
+    assert lookup["size"] == 0 and "collapse" not in lookup
+    contents = lookup["aggs"]["copies"]
+    assert contents["terms"] == {"field": "doc_hash", "size": 2}
+    paths = contents["aggs"]["paths"]
+    assert paths["terms"] == {"field": "file_path", "size": MAX_COPIES, "order": {"_key": "asc"}}
+    assert paths["aggs"]["ids"] == {"terms": {"field": "doc_id", "size": 1}}
+
+
+def test_a_copies_lookups_answer_lists_each_shared_contents_paths() -> None:
+    raw = {"aggregations": {"copies": {"buckets": [
+        {"key": "h1", "paths": {"buckets": [{"key": "/a/x.pdf", "ids": {"buckets": [{"key": "d1"}]}},
+                                            {"key": "/b/x.pdf", "ids": {"buckets": [{"key": "d2"}]}}]}},
+        {"key": "h2", "paths": {"buckets": [{"key": "/a/y.pdf", "ids": {"buckets": [{"key": "d3"}]}}]}}]}}}
+    copies = map_copies(raw)
+    assert list(copies) == ["h1"]  # a content at one path has no copies to list
+    assert [(c.id, c.file_path) for c in copies["h1"]] == [("d1", "/a/x.pdf"), ("d2", "/b/x.pdf")]
 
 
 def test_and_asks_a_plain_word_its_stemmed_fields_and_a_code_every_field() -> None:
