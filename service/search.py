@@ -90,22 +90,22 @@ class Planned:
 
 
 @dataclasses.dataclass(frozen=True)
-class Answered:
-    """A search run: what was planned (the attempt that answered), the engine's answer, all embedding time."""
-
-    planned: Planned
-    raw: dict[str, Any]
-    embedding_ms: float
-    #: each document's candidate chunks by document id (a chunks request); None: the collapse's inner hits
-    chunks: dict[str, list[dict[str, Any]]] | None = None
-
-
-@dataclasses.dataclass(frozen=True)
 class Found:
-    """What the engine answered a search: the search's own answer and its documents' chunks."""
+    """What the engine answered a search: the search's own answer, and each document's candidate chunks by
+    document id (a chunks request; None: the collapse's inner hits carry them)."""
 
     raw: dict[str, Any]
     chunks: dict[str, list[dict[str, Any]]] | None
+
+
+@dataclasses.dataclass(frozen=True)
+class Answered:
+    """A search run: what was planned (the attempt that answered), what the engine found, all embedding time."""
+
+    planned: Planned
+    found: Found
+    embedding_ms: float
+
 
 class SearchService:
     """The search side of the product, shared by the MCP server and the CLI."""
@@ -178,7 +178,8 @@ class SearchService:
         answered = self._answer(request, principal, coverage)
         search_ms = (time.perf_counter() - searching) * 1000 - answered.embedding_ms
         plan = answered.planned.plan
-        response = self._map(request, answered.planned.parsed[0], plan, answered.raw, coverage, answered.chunks)
+        response = self._map(request, answered.planned.parsed[0], plan, answered.found.raw, coverage,
+                             answered.found.chunks)
         response.meta.vectors = VectorCoverage(share=coverage.share, pending_chunks=coverage.pending)
         response.meta.timings = Timings(embedding_ms=round(answered.embedding_ms, 2), search_ms=round(search_ms, 2),
                                         total_ms=round((time.perf_counter() - began) * 1000, 2))
@@ -232,7 +233,7 @@ class SearchService:
             logger.info("the alias now points at {} (the query was embedded for {}): searching again",
                         answering, index)
             self.resolver.invalidate()
-        return Answered(planned, found.raw, embedding_ms, found.chunks)
+        return Answered(planned, found, embedding_ms)
 
     @property
     def _view(self) -> SearchSettingsView:
