@@ -107,15 +107,14 @@ def build_chunks_request(plan: SearchPlan, doc_ids: list[str]) -> dict[str, Any]
     """The best chunks of every document of a page in one request (two shard query phases, whatever the page's
     size), as the collapse's inner hits would give them: each document's chunks scored by the legs as one
     ``bool`` (the inner hits' scoring), under the search's own filters; ``max_chunks`` plus the candidates
-    to re-rank, each whole with the text legs' terms marked (offsets from the postings, no re-analysis), and
+    to re-rank, each whole with the text leg's terms marked (offsets from the postings, no re-analysis), and
     its similarity to the query."""
     chunks: dict[str, Any] = {"size": plan.max_chunks + plan.extra_candidates,
-                              "_source": {"includes": CHUNK_FIELDS if plan.text_legs else [*CHUNK_FIELDS, "text"]}}
-    if plan.text_legs:
+                              "_source": {"includes": CHUNK_FIELDS if plan.text_leg else [*CHUNK_FIELDS, "text"]}}
+    if plan.text_leg is not None:
         highlight = build_passage_highlight()
-        # the text legs alone: with the dense leg in it, the highlighter could not read terms off the postings
-        highlight["highlight_query"] = (plan.text_legs[0] if len(plan.text_legs) == 1
-                                        else {"bool": {"should": list(plan.text_legs)}})
+        # the text leg alone: with the dense leg in it, the highlighter could not read terms off the postings
+        highlight["highlight_query"] = plan.text_leg
         chunks["highlight"] = highlight
     if plan.vector is not None:
         chunks["script_fields"] = build_similarity_field(plan.vector)
@@ -187,9 +186,9 @@ class SearchPlan:
     unit_hits: bool = False
 
     @property
-    def text_legs(self) -> tuple[dict[str, Any], ...]:
-        """The legs whose terms the passages mark (the dense leg has none)."""
-        return self.legs if self.route == "bm25" else self.legs[:1] if self.route == "hybrid" else ()
+    def text_leg(self) -> dict[str, Any] | None:
+        """The leg whose terms the passages mark (every phrasing is inside it); None for the dense leg alone."""
+        return None if self.route == "knn" else self.legs[0]
 
 
 def choose_route(mode: str, vector: list[float] | None) -> Route:
