@@ -335,8 +335,7 @@ class SearchService:
         lexical_weight = {"bm25": 1.0, "knn": 0.0}.get(plan.route, self.settings.index.bm25_weight)
         results = map_hits(hits, request.include_context, request.max_chunks, self.settings.search.passage_chars,
                            lexical_weight, self._unit_similarity(plan.vector),
-                           binding_phrases(first, request.operator), self.settings.search.passage_value_weight,
-                           self.settings.index.dense_lower_bound, chunks)
+                           binding_phrases(first, request.operator), self.settings.index.dense_lower_bound, chunks)
         aggs = raw.get("aggregations", {})
         # the engine's count of matching documents: the same on every page of a walk (the pages show the best
         # of them, and may end before it: ``paginate``'s ``exhausted``)

@@ -380,8 +380,6 @@ class SearchSettings(BaseSettings):
     passage_chars: int = Field(default=600, ge=100, le=5000, validation_alias=AliasChoices(
         "STROIDOK_SEARCH_PASSAGE_CHARS", "STROIDOK_SEARCH_CHUNK_CHARS"), description="The longest passage shown "
         "per chunk: the clause that answers when it fits, cut at clause or sentence boundaries.")
-    passage_value_weight: float = Field(default=1.0, ge=0.0, le=5.0, description="What stating a value («не менее "
-        "…», a quantity with its unit) adds to a passage, in units of the answer's highest term weight.")
     few_results: int = Field(default=3, ge=0, description="Below this many results, suggest related queries.")
     feedback_window_s: float = Field(default=1800.0, gt=0, description="An opening links to a search this recent.")
     log_queries: bool = Field(default=True, description="Every call is written to the query log "

@@ -13,14 +13,25 @@ from service.query.passages import (
     Marked,
     Passage,
     Span,
+    candidate_windows,
     choose_passage,
     is_contents,
     lexical_scores,
     parse_spans,
+    passage_of,
     term_weights,
     unmark,
 )
-from service.query.words import split_units
+from service.query.ranker import (
+    MODEL,
+    ChunkContext,
+    DocumentTerms,
+    Model,
+    best_window,
+    unit_values,
+    window_features,
+)
+from service.query.words import phrase_spans, split_units
 
 #: a text → cosine with the query, for many texts at once (None: no semantic signal for units)
 Similarity = Callable[[list[str]], list[float]]
@@ -224,58 +235,73 @@ def document_candidates(chunks: list[dict[str, Any]], lexical_weight: float) -> 
                       fused_score(h.get("_score") or 0.0, top, similarity_of(h), lexical_weight)) for h in chunks]
 
 
+Signals = tuple[list[list[Candidate]], list[dict[str, float]], list[list[list[float]]], list[list[dict[int, float]]]]
+
+
+def document_signals(hits: list[dict[str, Any]], lexical_weight: float, similarity: Similarity | None,
+                     dense_floor: float | None, chunks: dict[str, list[dict[str, Any]]] | None) -> Signals:
+    """Per document: its candidate chunks, its term weights, each chunk's unit scores and unit cosines."""
+    groups = [document_candidates(found, lexical_weight) for found in document_chunks(hits, chunks)]
+    weights = [term_weights([c.marked for c in group]) for group in groups]
+    lexical = [[lexical_scores(c.marked, split_units(c.marked.text), w) for c in group]
+               for group, w in zip(groups, weights, strict=True)]
+    return groups, weights, lexical, unit_similarities(groups, lexical, similarity, dense_floor)
+
+
 def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
              lexical_weight: float, similarity: Similarity | None = None,
-             phrases: tuple[str, ...] = (), value_weight: float = 0.0,
-             dense_floor: float | None = None,
-             chunks: dict[str, list[dict[str, Any]]] | None = None) -> list[DocumentResult]:
+             phrases: tuple[str, ...] = (), dense_floor: float | None = None,
+             chunks: dict[str, list[dict[str, Any]]] | None = None,
+             model: Model | None = None) -> list[DocumentResult]:
     """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
     context, a few short highlights. Everything a document's passages are chosen by — term weights, the
     fused scale, the units embedded — is taken over that document's candidate chunks alone: the same
     document shows the same passages whatever else the answer holds (its limit, its page).
     ``phrases``: what the query binds word for word; a passage holding them is shown first.
-    ``value_weight``: what stating a value adds to a passage, in units of the document's highest term weight.
     ``dense_floor``: the fusion's dense score floor, from which the engine's unit scores are measured.
-    ``chunks``: each document's candidate chunks by document id (a chunks request), else the inner hits."""
-    groups = [document_candidates(found, lexical_weight) for found in document_chunks(hits, chunks)]
-    weights = [term_weights([c.marked for c in group]) for group in groups]
-    lexical = [[lexical_scores(c.marked, split_units(c.marked.text), w) for c in group]
-               for group, w in zip(groups, weights, strict=True)]
-    cosines = unit_similarities(groups, lexical, similarity, dense_floor)
+    ``chunks``: each document's candidate chunks by document id (a chunks request), else the inner hits.
+    ``model``: the passage ranker's weights (the shipped ``ranker.MODEL`` by default)."""
+    groups, weights, lexical, cosines = document_signals(hits, lexical_weight, similarity, dense_floor, chunks)
     results = []
     for hit, group, w, cos, lex in zip(hits, groups, weights, cosines, lexical, strict=True):
         top_weight = max(w.values(), default=0.0)
         results.append(map_hit(hit, group, w, include_context, max_chunks, passage_chars, cos,
-                               SEMANTIC_WEIGHT * top_weight, phrases, lex, value_weight * top_weight))
+                               SEMANTIC_WEIGHT * top_weight, phrases, lex, model or MODEL))
     return results
 
 
 def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str, float], include_context: bool,
             max_chunks: int, passage_chars: int, cosines: list[dict[int, float]] | None = None,
             semantic_weight: float = 0.0, phrases: tuple[str, ...] = (),
-            lexical: list[list[float]] | None = None, value_weight: float = 0.0) -> DocumentResult:
+            lexical: list[list[float]] | None = None, model: Model | None = None) -> DocumentResult:
     """A collapsed hit: the document and the passages of its chunks that answer best (scores scaled to the
-    document's). A chunk ranks by its fused relevance and by how well its best passage answers, equally: a
-    long chunk matching many words ranks high by BM25 although the clause that answers sits in another."""
+    document's). In a normative document (one with a designation) every window of every candidate chunk is
+    scored by the learned ``model`` and the chunks are shown in the order of their best window's score; in
+    any other a chunk ranks by its fused relevance and its best passage's coverage and meaning, equally."""
     doc = map_document(hit["_source"], hit.get("_score") or 0.0)
     # the document's similarity is its most similar chunk's (what ``threshold`` admits it by), not its top one's
     doc.similarity = max((s for s in [similarity_of(hit), *(similarity_of(c.hit) for c in candidates)]
                           if s is not None), default=None)
     cosines = cosines or [{} for _ in candidates]
-    value_weight = value_weight if doc.designation else 0.0  # a requirement's figure: normative documents only
     given: list[list[float] | None] = list(lexical) if lexical else [None] * len(candidates)
-    passages = [choose_passage(c.marked, c.spans, weights, passage_chars, similarity=cos,
-                               semantic_weight=semantic_weight, phrases=phrases, lexical=scores,
-                               value_weight=value_weight)
-                for c, cos, scores in zip(candidates, cosines, given, strict=True)]
-    top_fused = max((c.fused for c in candidates), default=0.0) or 1.0
-    top_passage = max((p.score for p in passages), default=0.0) or 1.0
-    ranks = [PASSAGE_SHARE * p.score / top_passage + (1 - PASSAGE_SHARE) * c.fused / top_fused
-             for c, p in zip(candidates, passages, strict=True)]
+    if model is not None and doc.designation:
+        passages = learned_passages(candidates, weights, cosines, given, phrases, passage_chars, model.normative)
+        # shown by their learned scores; each as relevant as its document (the scores are not on the fused
+        # scale), so the answer's size admits further passages document by document, the best documents first
+        order = [p.score for p in passages]
+        relevance = [1.0] * len(passages)
+    else:
+        passages = [choose_passage(c.marked, c.spans, weights, passage_chars, similarity=cos,
+                                   semantic_weight=semantic_weight, phrases=phrases, lexical=scores)
+                    for c, cos, scores in zip(candidates, cosines, given, strict=True)]
+        top_fused = max((c.fused for c in candidates), default=0.0) or 1.0
+        top_passage = max((p.score for p in passages), default=0.0) or 1.0
+        order = relevance = [PASSAGE_SHARE * p.score / top_passage + (1 - PASSAGE_SHARE) * c.fused / top_fused
+                             for c, p in zip(candidates, passages, strict=True)]
     shown: list[tuple[Candidate, Passage, float]] = []
     # a passage holding the bound phrase first (a chunk can match it in its title or heading alone)
-    for candidate, passage, rank in sorted(zip(candidates, passages, ranks, strict=True),
-                                           key=lambda t: (not t[1].has_phrases, -t[2])):
+    for candidate, passage, _, rank in sorted(zip(candidates, passages, order, relevance, strict=True),
+                                              key=lambda t: (not t[1].has_phrases, -t[2])):
         if passage.text and not is_contents(passage.text) and not overlaps(passage, [p for _, p, _ in shown]):
             shown.append((candidate, passage, rank))
         if len(shown) == max_chunks:
@@ -288,6 +314,46 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
                  for c, p, _ in shown)
         doc.highlights = list(dict.fromkeys(line for line in lines if line))[:3]
     return doc
+
+
+def chunk_contexts(candidates: list[Candidate], cosines: list[dict[int, float]],
+                   lexical: list[list[float] | None], weights: dict[str, float], size: int,
+                   values: bool = True) -> list[ChunkContext]:
+    """Each candidate chunk's units and signals, on the document's scale (``values``: with whether each unit
+    states a value, read now)."""
+    out = []
+    for c, cos, scores in zip(candidates, cosines, lexical, strict=True):
+        units = split_units(c.marked.text) or [(0, len(c.marked.text))]
+        if scores is None or len(scores) != len(units):
+            scores = lexical_scores(c.marked, units, weights)
+        out.append(ChunkContext(c.marked, c.spans, units, scores, cos,
+                                unit_values(c.marked, units) if values else None, size))
+    return out
+
+
+def document_windows(contexts: list[ChunkContext], doc: DocumentTerms, phrases: tuple[str, ...]
+                     ) -> list[list[tuple[tuple[int, int], list[float]]]]:
+    """Per chunk, its candidate windows with their features."""
+    out = []
+    for ctx in contexts:
+        windows, _ = candidate_windows(ctx.chunk, ctx.spans, ctx.units, ctx.lexical, ctx.similarity, phrases,
+                                       ctx.size)
+        out.append([(w, window_features(ctx, w, doc)) for w in windows])
+    return out
+
+
+def learned_passages(candidates: list[Candidate], weights: dict[str, float], cosines: list[dict[int, float]],
+                     lexical: list[list[float] | None], phrases: tuple[str, ...], size: int,
+                     model: dict[str, float]) -> list[Passage]:
+    """Each candidate's best window by the learned score, as a passage scored by it."""
+    contexts = chunk_contexts(candidates, cosines, lexical, weights, size, values=False)
+    doc = DocumentTerms.of(weights)
+    passages = []
+    for ctx, windows in zip(contexts, document_windows(contexts, doc, phrases), strict=True):
+        occurrences = [o for phrase in phrases for o in phrase_spans(ctx.chunk.text, phrase)]
+        best, window = best_window(ctx, windows, model)
+        passages.append(passage_of(ctx.chunk, ctx.spans, ctx.units, window, size, occurrences, phrases, best))
+    return passages
 
 
 def map_facets(aggs: dict[str, Any]) -> Facets:

@@ -151,6 +151,13 @@ def has_value(text: str) -> bool:
     return any(_UNIT_RE.match(text, m.end()) for m in _NUMBER_RE.finditer(text))
 
 
+def value_offsets(text: str) -> list[int]:
+    """Where in ``text`` values are stated (``has_value``'s signs), in order: one scan of a whole chunk."""
+    bounds = [m.start() for m in _BOUND_RE.finditer(text) if m.start() == 0 or not text[m.start() - 1].isalpha()]
+    numbers = [m.start() for m in _NUMBER_RE.finditer(text) if _UNIT_RE.match(text, m.end())]
+    return sorted(bounds + numbers)
+
+
 def lexical_scores(chunk: Marked, units: list[tuple[int, int]], weights: dict[str, float]) -> list[float]:
     """Each unit's lexical score; a contents line scores nothing."""
     return [0.0 if is_contents(chunk.text[a:b]) else unit_score(chunk.terms(a, b), weights) for a, b in units]
@@ -159,7 +166,7 @@ def lexical_scores(chunk: Marked, units: list[tuple[int, int]], weights: dict[st
 def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, float], size: int,
                    unit_chars: int = UNIT_CHARS, similarity: dict[int, float] | None = None,
                    semantic_weight: float = 0.0, phrases: Sequence[str] = (),
-                   lexical: Sequence[float] | None = None, value_weight: float = 0.0) -> Passage:
+                   lexical: Sequence[float] | None = None) -> Passage:
     """The best ≤ ``size``-character passage of ``chunk``, labelled by ``spans``.
 
     Each unit that matches a term seeds a passage: the unit widened to its whole clause where that fits, a
@@ -167,29 +174,45 @@ def choose_passage(chunk: Marked, spans: Sequence[Span], weights: dict[str, floa
     terms it covers (rare ones count more) plus ``semantic_weight`` × its best unit's cosine to the query
     (``similarity``: unit start → cosine): «вместимость» answers «сколько вмещает» though no stem is shared.
     When the query binds ``phrases``, only windows holding one of their occurrences compete (when the chunk
-    holds any: a document can match a phrase in its title alone). A passage that states a value (a bound, a
-    quantity with its unit) gains ``value_weight``: engineers ask what a requirement sets, and among passages
-    covering the same words the one holding the figure answers. ``lexical``: the units' scores, when the
-    caller has them already."""
+    holds any: a document can match a phrase in its title alone). ``lexical``: the units' scores, when the
+    caller has them already. (A normative document's passages are chosen by ``ranker`` instead.)"""
     units = split_units(chunk.text, unit_chars) or [(0, len(chunk.text))]
     if lexical is None or len(lexical) != len(units):
         lexical = lexical_scores(chunk, units, weights)
-    occurrences = [o for phrase in phrases for o in phrase_spans(chunk.text, phrase)]
-    seeds = ([unit_at(units, a) for a, _ in occurrences] if occurrences
-             else [i for i, score in enumerate(lexical) if score > 0] or [0])
-    if similarity and not occurrences:  # the nearest unit by meaning, though it may share no word with the query
-        nearest = max(similarity, key=lambda start: similarity[start])
-        seeds += [i for i, (a, _) in enumerate(units) if a == nearest and i not in seeds]
-    windows = dict.fromkeys(cover(units, grow_forward(units, *grow_to_clause(units, i, clause_bounds(
-        spans, units[i][0], len(chunk.text)), size), size // 2), occurrences) for i in seeds)
+    windows, occurrences = candidate_windows(chunk, spans, units, lexical, similarity or {}, phrases, size)
     scored = [(window_score(chunk, units, window, lexical, weights, similarity or {}, semantic_weight), window)
               for window in windows]
     if " | " in chunk.text:
         scored = with_headers(chunk, units, scored, weights)
-    if value_weight:
-        scored = with_values(chunk, units, scored, value_weight)
     # equal coverage: the window within fewer clauses (its label is the answer's own), then the earlier one
-    score, (first, last) = max(scored, key=lambda sw: (sw[0], -crossings(spans, units, sw[1]), -sw[1][0]))
+    score, window = max(scored, key=lambda sw: (sw[0], -crossings(spans, units, sw[1]), -sw[1][0]))
+    return passage_of(chunk, spans, units, window, size, occurrences, phrases, score)
+
+
+def candidate_windows(chunk: Marked, spans: Sequence[Span], units: list[tuple[int, int]], lexical: Sequence[float],
+                      similarity: dict[int, float], phrases: Sequence[str],
+                      size: int) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The windows a chunk's passage is chosen among, and where the query's bound phrases occur in it. Each
+    unit that matches a term seeds one: the unit widened to its whole clause where that fits, a short clause
+    (under half of ``size``) going on with the text after it; the nearest unit by meaning seeds one too,
+    though it may share no word with the question. When the query binds ``phrases`` and the chunk holds
+    one, only windows holding an occurrence compete (a document can match a phrase in its title alone)."""
+    occurrences = [o for phrase in phrases for o in phrase_spans(chunk.text, phrase)]
+    seeds = ([unit_at(units, a) for a, _ in occurrences] if occurrences
+             else [i for i, score in enumerate(lexical) if score > 0] or [0])
+    if similarity and not occurrences:
+        nearest = max(similarity, key=lambda start: similarity[start])
+        seeds += [i for i, (a, _) in enumerate(units) if a == nearest and i not in seeds]
+    windows = dict.fromkeys(cover(units, grow_forward(units, *grow_to_clause(units, i, clause_bounds(
+        spans, units[i][0], len(chunk.text)), size), size // 2), occurrences) for i in seeds)
+    return list(windows), occurrences
+
+
+def passage_of(chunk: Marked, spans: Sequence[Span], units: list[tuple[int, int]], window: tuple[int, int],
+               size: int, occurrences: Sequence[tuple[int, int]], phrases: Sequence[str], score: float) -> Passage:
+    """Units ``window[0]..window[1]`` as a passage of at most ``size`` characters, labelled by ``spans``,
+    with the header row of the table it opens inside of."""
+    first, last = window
     start, end = units[first][0], units[last][1]
     inside = [o for o in occurrences if start <= o[0] and o[1] <= end]
     if end - start > size:
@@ -261,24 +284,6 @@ def with_headers(chunk: Marked, units: list[tuple[int, int]], scored: list[tuple
             inside = set(chunk.terms(units[window[0]][0], units[window[1]][1]))
             score += math.fsum(weights.get(t, 0.0) for t in set(chunk.terms(*span)) - inside)
         out.append((score, window))
-    return out
-
-
-def with_values(chunk: Marked, units: list[tuple[int, int]], scored: list[tuple[float, tuple[int, int]]],
-                value_weight: float) -> list[tuple[float, tuple[int, int]]]:
-    """``value_weight`` added to the windows that state a value. Windows are read best first, and only while
-    the bonus could still lift one to the top (a chunk's tables hold many numbers: reading every window was
-    most of a passage's cost); a window left unread cannot win, with or without its bonus."""
-    out = list(scored)
-    best = -math.inf
-    for i in sorted(range(len(scored)), key=lambda i: -scored[i][0]):
-        score, window = scored[i]
-        if score + value_weight < best:
-            break
-        if has_value(chunk.text[units[window[0]][0]:units[window[1]][1]]):
-            out[i] = (score + value_weight, window)
-            score += value_weight
-        best = max(best, score)
     return out
 
 

@@ -5,6 +5,7 @@ searched through ``SearchService`` with its defaults."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from unittest.mock import patch
 
 import pytest
 from opensearchpy import OpenSearch
@@ -13,6 +14,7 @@ from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
 from service.query.models import ChunkResult
+from service.query.ranker import MODEL, Model
 from service.search import SearchService
 from service.security import Principal
 from service.settings import Settings
@@ -60,9 +62,9 @@ def test_of_two_clauses_with_the_same_words_the_one_stating_the_figure_is_shown_
     question = "максимальный уклон лестничных маршей на путях эвакуации"
     first = _passages(service, question, "СП 998.txt")[0]
     assert first.clause == "7.1" and "не более 1:2" in first.text
-    without = settings.model_copy(deep=True)
-    without.search.passage_value_weight = 0.0
-    plain = _passages(SearchService(without, client, navec_embedder), question, "СП 998.txt")[0]
+    blind = Model({**MODEL.normative, "value": 0.0})
+    with patch("service.query.map.MODEL", blind):
+        plain = _passages(SearchService(settings, client, navec_embedder), question, "СП 998.txt")[0]
     assert plain.clause == "6.1", "the figure, not the words, decided"
 
 

@@ -277,7 +277,7 @@ def test_a_documents_passages_do_not_depend_on_the_other_documents_of_the_answer
         return [0.5 for _ in texts]
 
     def shown(hits: list[dict[str, object]]) -> list[tuple[str, str]]:
-        doc = next(d for d in map_hits(hits, True, 2, 120, 0.5, similarity, value_weight=1.0) if d.id == "d1")
+        doc = next(d for d in map_hits(hits, True, 2, 120, 0.5, similarity) if d.id == "d1")
         return [(c.chunk_id, c.text) for c in doc.context_chunks]
 
     alone = shown([document])

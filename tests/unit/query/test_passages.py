@@ -14,7 +14,6 @@ from service.query.passages import (
     is_contents,
     term_weights,
     unmark,
-    with_values,
 )
 from service.query.words import paragraphs, phrase_spans, split_units, term_key
 
@@ -133,36 +132,6 @@ def test_a_value_is_a_bound_or_a_quantity_with_its_unit_not_any_number() -> None
     for text in ("согласно таблице 4", "по ГОСТ 22733", "в 2 ряда", "раздел 5.3 СП 17.13330.2017",
                  "10 в течение года", "3 места"):
         assert not has_value(text), text
-
-
-def test_among_passages_covering_the_same_words_the_one_stating_the_value_answers() -> None:
-    # two clauses hold the same query words; only the second sets a figure
-    text = ("6.1 Уклон лестничных маршей на путях эвакуации принимают по таблице 4.\n"
-            + "Прочий текст раздела без чисел и без слов запроса. " * 3
-            + "\n7.1 Уклон лестничных маршей на путях эвакуации должен быть не более 1:2 и 45 %.")
-    marked = unmark(_mark(text, "Уклон", "лестничных", "маршей", "эвакуации"))
-    spans = [Span(0, 5, "6.1"), Span(text.index("7.1"), 6, "7.1")]
-    weights = term_weights([marked])
-    plain = choose_passage(marked, spans, weights, 90)
-    valued = choose_passage(marked, spans, weights, 90, value_weight=max(weights.values()))
-    assert plain.clause == "6.1"  # equal coverage: the earlier clause, as before
-    assert valued.clause == "7.1" and "не более 1:2" in valued.text
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 10, allow_nan=False), st.booleans()), min_size=1, max_size=12),
-       st.floats(0.1, 5, allow_nan=False))
-def test_reading_windows_best_first_picks_the_winner_reading_all_would(rows: list[tuple[float, bool]],
-                                                                       bonus: float) -> None:
-    lines = [f"пункт {i}: " + ("не менее 2,5 м" if valued else "по таблице") for i, (_, valued) in enumerate(rows)]
-    text = "\n".join(lines)
-    starts = [sum(len(line) + 1 for line in lines[:i]) for i in range(len(lines))]
-    units = [(a, a + len(line)) for a, line in zip(starts, lines, strict=True)]
-    scored = [(score, (i, i)) for i, (score, _) in enumerate(rows)]
-    every = [(score + (bonus if valued else 0.0), window) for (score, window), (_, valued) in zip(scored, rows, strict=True)]
-    fast = with_values(unmark(text), units, scored, bonus)
-    assert max(s for s, _ in fast) == max(s for s, _ in every)
-    assert {w for s, w in fast if s == max(s for s, _ in fast)} == {w for s, w in every if s == max(s for s, _ in every)}
 
 
 def test_stems_are_right_when_many_threads_stem_at_once() -> None:

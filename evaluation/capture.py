@@ -1,0 +1,132 @@
+"""Capture what a default call's passages are chosen from, question by question, for offline fitting.
+
+Each question of a clause set is sent as a default call (the user's words or a set of phrasings) to a kept
+index; what ``map_hits`` receives — the collapsed hits, each document's candidate chunks, the call's passage
+settings and the query vector — is written with the judged answer to one pickle per set and way of asking.
+``evaluation.passage_fit`` then re-chooses passages from these inputs without the engine.
+
+    python -m evaluation.capture --alias normsnew --documents $D/russian_construction_standards/metadata \\
+        --answers $D/dev_clause_set/clauses.jsonl [--phrasings …] --out /tmp/captures/dev-user.pkl
+"""
+
+from __future__ import annotations
+
+import argparse
+import pickle
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import service.search
+from evaluation.answers import Judged, load_answers
+from evaluation.evaluate import (
+    KeptClauseSet,
+    eval_settings,
+    load_beir,
+    load_phrasings,
+    open_kept_clause_set,
+    phrased_request,
+    reuse_index,
+)
+from service.embedders.base import Embedder
+from service.embedders.factory import build_embedder
+from service.opensearch import build_client
+from service.search import SearchService
+from service.security import Principal
+from service.settings import Settings
+
+
+@dataclass
+class Captured:
+    """One call's passage inputs and its judged answer."""
+
+    query_id: str
+    request: dict[str, Any]
+    judged: Judged
+    right: str | None  #: the engine doc_id of the judged document (None: not in the index)
+    hits: list[dict[str, Any]] = field(default_factory=list)
+    chunks: dict[str, list[dict[str, Any]]] | None = None
+    settings: dict[str, Any] = field(default_factory=dict)
+    vector: list[float] | None = None
+
+
+def open_kept_passage_set(alias: str, corpus: Path, queries: Path, qrels: Path, answers: Path,
+                          embedder: Embedder) -> tuple[KeptClauseSet, dict[str, str]]:
+    """A BEIR passage set (TyDi, XQuAD) kept under ``alias`` by ``stroidok eval --keep``, with each
+    question's judged passage."""
+    settings = eval_settings(Settings(), alias)
+    evalset = load_beir(corpus, queries, qrels)
+    ids = reuse_index(evalset, settings, build_client(settings))
+    if not ids:
+        raise SystemExit(f"no kept eval index under {alias}")
+    judged = load_answers(answers)
+    asked = {q: text for q, text in evalset.queries.items() if q in judged}
+    right = {q: next(iter(docs)) for q, docs in evalset.qrels.items() if docs}
+    return KeptClauseSet(SearchService(settings, build_client(settings), embedder), ids, asked, judged), right
+
+
+def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] | None = None) -> list[Captured]:
+    """Every question of ``kept`` as a default call, its passage inputs kept. ``right``: each question's
+    judged document (eval id) where the answers do not name it."""
+    asked = load_phrasings(phrasings) if phrasings else {}
+    by_eval_id = {eval_id: doc_id for doc_id, eval_id in kept.ids.items()}
+    original = getattr(service.search, "map_hits")  # noqa: B009 (the name the search calls, replaced below)
+    out: list[Captured] = []
+
+    def recording(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
+                  lexical_weight: float, similarity: Any = None, phrases: tuple[str, ...] = (),
+                  dense_floor: float | None = None,
+                  chunks: dict[str, list[dict[str, Any]]] | None = None) -> Any:
+        out[-1].hits, out[-1].chunks = hits, chunks
+        out[-1].settings = {"include_context": include_context, "max_chunks": max_chunks,
+                            "passage_chars": passage_chars, "lexical_weight": lexical_weight,
+                            "phrases": phrases, "dense_floor": dense_floor}
+        return original(hits, include_context, max_chunks, passage_chars, lexical_weight, similarity, phrases,
+                        dense_floor, chunks)
+
+    unit_similarity = kept.service._unit_similarity
+
+    def remembering(vector: list[float] | None) -> Any:
+        out[-1].vector = vector
+        return unit_similarity(vector)
+
+    setattr(service.search, "map_hits", recording)  # noqa: B010
+    kept.service._unit_similarity = remembering  # type: ignore[method-assign]
+    try:
+        for query_id, text in kept.questions.items():
+            judged = kept.answers[query_id]
+            request = phrased_request(text, asked.get(query_id))
+            document = judged.document or (right or {}).get(query_id) or ""
+            out.append(Captured(query_id, request, judged, by_eval_id.get(document)))
+            kept.service.search(request, Principal.of("eval", []))
+    finally:
+        setattr(service.search, "map_hits", original)  # noqa: B010
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--alias", required=True)
+    parser.add_argument("--documents", type=Path, help="a clause set's documents (page-level JSON folder)")
+    parser.add_argument("--corpus", type=Path, help="a BEIR passage set: corpus.jsonl (with --queries, --qrels)")
+    parser.add_argument("--queries", type=Path)
+    parser.add_argument("--qrels", type=Path)
+    parser.add_argument("--answers", type=Path, required=True)
+    parser.add_argument("--phrasings", type=Path)
+    parser.add_argument("--out", type=Path, required=True)
+    args = parser.parse_args()
+    embedder = build_embedder(Settings().embedder)
+    if args.corpus is not None:
+        kept, right = open_kept_passage_set(args.alias, args.corpus, args.queries, args.qrels, args.answers, embedder)
+        rows = capture(kept, args.phrasings, right)
+    else:
+        rows = capture(open_kept_clause_set(args.alias, args.documents, args.answers, embedder), args.phrasings)
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_bytes(pickle.dumps(rows))
+    print(f"{len(rows)} calls captured → {args.out}")
+
+
+if __name__ == "__main__":
+    from evaluation.capture import main as main_of_module  # pickled rows name evaluation.capture.Captured
+
+    main_of_module()

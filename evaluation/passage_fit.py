@@ -1,0 +1,175 @@
+"""Fit the passage ranker's weights on judged answers, on folds, and report the held-out folds per set.
+
+Reads captures (``evaluation.capture``: what each default call's passages are chosen from). Every window of
+every candidate chunk of a document in the answer is labelled by whether its passage holds the judged quote;
+the weights maximise the likelihood of an answering window under a softmax over the document's windows
+(L2-regularised, features standardised). Folds split by question, so a question asked several ways is
+never both fitted and reported on. Prints, per set and fold-held-out, answer@1 / answer@5 / cited@5 with the
+shipped weights and with the fitted ones, and the weights fit on everything (what ``service.query.ranker``
+ships).
+
+    python -m evaluation.passage_fit dev-user=/tmp/cap/dev-user.pkl dev-agent=/tmp/cap/dev-agent.pkl …
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import pickle
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from evaluation.answers import AnswerTally, Shown, contains_answer
+from evaluation.capture import Captured
+from service.embedders.base import Embedder
+from service.query.budget import fit_budget
+from service.query.map import chunk_contexts, document_signals, document_windows, map_hits
+from service.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from service.query.passages import passage_of
+from service.query.ranker import FEATURES, DocumentTerms, Model
+from service.query.words import phrase_spans
+from service.settings import SearchSettings
+
+Similarity = Callable[[list[str]], list[float]]
+
+
+@dataclass(frozen=True)
+class Group:
+    """One document of one call: its windows' features and labels."""
+
+    set_name: str
+    query_id: str
+    features: np.ndarray
+    labels: np.ndarray
+
+
+def similarity_for(embedder: Embedder, vector: list[float] | None) -> Similarity | None:
+    """The unit similarity the service builds for a static embedder and this query vector."""
+    if vector is None:
+        return None
+    query = np.asarray(vector, dtype=np.float32)
+    return lambda texts: [float(v) for v in embedder.embed_documents(texts) @ query]
+
+
+def fold_of(query_id: str, folds: int) -> int:
+    """A question's fold: the same for every way of asking it."""
+    return int(hashlib.sha1(query_id.encode()).hexdigest(), 16) % folds
+
+
+def groups_of(set_name: str, row: Captured, embedder: Embedder) -> list[Group]:
+    """The labelled windows of every document of a call that holds an answering window."""
+    s = row.settings
+    phrases = tuple(s["phrases"])
+    candidates, weights, lexical, cosines = document_signals(row.hits, s["lexical_weight"],
+                                                             similarity_for(embedder, row.vector),
+                                                             s["dense_floor"], row.chunks)
+    out = []
+    for hit, group, w, lex, cos in zip(row.hits, candidates, weights, lexical, cosines, strict=True):
+        if not hit["_source"].get("designation"):
+            continue  # the learned weights choose a normative document's passages only (``ranker.Model``)
+        contexts = chunk_contexts(group, cos, list(lex), w, s["passage_chars"])
+        rows, labels = [], []
+        for ctx, windows in zip(contexts, document_windows(contexts, DocumentTerms.of(w), phrases), strict=True):
+            occurrences = [o for phrase in phrases for o in phrase_spans(ctx.chunk.text, phrase)]
+            for window, features in windows:
+                passage = passage_of(ctx.chunk, ctx.spans, ctx.units, window, ctx.size, occurrences, phrases, 0.0)
+                rows.append(features)
+                labels.append(contains_answer(passage.text, list(row.judged.answers)))
+        if any(labels):
+            out.append(Group(set_name, row.query_id, np.asarray(rows, dtype=float), np.asarray(labels, dtype=bool)))
+    return out
+
+
+def fit(groups: Sequence[Group], l2: float = 0.01, steps: int = 400, rate: float = 0.5,
+        names: Sequence[str] = ()) -> dict[str, float]:
+    """Weights maximising the softmax likelihood of the answering windows of each group (full-batch gradient
+    descent on standardised features, returned on the features' own scale)."""
+    stacked = np.vstack([g.features for g in groups])
+    mean, std = stacked.mean(axis=0), stacked.std(axis=0)
+    std[std == 0] = 1.0
+    xs = [(g.features - mean) / std for g in groups]
+    per_set: dict[str, int] = {}
+    for g in groups:
+        per_set[g.set_name] = per_set.get(g.set_name, 0) + 1
+    # every set counts alike, however many questions it has
+    shares = [1.0 / (per_set[g.set_name] * len(per_set)) for g in groups]
+    w = np.zeros(stacked.shape[1])
+    for _ in range(steps):
+        grad = l2 * w
+        for x, g, share in zip(xs, groups, shares, strict=True):
+            s = x @ w
+            p = np.exp(s - s.max())
+            p /= p.sum()
+            q = p * g.labels
+            q /= q.sum()
+            grad += share * ((p - q) @ x)
+        w -= rate * grad
+    return dict(zip(names or FEATURES, (float(v) for v in w / std), strict=True))
+
+
+def fit_model(groups: Sequence[Group], l2: float, drop: Sequence[str] = ()) -> Model:
+    """Weights for normative documents, without the features ``drop`` names (their weight 0)."""
+    keep = [i for i, name in enumerate(FEATURES) if name not in drop]
+    names = [FEATURES[i] for i in keep]
+    fitted = fit([Group(g.set_name, g.query_id, g.features[:, keep], g.labels) for g in groups], l2, names=names)
+    return Model({name: fitted.get(name, 0.0) if name in names else 0.0 for name in FEATURES})
+
+
+def answered(rows: Sequence[Captured], embedder: Embedder, model: Model | None) -> dict[str, float]:
+    """answer@1/@5 and cited@5 of ``rows`` with passages chosen by ``model``, the answer sized as a call's is."""
+    search = SearchSettings()
+    tally = AnswerTally()
+    for row in rows:
+        s = row.settings
+        results = map_hits(row.hits, s["include_context"], s["max_chunks"], s["passage_chars"], s["lexical_weight"],
+                           similarity_for(embedder, row.vector), s["phrases"], s["dense_floor"],
+                           row.chunks, model)
+        response = fit_budget(SearchResponse(results=results, meta=SearchMeta(
+            query=str(row.request["query"]), total_results=len(results), route_used="hybrid", timings=Timings(),
+            facets=Facets(), suggestions=Suggestions(),
+            pagination=Pagination(page=1, limit=10, total_pages=1, has_more=False))),
+            search.response_budget_chars, search.answer_chars)
+        shown = [Shown(rank, c.text, c.clause, c.clause_end, c.page_number, c.page_end)
+                 for rank, r in enumerate(response.results) for c in r.context_chunks]
+        tally.add(shown, row.judged, 0)
+    return tally.metrics()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("captures", nargs="+", help="name=path of a capture")
+    parser.add_argument("--folds", type=int, default=5)
+    parser.add_argument("--l2", type=float, default=0.01)
+    parser.add_argument("--drop", default="", help="comma-separated features left out (ablation)")
+    args = parser.parse_args()
+    from service.embedders.factory import build_embedder
+    from service.settings import Settings
+
+    embedder = build_embedder(Settings().embedder)
+    drop = [name for name in args.drop.split(",") if name]
+    sets = {name: pickle.loads(Path(path).read_bytes())
+            for name, path in (item.split("=", 1) for item in args.captures)}
+    groups = [g for name, rows in sets.items() for row in rows for g in groups_of(name, row, embedder)]
+    print(f"{len(groups)} documents with an answering window, {sum(len(g.labels) for g in groups)} windows")
+    held: dict[str, list[tuple[list[Captured], Model]]] = {name: [] for name in sets}
+    for fold in range(args.folds):
+        weights = fit_model([g for g in groups if fold_of(g.query_id, args.folds) != fold], args.l2, drop)
+        for name, rows in sets.items():
+            held[name].append(([r for r in rows if fold_of(r.query_id, args.folds) == fold], weights))
+    print(f"{'set':16s} {'shipped (in-sample) a@1 a@5 cited':>34s} | {'fitted, held-out folds':>24s}")
+    for name, rows in sets.items():
+        before = answered(rows, embedder, None)
+        tallies = [answered(part, embedder, w) | {"n": len(part)} for part, w in held[name] if part]
+        n = sum(t["n"] for t in tallies)
+        after = {k: sum(t[k] * t["n"] for t in tallies) / n for k in ("answer@1", "answer@5", "cited@5")}
+        print(f"{name:16s} {' ' * 16}{before['answer@1']:.3f} {before['answer@5']:.3f} {before['cited@5']:.3f}"
+              f"  | {after['answer@1']:.3f} {after['answer@5']:.3f} {after['cited@5']:.3f}")
+    final = fit_model(groups, args.l2, drop)
+    print("weights fit on everything:", {k: round(v, 3) for k, v in final.normative.items()})
+
+
+if __name__ == "__main__":
+    main()

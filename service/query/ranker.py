@@ -1,0 +1,128 @@
+"""Which passage of a document answers: every candidate window of its chunks scored by a linear model whose
+weights are fit on judged answers (``evaluation.passage_fit``), not set by hand. Pure functions.
+
+A window is what a seed unit grows to (``passages.candidate_windows``). Its features are read on the
+document's own scale — the answer's other documents never change what one document shows — so a weight
+means the same in every call. A chunk's best window is its passage, and the document's chunks are shown in
+the order of their passages' scores.
+"""
+
+from __future__ import annotations
+
+import math
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from service.query.passages import Marked, Span, has_value, value_offsets
+
+#: the features of a window, in the order of ``WEIGHTS``: the query terms it covers (their rarity among the
+#: document's candidate units, over the document's rarest), its repeats of them (log), its units' best cosine to
+#: the query, whether it states a value (a bound, a quantity with its unit), whether it opens at a clause's
+#: start, and its length (in passage sizes). Signals measured and left out because no set's held-out folds
+#: gained by them: the covered share of all terms, the rarest term, the chunk's fused relevance, its place and
+#: cosine, the densest unit's cosine, clauses crossed, contents lines (docs/relevance.md).
+FEATURES = ("terms", "repeats", "cos_best", "value", "clause_start", "length")
+
+#: fit by ``python -m evaluation.passage_fit`` on the judged clause sets (docs/relevance.md has the folds' figures)
+WEIGHTS: dict[str, float] = {"terms": 1.752, "repeats": 0.970, "cos_best": 3.006, "value": 4.794,
+                             "clause_start": 2.231, "length": -3.903}
+
+
+@dataclass(frozen=True)
+class Model:
+    """The weights for a normative document's windows (one with a designation: СП, ГОСТ …); any other
+    document's passage is chosen by term coverage and meaning as before (``passages.choose_passage``): fit on
+    TyDi and XQuAD, learned weights did not beat it on their held-out folds."""
+
+    normative: dict[str, float]
+
+
+#: what the search ships
+MODEL = Model(WEIGHTS)
+
+
+@dataclass(frozen=True)
+class DocumentTerms:
+    """What a document's windows are measured against: its candidate units' term weights."""
+
+    weights: dict[str, float]
+    top: float
+
+    @classmethod
+    def of(cls, weights: dict[str, float]) -> DocumentTerms:
+        return cls(weights, max(weights.values(), default=0.0) or 1.0)
+
+
+@dataclass(frozen=True)
+class ChunkContext:
+    """What a chunk's windows share: its units and their signals, and where the engine ranked the chunk."""
+
+    chunk: Marked
+    spans: Sequence[Span]
+    units: list[tuple[int, int]]
+    lexical: Sequence[float]
+    similarity: dict[int, float]
+    #: whether each unit states a value; None: not read yet (``best_window`` reads a window's own text, and only
+    #: while its value could still change the winner)
+    values: list[bool] | None
+    size: int
+
+
+def unit_values(chunk: Marked, units: list[tuple[int, int]]) -> list[bool]:
+    """Whether each unit states a value (the chunk read once, not once per window)."""
+    offsets = value_offsets(chunk.text)
+    return [bisect_left(offsets, a) < bisect_left(offsets, b) for a, b in units]
+
+
+def window_features(ctx: ChunkContext, window: tuple[int, int], doc: DocumentTerms) -> list[float]:
+    """The features of units ``window[0]..window[1]`` of ``ctx``'s chunk, in ``FEATURES`` order."""
+    first, last = window
+    units = ctx.units
+    start, end = units[first][0], units[last][1]
+    terms = [t for i in range(first, last + 1) if ctx.lexical[i] > 0 for t in ctx.chunk.terms(*units[i])]
+    distinct = set(terms)
+    cosines = [ctx.similarity[units[i][0]] for i in range(first, last + 1) if units[i][0] in ctx.similarity]
+    return [
+        math.fsum(doc.weights.get(t, 0.0) for t in distinct) / doc.top,
+        math.log1p(len(terms) - len(distinct)),
+        max(cosines, default=0.0),
+        float(any(ctx.values[first:last + 1])) if ctx.values is not None else 0.0,
+        float(start == 0 or any(s.offset == start for s in ctx.spans)),
+        (end - start) / ctx.size,
+    ]
+
+
+def best_window(ctx: ChunkContext, windows: list[tuple[tuple[int, int], list[float]]],
+                weights: dict[str, float]) -> tuple[float, tuple[int, int]]:
+    """The window with the highest score under ``weights`` (ties: the earlier one), for features read
+    without values (``ctx.values`` None). Windows are read best first and whether one states a value only
+    while its weight could still lift it to the top: a chunk's tables hold many numbers, and scanning every
+    window's text was most of the ranker's cost. A window left unread cannot win, with or without it."""
+    bonus = weights["value"]
+    base = window_scores([f for _, f in windows], weights)
+    if bonus < 0:
+        return max(zip(base, (w for w, _ in windows), strict=True), key=lambda sw: (sw[0], -sw[1][0]))
+    best: tuple[float, int] = (-math.inf, 0)
+    chosen = windows[0][0]
+    for i in sorted(range(len(windows)), key=lambda i: -base[i]):
+        if base[i] + bonus < best[0]:
+            break
+        (first, last), _ = windows[i]
+        start = ctx.units[first][0]
+        score = base[i] + (bonus if has_value(ctx.chunk.text[start:ctx.units[last][1]]) else 0.0)
+        if (score, -start) > best:
+            best, chosen = (score, -start), windows[i][0]
+    return best[0], chosen
+
+
+def vector(weights: dict[str, float]) -> np.ndarray:
+    """``weights`` in ``FEATURES`` order."""
+    return np.array([weights[name] for name in FEATURES])
+
+
+def window_scores(features: list[list[float]], weights: dict[str, float]) -> list[float]:
+    """Each window's score under ``weights``."""
+    return (np.asarray(features, dtype=float) @ vector(weights)).tolist() if features else []

@@ -1,0 +1,66 @@
+"""The learned passage ranker: its features, its shipped weights, and the fit that produces them."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evaluation.passage_fit import Group, fit
+from service.query.map import Candidate, learned_passages
+from service.query.passages import POST, PRE, Span, has_value, term_weights, unmark
+from service.query.ranker import FEATURES, MODEL, WEIGHTS, unit_values
+from service.query.words import split_units
+
+FIGURE = ("6.1 Уклон лестничных маршей на путях эвакуации принимают по таблице 4.\n"
+          + "Прочий текст раздела без чисел и без слов запроса. " * 3
+          + "\n7.1 Уклон лестничных маршей на путях эвакуации должен быть не более 1:2 и 45 %.")
+
+
+def _marked(text: str, *words: str) -> str:
+    for word in words:
+        text = text.replace(word, f"{PRE}{word}{POST}")
+    return text
+
+
+def _passage(weights: dict[str, float]) -> str | None:
+    marked = unmark(_marked(FIGURE, "Уклон", "лестничных", "маршей", "эвакуации"))
+    spans = [Span(0, 5, "6.1"), Span(FIGURE.index("7.1"), 6, "7.1")]
+    candidate = Candidate({"_source": {}}, marked, spans, 1.0)
+    units = split_units(marked.text)
+    [passage] = learned_passages([candidate], term_weights([marked]), [{}], [None], (), 90, weights)
+    assert len(units) > 2
+    return passage.clause
+
+
+def test_among_windows_covering_the_same_words_the_one_stating_the_value_is_the_passage() -> None:
+    assert _passage(MODEL.normative) == "7.1"
+    assert _passage({**WEIGHTS, "value": 0.0}) == "6.1"  # without the value's weight: the earlier clause
+
+
+def test_the_shipped_weights_name_every_feature() -> None:
+    assert tuple(WEIGHTS) == FEATURES
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["не менее 2,5 м", "по таблице 4", "45 %", "в 2 ряда", "не реже 1 раза в год"]),
+                min_size=1, max_size=10))
+def test_a_unit_states_a_value_when_its_own_text_does(lines: list[str]) -> None:
+    text = "\n".join(f"Пункт {i}: {line}." for i, line in enumerate(lines))
+    units = split_units(text)
+    chunk = unmark(text)
+    assert unit_values(chunk, units) == [has_value(text[a:b]) for a, b in units]
+
+
+def test_the_fit_weights_the_feature_that_marks_the_answering_window() -> None:
+    rng = np.random.default_rng(7)
+    groups = []
+    for q in range(40):
+        features = rng.normal(size=(6, len(FEATURES)))
+        answer = int(rng.integers(6))
+        features[answer, FEATURES.index("value")] += 3.0  # the answering window states the value
+        labels = np.zeros(6, dtype=bool)
+        labels[answer] = True
+        groups.append(Group("synthetic", f"q{q}", features, labels))
+    weights = fit(groups, names=FEATURES)
+    assert max(weights, key=lambda name: abs(weights[name])) == "value" and weights["value"] > 0
