@@ -110,7 +110,7 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         pagination (next_cursor). An empty result is a success. Norms rarely use the asker's words: write
         `query` in a norm's terminology and add alternative phrasings in `queries` (one request for all). When
         the right document is found but no shown passage answers, search inside it: the same query with `path`
-        set to its file_path and `max_chunks` 10."""
+        set to its file_path and `max_chunks` 10 (its passages are then chosen among its 40 best chunks)."""
         return await call(ctx, lambda svc, p, c: svc.search(provided(arguments), p, c))
 
     async def get_document(ctx: Context, **arguments: Any) -> CallToolResult:

@@ -12,6 +12,7 @@ from service.query.build import (
     DOCUMENT_FIELDS,
     EXTRA_CANDIDATES,
     EXTRA_CANDIDATES_WITHOUT_UNITS,
+    ONE_DOCUMENT_CANDIDATES,
     SearchPlan,
     SearchSettingsView,
     build_chunks_request,
@@ -375,3 +376,12 @@ def test_only_a_static_embedders_unit_vectors_take_fewer_candidates() -> None:
     assert keeps_static_unit_vectors(navec, "auto") and keeps_static_unit_vectors(navec, "on")  # type: ignore[arg-type]
     assert not keeps_static_unit_vectors(navec, "off")  # type: ignore[arg-type]
     assert not keeps_static_unit_vectors(e5, "on"), "e5's unit vectors answer better with 5 extra candidates"  # type: ignore[arg-type]
+
+
+def test_a_call_inside_one_file_chooses_its_passages_among_more_of_its_chunks() -> None:
+    view = SearchSettingsView.of(SearchSettings(), unit_vectors=False)
+    for arguments, size in (({}, 3 + 5), ({"path": ["/norms/sp54.pdf"]}, ONE_DOCUMENT_CANDIDATES),
+                            ({"path": ["/norms/sp54.pdf", "/norms/sp1.pdf"]}, 3 + 5)):
+        request = validate_request({"query": "высота жилых комнат", **arguments})
+        plan = plan_search(request, [parse_query(request.query)], ("public",), [0.1], 0, view)
+        assert _top_hits(plan)["size"] == size, arguments
