@@ -13,8 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from benchmarks.request_rounds import engine_cpu_ms
-from evaluation.evaluate import eval_settings, load_questions
+from evaluation.evaluate import engine_cpu_ms, eval_settings, load_questions
 from service.embedders.factory import build_embedder
 from service.opensearch import build_client
 from service.search import SearchService

@@ -25,7 +25,7 @@ from typing import Any
 
 from opensearchpy import OpenSearch
 
-from evaluation.evaluate import eval_settings
+from evaluation.evaluate import engine_cpu_ms, eval_settings
 from service.opensearch import build_client
 from service.query.lookups import build_copies_lookup
 from service.query.map import content_hash
@@ -132,11 +132,6 @@ def tree_bodies(tree: Path, alias: str, operator: str, mode: str, questions: lis
     interpreter)."""
     return [(body, pipeline, scope)
             for body, pipeline, scope in in_tree(tree, PLANNER, [alias, operator, mode], questions, env)]
-
-
-def engine_cpu_ms(client: OpenSearch) -> float:
-    stats = client.nodes.stats(metric="process")["nodes"].values()
-    return sum(float(n["process"]["cpu"]["total_in_millis"]) for n in stats)
 
 
 def send_block(client: OpenSearch, index: str, plans: Plans) -> tuple[list[float], list[float], float]:

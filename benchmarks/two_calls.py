@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from evaluation.answers import contains_answer
-from evaluation.evaluate import eval_settings, load_phrasings, open_kept_clause_set, phrased_request
+from evaluation.evaluate import eval_settings, inside_first, load_phrasings, open_kept_clause_set, phrased_request
 from service.embedders.factory import build_embedder
 from service.query.models import SearchResponse
 from service.security import Principal
@@ -49,7 +49,7 @@ def main() -> None:
             continue
         top = response.results[0]
         right_first += ids.get(top.id) == answers[qid].document
-        inside = service.search(phrased_request(question, phrasings.get(qid), path=[top.file_path], max_chunks=10), PUBLIC)
+        inside = service.search(phrased_request(question, phrasings.get(qid), **inside_first(response)), PUBLIC)
         second += answered(inside, quotes, 1)
     n = len(questions)
     print(f"{n} questions: answered in one call {first / n:.4f}, within two {(first + second) / n:.4f} "

@@ -89,8 +89,11 @@ class AnswerTally:
     cited: int = 0
     read_before: list[int] | None = None
     sizes: list[int] | None = None
+    #: questions a second call (inside the first document) answered, after the first did not
+    second: int = 0
 
-    def add(self, shown: list[Shown], judged: Judged, size: int) -> None:
+    def add(self, shown: list[Shown], judged: Judged, size: int) -> bool:
+        """Count one call's answer; whether a passage of its first five documents holds the judged quote."""
         self.questions += 1
         self.sizes = [*(self.sizes or []), size]
         hits = [s for s in shown if s.rank < 5 and contains_answer(s.text, list(judged.answers))]
@@ -100,11 +103,12 @@ class AnswerTally:
             self.cited += cites(hits[0], judged)
             before = sum(len(s.text) for s in shown[: shown.index(hits[0])])
             self.read_before = [*(self.read_before or []), before]
+        return bool(hits)
 
     def metrics(self) -> dict[str, float]:
         n = max(1, self.questions)
         sizes = sorted(self.sizes or [0])
         read = sorted(self.read_before or [0])
         return {"answer@1": round(self.at1 / n, 4), "answer@5": round(self.at5 / n, 4),
-                "cited@5": round(self.cited / n, 4), "chars_before_answer_p50": float(read[len(read) // 2]),
+                "within_two_calls": round((self.at5 + self.second) / n, 4), "cited@5": round(self.cited / n, 4), "chars_before_answer_p50": float(read[len(read) // 2]),
                 "answer_chars_p50": float(sizes[len(sizes) // 2]), "answer_chars_max": float(sizes[-1])}

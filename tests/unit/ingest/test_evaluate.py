@@ -30,3 +30,17 @@ def test_table_lists_every_metric_per_mode() -> None:
                                                     "success@5")}, 10.0, 20.0)
     table = format_table([result], "title")
     assert "nDCG@10" in table and "success@5" in table and "hybrid" in table and "0.5000" in table
+
+
+def test_within_two_calls_counts_first_call_answers_and_second_call_answers_once() -> None:
+    from evaluation.answers import AnswerTally, Judged, Shown
+
+    judged = Judged(("не менее 2,5 м",))
+    answering, other = Shown(0, "Высота не менее 2,5 м.", None, None, 1, None), Shown(0, "Прочее.", None, None, 1, None)
+    tally = AnswerTally()
+    assert tally.add([answering], judged, 100) is True
+    assert tally.add([other], judged, 100) is False
+    assert tally.add([other], judged, 100) is False
+    tally.second += 1  # the second call inside the first document answered one of the two misses
+    metrics = tally.metrics()
+    assert metrics["answer@5"] == round(1 / 3, 4) and metrics["within_two_calls"] == round(2 / 3, 4)
