@@ -65,6 +65,28 @@ def open_kept_passage_set(alias: str, corpus: Path, queries: Path, qrels: Path, 
     return KeptClauseSet(SearchService(settings, build_client(settings), embedder), ids, asked, judged), right
 
 
+def open_table_questions(alias: str, questions: Path, agent: bool,
+                         embedder: Embedder) -> tuple[KeptClauseSet, Path | None]:
+    """The table-row questions (``eval/tables/questions.jsonl``) on an index of their PDFs ingested under
+    ``alias``, each judged by its row; ``agent``: asked in its phrasing (written to a temporary file)."""
+    import json
+    import tempfile
+
+    from ingest.index import load_registry
+
+    settings = eval_settings(Settings(), alias)
+    client = build_client(settings)
+    ids = {doc_id: Path(str(entry["file_path"])).name for doc_id, entry in load_registry(client, settings.index).items()}
+    rows = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    kept = KeptClauseSet(SearchService(settings, client, embedder), ids, {r["id"]: r["query"] for r in rows},
+                         {r["id"]: Judged((r["answer"],), r["file"]) for r in rows})
+    if not agent:
+        return kept, None
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False, encoding="utf-8") as handle:
+        handle.write("\n".join(json.dumps({"id": r["id"], "query": r["phrasing"]}, ensure_ascii=False) for r in rows))
+    return kept, Path(handle.name)
+
+
 def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] | None = None) -> list[Captured]:
     """Every question of ``kept`` as a default call, its passage inputs kept. ``right``: each question's
     judged document (eval id) where the answers do not name it."""
@@ -111,12 +133,18 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, help="a BEIR passage set: corpus.jsonl (with --queries, --qrels)")
     parser.add_argument("--queries", type=Path)
     parser.add_argument("--qrels", type=Path)
-    parser.add_argument("--answers", type=Path, required=True)
+    parser.add_argument("--tables", type=Path, help="the table-row questions (eval/tables/questions.jsonl) on an "
+                        "index of their PDFs; with --agent, asked in their phrasings")
+    parser.add_argument("--agent", action="store_true")
+    parser.add_argument("--answers", type=Path)
     parser.add_argument("--phrasings", type=Path)
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     embedder = build_embedder(Settings().embedder)
-    if args.corpus is not None:
+    if args.tables is not None:
+        kept, phrasings = open_table_questions(args.alias, args.tables, args.agent, embedder)
+        rows = capture(kept, phrasings)
+    elif args.corpus is not None:
         kept, right = open_kept_passage_set(args.alias, args.corpus, args.queries, args.qrels, args.answers, embedder)
         rows = capture(kept, args.phrasings, right)
     else:

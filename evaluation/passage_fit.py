@@ -8,12 +8,14 @@ never both fitted and reported on. Prints, per set and fold-held-out, answer@1 /
 shipped weights and with the fitted ones, and the weights fit on everything (what ``service.query.ranker``
 ships).
 
-    python -m evaluation.passage_fit dev-user=/tmp/cap/dev-user.pkl dev-agent=/tmp/cap/dev-agent.pkl …
+    python -m evaluation.passage_fit dev-user=/tmp/cap/dev-user.pkl dev-agent=/tmp/cap/dev-agent.pkl … \
+        tables=/tmp/cap/tables-user.pkl+/tmp/cap/tables-agent.pkl
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import pickle
 from collections.abc import Callable, Sequence
@@ -22,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evaluation.answers import AnswerTally, Shown, contains_answer
+from evaluation.answers import AnswerTally, Judged, Shown, contains_answer
 from evaluation.capture import Captured
 from service.embedders.base import Embedder
 from service.query.budget import fit_budget
@@ -77,10 +79,20 @@ def groups_of(set_name: str, row: Captured, embedder: Embedder) -> list[Group]:
             for window, features in windows:
                 passage = passage_of(ctx.chunk, ctx.spans, ctx.units, window, ctx.size, occurrences, phrases, 0.0)
                 rows.append(features)
-                labels.append(contains_answer(passage.text, list(row.judged.answers)))
+                labels.append(shows(passage.text, row.judged))
         if any(labels):
             out.append(Group(set_name, row.query_id, np.asarray(rows, dtype=float), np.asarray(labels, dtype=bool)))
     return out
+
+
+def cells_as_line(text: str) -> str:
+    """A passage with a table row's cells joined as the text layer gives them (a judged row is one line)."""
+    return text.replace(" | ", " ")
+
+
+def shows(text: str, judged: Judged) -> bool:
+    """Whether a passage holds the judged quote (a table row's, cells joined or not)."""
+    return contains_answer(text, list(judged.answers)) or contains_answer(cells_as_line(text), list(judged.answers))
 
 
 def fit(groups: Sequence[Group], l2: float = 0.01, steps: int = 400, rate: float = 0.5,
@@ -134,25 +146,29 @@ def answered(rows: Sequence[Captured], embedder: Embedder, model: Model | None) 
             search.response_budget_chars, search.answer_chars)
         shown = [Shown(rank, c.text, c.clause, c.clause_end, c.page_number, c.page_end)
                  for rank, r in enumerate(response.results) for c in r.context_chunks]
-        tally.add(shown, row.judged, 0)
+        tally.add([dataclasses.replace(s, text=cells_as_line(s.text)) for s in shown], row.judged, 0)
     return tally.metrics()
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("captures", nargs="+", help="name=path of a capture")
+    parser.add_argument("captures", nargs="+", help="name=path of a capture (name=a.pkl+b.pkl: one set)")
     parser.add_argument("--folds", type=int, default=5)
     parser.add_argument("--l2", type=float, default=0.01)
     parser.add_argument("--drop", default="", help="comma-separated features left out (ablation)")
+    parser.add_argument("--report-only", default="", help="comma-separated sets measured but not fitted on")
     args = parser.parse_args()
     from service.embedders.factory import build_embedder
     from service.settings import Settings
 
     embedder = build_embedder(Settings().embedder)
     drop = [name for name in args.drop.split(",") if name]
-    sets = {name: pickle.loads(Path(path).read_bytes())
-            for name, path in (item.split("=", 1) for item in args.captures)}
-    groups = [g for name, rows in sets.items() for row in rows for g in groups_of(name, row, embedder)]
+    # name=a.pkl+b.pkl: one set of several captures (a question asked two ways, folded together)
+    sets = {name: [row for path in paths.split("+") for row in pickle.loads(Path(path).read_bytes())]
+            for name, paths in (item.split("=", 1) for item in args.captures)}
+    unfitted = set(args.report_only.split(",")) - {""}
+    groups = [g for name, rows in sets.items() if name not in unfitted for row in rows
+              for g in groups_of(name, row, embedder)]
     print(f"{len(groups)} documents with an answering window, {sum(len(g.labels) for g in groups)} windows")
     held: dict[str, list[tuple[list[Captured], Model]]] = {name: [] for name in sets}
     for fold in range(args.folds):

@@ -21,14 +21,16 @@ from service.query.passages import Marked, Span, has_value, value_offsets
 #: the features of a window, in the order of ``WEIGHTS``: the query terms it covers (their rarity among the
 #: document's candidate units, over the document's rarest), its repeats of them (log), its units' best cosine to
 #: the query, whether it states a value (a bound, a quantity with its unit), whether it opens at a clause's
-#: start, and its length (in passage sizes). Signals measured and left out because no set's held-out folds
+#: start, the length of what it shows (in passage sizes), and the share of its words that are numbers (a table's
+#: rows, whose cells state values without their units). Signals measured and left out because no set's held-out folds
 #: gained by them: the covered share of all terms, the rarest term, the chunk's fused relevance, its place and
 #: cosine, the densest unit's cosine, clauses crossed, contents lines (docs/relevance.md).
-FEATURES = ("terms", "repeats", "cos_best", "value", "clause_start", "length")
+FEATURES = ("terms", "repeats", "cos_best", "value", "clause_start", "length", "numeric")
 
-#: fit by ``python -m evaluation.passage_fit`` on the judged clause sets (docs/relevance.md has the folds' figures)
-WEIGHTS: dict[str, float] = {"terms": 1.752, "repeats": 0.970, "cos_best": 3.006, "value": 4.794,
-                             "clause_start": 2.231, "length": -3.903}
+#: fit by ``python -m evaluation.passage_fit`` on the judged clause sets and the table-row questions over real
+#: PDFs (docs/relevance.md has the folds' figures)
+WEIGHTS: dict[str, float] = {"terms": 1.693, "repeats": 0.767, "cos_best": 2.059, "value": 2.827,
+                             "clause_start": 2.439, "length": -2.541, "numeric": 6.960}
 
 
 @dataclass(frozen=True)
@@ -91,7 +93,8 @@ def window_features(ctx: ChunkContext, window: tuple[int, int], doc: DocumentTer
         max(cosines, default=0.0),
         float(any(ctx.values[first:last + 1])) if ctx.values is not None else 0.0,
         float(start == 0 or any(s.offset == start for s in ctx.spans)),
-        (end - start) / ctx.size,
+        min(end - start, ctx.size) / ctx.size,  # a longer window is shown cut to the passage's size
+        numeric_share(ctx.chunk.text[start:min(end, start + ctx.size)]),
     ]
 
 
@@ -116,6 +119,12 @@ def best_window(ctx: ChunkContext, windows: list[tuple[tuple[int, int], list[flo
         if (score, -start) > best:
             best, chosen = (score, -start), windows[i][0]
     return best[0], chosen
+
+
+def numeric_share(text: str) -> float:
+    """The share of a text's words that are numbers (a table's rows: their cells)."""
+    words = text.split()
+    return sum(1 for w in words if w[0].isdigit()) / len(words) if words else 0.0
 
 
 def vector(weights: dict[str, float]) -> np.ndarray:
