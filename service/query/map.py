@@ -327,7 +327,8 @@ def chunk_contexts(candidates: list[Candidate], cosines: list[dict[int, float]],
         if scores is None or len(scores) != len(units):
             scores = lexical_scores(c.marked, units, weights)
         out.append(ChunkContext(c.marked, c.spans, units, scores, cos,
-                                unit_values(c.marked, units) if values else None, size))
+                                unit_values(c.marked, units) if values else None,
+                                [c.marked.terms(a, b) for a, b in units], size))
     return out
 
 
