@@ -28,6 +28,7 @@ from service.query.ranker import (
     DocumentTerms,
     Model,
     best_window,
+    leading_clause_trimmed,
     unit_values,
     window_features,
 )
@@ -353,6 +354,7 @@ def learned_passages(candidates: list[Candidate], weights: dict[str, float], cos
     for ctx, windows in zip(contexts, document_windows(contexts, doc, phrases), strict=True):
         occurrences = [o for phrase in phrases for o in phrase_spans(ctx.chunk.text, phrase)]
         best, window = best_window(ctx, windows, model)
+        window = leading_clause_trimmed(ctx, window)
         passages.append(passage_of(ctx.chunk, ctx.spans, ctx.units, window, size, occurrences, phrases, best))
     return passages
 

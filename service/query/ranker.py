@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from service.query.passages import Marked, Span, has_value, value_offsets
+from service.query.passages import Marked, Span, has_value, span_at, table_header, value_offsets
 
 #: the features of a window, in the order of ``WEIGHTS``: the query terms it covers (their rarity among the
 #: document's candidate units, over the document's rarest), its repeats of them (log), its units' best cosine to
@@ -87,7 +87,8 @@ def window_features(ctx: ChunkContext, window: tuple[int, int], doc: DocumentTer
     first, last = window
     units = ctx.units
     start, end = units[first][0], units[last][1]
-    terms = [t for i in range(first, last + 1) if ctx.lexical[i] > 0 for t in ctx.terms[i]]
+    header = header_terms(ctx, start)  # the header row of a table the window opens inside is shown with it
+    terms = [t for i in range(first, last + 1) if ctx.lexical[i] > 0 for t in ctx.terms[i]] + header
     distinct = set(terms)
     cosines = [ctx.similarity[units[i][0]] for i in range(first, last + 1) if units[i][0] in ctx.similarity]
     return [
@@ -95,7 +96,7 @@ def window_features(ctx: ChunkContext, window: tuple[int, int], doc: DocumentTer
         math.log1p(len(terms) - len(distinct)),
         max(cosines, default=0.0),
         float(any(ctx.values[first:last + 1])) if ctx.values is not None else 0.0,
-        float(start == 0 or any(s.offset == start for s in ctx.spans)),
+        float(start == 0 or bool(header) or any(s.offset == start for s in ctx.spans)),
         min(end - start, ctx.size) / ctx.size,  # a longer window is shown cut to the passage's size
         numeric_share(ctx.chunk.text[start:min(end, start + ctx.size)]),
     ]
@@ -126,6 +127,29 @@ def best_window(ctx: ChunkContext, windows: list[tuple[tuple[int, int], list[flo
 
 #: a word that starts with a digit (a table's cell, a clause's value)
 _NUMERIC_WORD_RE = re.compile(r"(?<!\S)\d")
+
+
+def header_terms(ctx: ChunkContext, start: int) -> list[str]:
+    """The terms of the header row shown above a window that opens inside a table below it (the window then
+    opens at a start, the table's): «обозначение единицы удельного объема» is answered by the row of «Удельный
+    объем» under «Обозначение единицы»."""
+    if " | " not in ctx.chunk.text:
+        return []
+    span = table_header(ctx.chunk.text, start)
+    return ctx.chunk.terms(*span) if span is not None else []
+
+
+def leading_clause_trimmed(ctx: ChunkContext, window: tuple[int, int]) -> tuple[int, int]:
+    """``window`` without its leading units of another clause than the next unit's when they add no term of
+    their own (a heading «7 Эвакуация» before «7.1 …»): the passage is labelled with the clause that answers."""
+    first, last = window
+    while first < last:
+        here, after = span_at(ctx.spans, ctx.units[first][0]), span_at(ctx.spans, ctx.units[first + 1][0])
+        rest = {t for i in range(first + 1, last + 1) for t in ctx.terms[i]}
+        if here is None or after is None or here.clause == after.clause or not set(ctx.terms[first]) <= rest:
+            break
+        first += 1
+    return first, last
 
 
 def numeric_share(text: str) -> float:
