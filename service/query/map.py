@@ -28,6 +28,7 @@ from service.query.ranker import (
     DocumentTerms,
     Model,
     best_window,
+    digits_and_chars,
     leading_clause_trimmed,
     unit_values,
     window_features,
@@ -327,9 +328,11 @@ def chunk_contexts(candidates: list[Candidate], cosines: list[dict[int, float]],
         units = split_units(c.marked.text) or [(0, len(c.marked.text))]
         if scores is None or len(scores) != len(units):
             scores = lexical_scores(c.marked, units, weights)
-        out.append(ChunkContext(c.marked, c.spans, units, scores, cos,
+        counts = [digits_and_chars(c.marked.text[a:b]) for a, b in units]
+        out.append(ChunkContext(c.marked, c.spans, frozenset(s.offset for s in c.spans), units, scores, cos,
                                 unit_values(c.marked, units) if values else None,
-                                [c.marked.terms(a, b) for a, b in units], size))
+                                [c.marked.terms(a, b) for a, b in units], [d for d, _ in counts],
+                                [n for _, n in counts], size))
     return out
 
 

@@ -84,19 +84,17 @@ class Passage:
 
 def unmark(marked: str) -> Marked:
     """The highlighter's output → plain text (exactly the stored text) and where the marks were."""
-    parts: list[str] = []
-    marks: list[tuple[int, int]] = []
-    length, last = 0, 0
-    for match in _MARK_RE.finditer(marked):
-        before = marked[last:match.start()]
-        parts.append(before)
-        length += len(before)
-        marks.append((length, length + len(match[1])))
-        parts.append(match[1])
-        length += len(match[1])
-        last = match.end()
-    parts.append(marked[last:])
-    return Marked("".join(parts).replace(PRE, "").replace(POST, ""), tuple(marks))
+    first, *rest = marked.split(PRE)
+    first = first.replace(POST, "")
+    parts, marks, length = [first], [], len(first)
+    for part in rest:
+        inner, closed, after = part.partition(POST)
+        if closed:
+            marks.append((length, length + len(inner)))
+        after = after.replace(POST, "")
+        parts += [inner, after]
+        length += len(inner) + len(after)
+    return Marked("".join(parts), tuple(marks))
 
 
 def term_weights(chunks: Sequence[Marked], unit_chars: int = UNIT_CHARS) -> dict[str, float]:

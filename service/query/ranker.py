@@ -10,28 +10,26 @@ the order of their passages' scores.
 from __future__ import annotations
 
 import math
-import re
+import operator
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import numpy as np
 
 from service.query.passages import Marked, Span, has_value, span_at, table_header, value_offsets
 
 #: the features of a window, in the order of ``WEIGHTS``: the query terms it covers (their rarity among the
 #: document's candidate units, over the document's rarest), its repeats of them (log), its units' best cosine to
 #: the query, whether it states a value (a bound, a quantity with its unit), whether it opens at a clause's
-#: start, the length of what it shows (in passage sizes), and the share of its words that are numbers (a table's
-#: rows, whose cells state values without their units). Signals measured and left out because no set's held-out folds
+#: start, the length of what it shows (in passage sizes), and the share of its characters that are digits (a
+#: table's rows, whose cells state values without their units). Signals measured and left out because no set's held-out folds
 #: gained by them: the covered share of all terms, the rarest term, the chunk's fused relevance, its place and
 #: cosine, the densest unit's cosine, clauses crossed, contents lines (docs/relevance.md).
 FEATURES = ("terms", "repeats", "cos_best", "value", "clause_start", "length", "numeric")
 
 #: fit by ``python -m evaluation.passage_fit`` on the judged clause sets and the table-row questions over real
 #: PDFs (docs/relevance.md has the folds' figures)
-WEIGHTS: dict[str, float] = {"terms": 1.693, "repeats": 0.767, "cos_best": 2.059, "value": 2.827,
-                             "clause_start": 2.439, "length": -2.541, "numeric": 6.960}
+WEIGHTS: dict[str, float] = {"terms": 1.699, "repeats": 0.752, "cos_best": 2.267, "value": 2.936,
+                             "clause_start": 2.514, "length": -2.743, "numeric": 7.674}
 
 
 @dataclass(frozen=True)
@@ -65,6 +63,8 @@ class ChunkContext:
 
     chunk: Marked
     spans: Sequence[Span]
+    #: where clauses start in the chunk
+    starts: frozenset[int]
     units: list[tuple[int, int]]
     lexical: Sequence[float]
     similarity: dict[int, float]
@@ -73,6 +73,9 @@ class ChunkContext:
     values: list[bool] | None
     #: each unit's marked terms (read once; a unit is in several windows)
     terms: list[list[str]]
+    #: each unit's digits and characters other than spaces
+    digits: list[int]
+    chars: list[int]
     size: int
 
 
@@ -90,15 +93,16 @@ def window_features(ctx: ChunkContext, window: tuple[int, int], doc: DocumentTer
     header = header_terms(ctx, start)  # the header row of a table the window opens inside is shown with it
     terms = [t for i in range(first, last + 1) if ctx.lexical[i] > 0 for t in ctx.terms[i]] + header
     distinct = set(terms)
-    cosines = [ctx.similarity[units[i][0]] for i in range(first, last + 1) if units[i][0] in ctx.similarity]
+    similarity = ctx.similarity
+    cosine = max((similarity[units[i][0]] for i in range(first, last + 1) if units[i][0] in similarity), default=0.0)
     return [
         math.fsum(doc.weights.get(t, 0.0) for t in distinct) / doc.top,
         math.log1p(len(terms) - len(distinct)),
-        max(cosines, default=0.0),
+        cosine,
         float(any(ctx.values[first:last + 1])) if ctx.values is not None else 0.0,
-        float(start == 0 or bool(header) or any(s.offset == start for s in ctx.spans)),
+        float(start == 0 or bool(header) or start in ctx.starts),
         min(end - start, ctx.size) / ctx.size,  # a longer window is shown cut to the passage's size
-        numeric_share(ctx.chunk.text[start:min(end, start + ctx.size)]),
+        sum(ctx.digits[first:last + 1]) / max(1, sum(ctx.chars[first:last + 1])),
     ]
 
 
@@ -125,10 +129,6 @@ def best_window(ctx: ChunkContext, windows: list[tuple[tuple[int, int], list[flo
     return best[0], chosen
 
 
-#: a word that starts with a digit (a table's cell, a clause's value)
-_NUMERIC_WORD_RE = re.compile(r"(?<!\S)\d")
-
-
 def header_terms(ctx: ChunkContext, start: int) -> list[str]:
     """The terms of the header row shown above a window that opens inside a table below it (the window then
     opens at a start, the table's): «обозначение единицы удельного объема» is answered by the row of «Удельный
@@ -152,17 +152,12 @@ def leading_clause_trimmed(ctx: ChunkContext, window: tuple[int, int]) -> tuple[
     return first, last
 
 
-def numeric_share(text: str) -> float:
-    """The share of a text's words that are numbers (a table's rows: their cells); two scans in C."""
-    words = len(text.split())
-    return len(_NUMERIC_WORD_RE.findall(text)) / words if words else 0.0
-
-
-def vector(weights: dict[str, float]) -> np.ndarray:
-    """``weights`` in ``FEATURES`` order."""
-    return np.array([weights[name] for name in FEATURES])
+def digits_and_chars(text: str) -> tuple[int, int]:
+    """How many of a text's characters are digits, and how many are not spaces (a few scans in C)."""
+    return sum(map(text.count, "0123456789")), len(text) - text.count(" ") - text.count("\n")
 
 
 def window_scores(features: list[list[float]], weights: dict[str, float]) -> list[float]:
-    """Each window's score under ``weights``."""
-    return (np.asarray(features, dtype=float) @ vector(weights)).tolist() if features else []
+    """Each window's score under ``weights`` (a few windows a chunk: plain products, no arrays)."""
+    vector = [weights[name] for name in FEATURES]
+    return [sum(map(operator.mul, vector, row)) for row in features]
