@@ -50,13 +50,20 @@ class Marked:
     keys: tuple[str, ...] = field(init=False, repr=False, compare=False)
     starts: tuple[int, ...] = field(init=False, repr=False, compare=False)
 
+    #: ``terms`` by (start, end): a unit's terms are asked for its weights, its score and each of its windows
+    read: dict[tuple[int, int], list[str]] = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         object.__setattr__(self, "keys", tuple(term_key(self.text[a:b]) for a, b in self.marks))
         object.__setattr__(self, "starts", tuple(a for a, _ in self.marks))
+        object.__setattr__(self, "read", {})
 
     def terms(self, start: int, end: int) -> list[str]:
-        """The keys of the marks that start in ``[start, end)``."""
-        return list(self.keys[bisect_left(self.starts, start):bisect_left(self.starts, end)])
+        """The keys of the marks that start in ``[start, end)`` (the same list on every ask: not to be changed)."""
+        found = self.read.get((start, end))
+        if found is None:
+            found = self.read[start, end] = list(self.keys[bisect_left(self.starts, start):bisect_left(self.starts, end)])
+        return found
 
 
 @dataclass(frozen=True)
