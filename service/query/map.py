@@ -277,8 +277,8 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
             semantic_weight: float = 0.0, phrases: tuple[str, ...] = (),
             lexical: list[list[float]] | None = None, model: Model | None = None) -> DocumentResult:
     """A collapsed hit: the document and the passages of its chunks that answer best (scores scaled to the
-    document's). In a normative document (one with a designation) every window of every candidate chunk is
-    scored by the learned ``model`` and the chunks are shown in the order of their best window's score; in
+    document's). In a normative document (one with a designation) that holds a query term every window of every
+    candidate chunk is scored by the learned ``model`` and the chunks are shown in the order of their best window's score; in
     any other a chunk ranks by its fused relevance and its best passage's coverage and meaning, equally."""
     doc = map_document(hit["_source"], hit.get("_score") or 0.0)
     # the document's similarity is its most similar chunk's (what ``threshold`` admits it by), not its top one's
@@ -286,7 +286,9 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
                           if s is not None), default=None)
     cosines = cosines or [{} for _ in candidates]
     given: list[list[float] | None] = list(lexical) if lexical else [None] * len(candidates)
-    if model is not None and doc.designation:
+    # a document found by meaning alone (no query term in its candidates) shows the passages nearest in meaning:
+    # the learned weights read terms first, and no judged question was answered without one
+    if model is not None and doc.designation and weights:
         passages = learned_passages(candidates, weights, cosines, given, phrases, passage_chars, model.normative)
         # shown by their learned scores; each as relevant as its document (the scores are not on the fused
         # scale), so the answer's size admits further passages document by document, the best documents first
