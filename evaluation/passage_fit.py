@@ -32,7 +32,6 @@ from service.query.map import chunk_contexts, document_signals, document_windows
 from service.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 from service.query.passages import passage_of
 from service.query.ranker import FEATURES, DocumentTerms, Model
-from service.query.words import phrase_spans
 from service.settings import SearchSettings
 
 Similarity = Callable[[list[str]], list[float]]
@@ -74,8 +73,8 @@ def groups_of(set_name: str, row: Captured, embedder: Embedder) -> list[Group]:
             continue  # the learned weights choose a normative document's passages only (``ranker.Model``)
         contexts = chunk_contexts(group, cos, list(lex), w, s["passage_chars"])
         rows, labels = [], []
-        for ctx, windows in zip(contexts, document_windows(contexts, DocumentTerms.of(w), phrases), strict=True):
-            occurrences = [o for phrase in phrases for o in phrase_spans(ctx.chunk.text, phrase)]
+        per_chunk = document_windows(contexts, DocumentTerms.of(w), phrases)
+        for ctx, (windows, occurrences) in zip(contexts, per_chunk, strict=True):
             for window, features in windows:
                 passage = passage_of(ctx.chunk, ctx.spans, ctx.units, window, ctx.size, occurrences, phrases, 0.0)
                 rows.append(features)

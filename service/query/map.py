@@ -33,7 +33,7 @@ from service.query.ranker import (
     unit_values,
     window_features,
 )
-from service.query.words import phrase_spans, split_units
+from service.query.words import split_units
 
 #: a text → cosine with the query, for many texts at once (None: no semantic signal for units)
 Similarity = Callable[[list[str]], list[float]]
@@ -338,14 +338,17 @@ def chunk_contexts(candidates: list[Candidate], cosines: list[dict[int, float]],
     return out
 
 
+Windows = list[tuple[tuple[int, int], list[float]]]
+
+
 def document_windows(contexts: list[ChunkContext], doc: DocumentTerms, phrases: tuple[str, ...]
-                     ) -> list[list[tuple[tuple[int, int], list[float]]]]:
-    """Per chunk, its candidate windows with their features."""
+                     ) -> list[tuple[Windows, list[tuple[int, int]]]]:
+    """Per chunk, its candidate windows with their features, and where the bound phrases occur in it."""
     out = []
     for ctx in contexts:
-        windows, _ = candidate_windows(ctx.chunk, ctx.spans, ctx.units, ctx.lexical, ctx.similarity, phrases,
-                                       ctx.size)
-        out.append([(w, window_features(ctx, w, doc)) for w in windows])
+        windows, occurrences = candidate_windows(ctx.chunk, ctx.spans, ctx.units, ctx.lexical, ctx.similarity,
+                                                 phrases, ctx.size)
+        out.append(([(w, window_features(ctx, w, doc)) for w in windows], occurrences))
     return out
 
 
@@ -356,8 +359,7 @@ def learned_passages(candidates: list[Candidate], weights: dict[str, float], cos
     contexts = chunk_contexts(candidates, cosines, lexical, weights, size, values=False)
     doc = DocumentTerms.of(weights)
     passages = []
-    for ctx, windows in zip(contexts, document_windows(contexts, doc, phrases), strict=True):
-        occurrences = [o for phrase in phrases for o in phrase_spans(ctx.chunk.text, phrase)]
+    for ctx, (windows, occurrences) in zip(contexts, document_windows(contexts, doc, phrases), strict=True):
         best, window = best_window(ctx, windows, model)
         window = leading_clause_trimmed(ctx, window)
         passages.append(passage_of(ctx.chunk, ctx.spans, ctx.units, window, size, occurrences, phrases, best))
