@@ -3,7 +3,8 @@ questions in the user's words, one default ``search_documents`` call each. Per c
 shard query and fetch phases (node stats before and after), wall time, and the server process's own CPU.
 With ``--previous`` the same is measured for another tree's server (a ``git worktree`` of an earlier release) on
 the same index (or on the one its own template built, ``--previous-alias``), the two alternating round by round,
-and the ratios printed side by side.
+and the ratios printed side by side. With ``--inside`` each call is the second an agent makes: the question inside
+the first document a default call answered it with (``path`` naming that file, ``max_chunks`` 10).
 
     git worktree add ../prev <commit>
     .venv/bin/python -m benchmarks.call_pace --alias norms --previous ../prev --rounds 3 \
@@ -73,21 +74,34 @@ async def open_server(stack: AsyncExitStack, tree: Path, alias: str) -> Server:
     return Server(session, server_pid(tree))
 
 
-async def one_pass(server: Server, questions: list[str], client: Any) -> dict[str, float]:
-    """Every question once through ``server``: the per-call figures of the pass."""
-    before, server_before, walls = node_counters(client), process_cpu_ms(server.pid), []
-    for question in questions:
+async def one_pass(server: Server, calls: list[dict[str, Any]], client: Any) -> dict[str, float]:
+    """Every call once through ``server``: the per-call figures of the pass."""
+    before, server_before, walls, sizes = node_counters(client), process_cpu_ms(server.pid), [], []
+    for arguments in calls:
         began = time.perf_counter()
-        result = await server.session.call_tool("search_documents", {"query": question})
+        result = await server.session.call_tool("search_documents", arguments)
         walls.append((time.perf_counter() - began) * 1000)
         if result.is_error:
             raise RuntimeError(str(result.content[0]))
-    after, n = node_counters(client), len(questions)
+        sizes.append(float(sum(len(getattr(part, "text", "")) for part in result.content)))
+    after, n = node_counters(client), len(calls)
     return {"engine_cpu_ms": (after["cpu_ms"] - before["cpu_ms"]) / n,
             "query_phases": (after["query"] - before["query"]) / n,
             "fetch_phases": (after["fetch"] - before["fetch"]) / n,
             "server_cpu_ms": (process_cpu_ms(server.pid) - server_before) / n,
-            "wall_p50_ms": percentile(walls, 0.5), "wall_p95_ms": percentile(walls, 0.95)}
+            "wall_p50_ms": percentile(walls, 0.5), "wall_p95_ms": percentile(walls, 0.95),
+            "answer_chars_p50": percentile(sizes, 0.5)}
+
+
+async def inside_calls(server: Server, questions: list[str]) -> list[dict[str, Any]]:
+    """Each question asked inside the first document a default call through ``server`` answers it with."""
+    calls = []
+    for question in questions:
+        result = await server.session.call_tool("search_documents", {"query": question})
+        results = (result.structured_content or {}).get("results") or []
+        if results:
+            calls.append({"query": question, "path": [results[0]["file_path"]], "max_chunks": 10})
+    return calls
 
 
 def server_pid(tree: Path) -> int:
@@ -120,13 +134,16 @@ async def main_async(args: argparse.Namespace) -> None:
     async with AsyncExitStack() as stack:
         aliases = {"this": args.alias, "previous": args.previous_alias or args.alias}
         servers = {name: await open_server(stack, tree, aliases[name]) for name, tree in trees.items()}
+        calls = (await inside_calls(servers["this"], questions) if args.inside
+                 else [{"query": question} for question in questions])
         for server in servers.values():  # a first pass warms each server and the engine alike, not counted
-            await one_pass(server, questions, client)
+            await one_pass(server, calls, client)
         for round_ in range(args.rounds):
             for name in (list(servers) if round_ % 2 == 0 else list(servers)[::-1]):
-                results[name].append(await one_pass(servers[name], questions, client))
+                results[name].append(await one_pass(servers[name], calls, client))
     index = args.alias + (f" (previous: {args.previous_alias})" if args.previous_alias else "")
-    print(f"{len(questions)} questions, {args.rounds} rounds after a warm-up pass, index {index}, cache off, "
+    kind = "calls inside the first document" if args.inside else "questions"
+    print(f"{len(calls)} {kind}, {args.rounds} rounds after a warm-up pass, index {index}, cache off, "
           "one long-lived stdio server per tree (the trees alternate pass by pass)")
     medians = {name: summary(passes) for name, passes in results.items()}
     keys = list(next(iter(medians.values())))
@@ -146,6 +163,8 @@ def main() -> None:
     parser.add_argument("--previous-alias", help="the previous tree's own index (one its template built; default: "
                         "--alias)")
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--inside", action="store_true", help="each call inside the first document a default "
+                        "call answers with (the second call an agent makes)")
     asyncio.run(main_async(parser.parse_args()))
 
 

@@ -56,6 +56,24 @@ def normalize_clause(text: str) -> str:
     return text
 
 
+#: the passages ``get_document`` shows for a query (as many as a second call inside one document)
+DOCUMENT_PASSAGES = 10
+
+
+def parse_id(result_id: str) -> tuple[str, int | None]:
+    """A result id → (its document id, its chunk index or None); INVALID_QUERY for anything else."""
+    match = _ID_RE.match(result_id.strip())
+    if not match:
+        raise InvalidQuery("id must be a document id (20 hex characters) or a chunk id (<document id>:<n>)",
+                           details={"field": "id"})
+    return match["doc"], int(match["chunk"]) if match["chunk"] is not None else None
+
+
+def document_id(result_id: str) -> str:
+    """The document a result or chunk id names."""
+    return parse_id(result_id)[0]
+
+
 Send = Callable[[dict[str, Any]], dict[str, Any]]
 
 
@@ -69,12 +87,8 @@ class Documents:
         """A document (by ``id``) or a chunk (by ``chunk_id``) with its neighbouring chunks; with ``clause``
         the first chunk of that clause in the document."""
         request = validate_document_request({"id": result_id, **({"clause": clause} if clause is not None else {})})
-        match = _ID_RE.match(request.id.strip())
-        if not match:
-            raise InvalidQuery("id must be a document id (20 hex characters) or a chunk id (<document id>:<n>)",
-                               details={"field": "id"})
-        doc_id = match["doc"]
-        centre = int(match["chunk"]) if match["chunk"] is not None else 0
+        doc_id, chunk = parse_id(request.id)
+        centre = chunk or 0
         if request.clause is not None:
             centre = self._clause_start(doc_id, normalize_clause(request.clause), groups, result_id)
         indexes = [i for i in (centre - 1, centre, centre + 1) if i >= 0]

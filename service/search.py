@@ -20,7 +20,7 @@ from opensearchpy import OpenSearch
 from pydantic import BaseModel
 
 from service.cache import build_cache, cache_key
-from service.documents import Documents
+from service.documents import DOCUMENT_PASSAGES, Documents, document_id
 from service.embedders.base import Embedder, is_static, keeps_static_unit_vectors, keeps_unit_vectors
 from service.errors import (
     EngineTimeout,
@@ -35,8 +35,20 @@ from service.index_meta import read_generation
 from service.opensearch import bounded_search, engine_timeout
 from service.query.aggs import build_sources_body, document_count
 from service.query.budget import fit_budget
-from service.query.build import SearchPlan, SearchSettingsView, build_chunks_request, build_request, plan_search
-from service.query.contract import SearchRequest, validate_request, validate_sources_request
+from service.query.build import (
+    SearchPlan,
+    SearchSettingsView,
+    build_chunks_request,
+    build_document_chunks_request,
+    build_request,
+    plan_search,
+)
+from service.query.contract import (
+    SearchRequest,
+    validate_document_request,
+    validate_request,
+    validate_sources_request,
+)
 from service.query.lookups import build_copies_lookup
 from service.query.map import (
     chunks_by_document,
@@ -96,6 +108,8 @@ class Found:
 
     raw: dict[str, Any]
     chunks: dict[str, list[dict[str, Any]]] | None
+    #: the chunks are every chunk of the answer's one document (a call inside it)
+    whole_document: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -178,8 +192,7 @@ class SearchService:
         answered = self._answer(request, principal, coverage)
         search_ms = (time.perf_counter() - searching) * 1000 - answered.embedding_ms
         plan = answered.planned.plan
-        response = self._map(request, answered.planned.parsed[0], plan, answered.found.raw, coverage,
-                             answered.found.chunks)
+        response = self._map(request, answered.planned.parsed[0], plan, answered.found, coverage)
         response.meta.vectors = VectorCoverage(share=coverage.share, pending_chunks=coverage.pending)
         response.meta.timings = Timings(embedding_ms=round(answered.embedding_ms, 2), search_ms=round(search_ms, 2),
                                         total_ms=round((time.perf_counter() - began) * 1000, 2))
@@ -190,9 +203,10 @@ class SearchService:
                                             len(response.results) < returned, exhausted=returned < plan.size)
         return response
 
-    def plan(self, request: SearchRequest, principal: Principal, coverage: Coverage | None = None) -> Planned:
+    def plan(self, request: SearchRequest, principal: Principal, coverage: Coverage | None = None,
+             document: str | None = None) -> Planned:
         """A search decided: the phrasings parsed, the query embedded (unless no chunk has a vector yet), the
-        plan built (``service.query.build.plan_search``)."""
+        plan built (``service.query.build.plan_search``; ``document``: inside the document of this id)."""
         parsed = [parse_query(q) for q in request.all_queries]
         if coverage is not None and coverage.chunks and coverage.pending == coverage.chunks \
                 and request.search_mode != "fulltext":
@@ -201,16 +215,17 @@ class SearchService:
         else:
             vector = self._query_vector(request, parsed)
         plan = plan_search(request, parsed, principal.groups, vector.values, request_offset(request), self._view,
-                           vector.problem)
+                           vector.problem, document)
         return Planned(plan, parsed, vector)
 
-    def _answer(self, request: SearchRequest, principal: Principal, coverage: Coverage) -> Answered:
+    def _answer(self, request: SearchRequest, principal: Principal, coverage: Coverage,
+                document: str | None = None) -> Answered:
         """Plan and run; a dense or hybrid request that fails is run again on BM25 alone, and one answered by
         another physical index than the query vector was made for (an alias swap in between) is run again
-        with that index's embedder."""
+        with that index's embedder. ``document``: inside the document of this id."""
         embedding_ms = 0.0
         for attempt in (1, 2):
-            planned = self.plan(request, principal, coverage)
+            planned = self.plan(request, principal, coverage, document)
             embedding_ms += planned.vector.took_ms
             plan, index = planned.plan, planned.vector.index
             try:
@@ -224,7 +239,8 @@ class SearchService:
                     continue  # the alias moved to an index of another embedder: embed the query for that one
                 logger.warning("{} request failed ({}), falling back to BM25", plan.route, exc.message)
                 plan = plan_search(request.model_copy(update={"threshold": None}), planned.parsed, principal.groups,
-                                   None, plan.offset, self._view, f"{plan.route} request failed: {exc.message}")
+                                   None, plan.offset, self._view, f"{plan.route} request failed: {exc.message}",
+                                   document)
                 planned = dataclasses.replace(planned, plan=plan)
                 found = self._execute(plan)
             answering = {h.get("_index") for h in found.raw["hits"]["hits"]}
@@ -309,14 +325,18 @@ class SearchService:
         except PastLastPage:
             raw = self._send(build_request(dataclasses.replace(plan, offset=0, size=1)), plan.route)
             raw["hits"]["hits"] = []
-        if plan.unit_hits:
-            return Found(raw, None)
         ids = [str(hit["_source"]["doc_id"]) for hit in raw["hits"]["hits"]]
+        inside = plan.whole_document and len(ids) == 1
+        if plan.unit_hits and not inside:
+            return Found(raw, None)
         if not ids:
             return Found(raw, {})
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise engine_timeout(timeout_s)
+        if inside:  # a call inside one document: every chunk of it competes
+            whole = self._send(build_document_chunks_request(plan, ids[0]), timeout_s=remaining)
+            return Found(raw, {ids[0]: whole["hits"]["hits"]}, whole_document=True)
         return Found(raw, chunks_by_document(self._send(build_chunks_request(plan, ids), timeout_s=remaining)))
 
     def _send(self, body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
@@ -329,13 +349,15 @@ class SearchService:
         return bounded_search(self.client, self.settings.index.alias, body, params,
                               timeout_s if timeout_s is not None else self.settings.search.timeout_s)
 
-    def _map(self, request: SearchRequest, first: ParsedQuery, plan: SearchPlan, raw: dict[str, Any],
-             coverage: Coverage, chunks: dict[str, list[dict[str, Any]]] | None = None) -> SearchResponse:
+    def _map(self, request: SearchRequest, first: ParsedQuery, plan: SearchPlan, found: Found,
+             coverage: Coverage) -> SearchResponse:
+        raw = found.raw
         hits = raw["hits"]["hits"]
         lexical_weight = {"bm25": 1.0, "knn": 0.0}.get(plan.route, self.settings.index.bm25_weight)
         results = map_hits(hits, request.include_context, request.max_chunks, self.settings.search.passage_chars,
                            lexical_weight, self._unit_similarity(plan.vector),
-                           binding_phrases(first, request.operator), self.settings.index.dense_lower_bound, chunks)
+                           binding_phrases(first, request.operator), self.settings.index.dense_lower_bound,
+                           found.chunks, whole_document=found.whole_document)
         aggs = raw.get("aggregations", {})
         # the engine's count of matching documents: the same on every page of a walk (the pages show the best
         # of them, and may end before it: ``paginate``'s ``exhausted``)
@@ -364,15 +386,32 @@ class SearchService:
     # -- retrieval by id --------------------------------------------------------------------------
 
     def get_document(self, result_id: str, principal: Principal, client_id: str | None = None,
-                     clause: str | None = None) -> DocumentResponse:
+                     clause: str | None = None, query: str | None = None) -> DocumentResponse:
         """A document (by ``id``) or a chunk (by ``chunk_id``) with its neighbouring chunks; with ``clause``
-        («5.2.3», «п. 5.2.3», «Приложение Б») the first chunk of that clause in the document.
+        («5.2.3», «п. 5.2.3», «Приложение Б») the first chunk of that clause in the document; with ``query``
+        the document's best passages for it, every chunk of it ranked.
 
         A document the caller may not read answers ``NOT_FOUND``, exactly like one that does not exist,
         so ids cannot be probed for existence."""
-        arguments = {"id": result_id, **({"clause": clause} if clause is not None else {})}
+        arguments = {"id": result_id, **{k: v for k, v in (("clause", clause), ("query", query)) if v is not None}}
         return self._call("get_document", arguments, principal, client_id,
-                          lambda _: self.documents.get(result_id, principal.groups, clause))
+                          lambda _: self._get_document(arguments, principal))
+
+    def _get_document(self, arguments: dict[str, Any], principal: Principal) -> DocumentResponse:
+        request = validate_document_request(arguments)
+        if request.query is None:
+            return self.documents.get(request.id, principal.groups, request.clause)
+        doc_id = document_id(request.id)
+        search = validate_request({"query": request.query, "limit": 1, "max_chunks": DOCUMENT_PASSAGES})
+        answered = self._answer(search, principal, self.coverage.get(principal.groups), document=doc_id)
+        if not answered.found.raw["hits"]["hits"]:  # nothing in it matches, or no such document for this caller
+            found = self.documents.get(doc_id, principal.groups)
+            return DocumentResponse(id=request.id, document=found.document, passages=[])
+        response = self._map(search, answered.planned.parsed[0], answered.planned.plan, answered.found,
+                             self.coverage.get(principal.groups))
+        document = response.results[0]
+        passages, document.context_chunks = document.context_chunks, []
+        return DocumentResponse(id=request.id, document=document, passages=passages)
 
     def list_sources(self, principal: Principal, client_id: str | None = None,
                      arguments: dict[str, Any] | None = None) -> SourcesResponse:

@@ -44,6 +44,9 @@ HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}
 #: further chunks of each document fetched beyond ``max_chunks``, so they can be re-ranked by fused relevance:
 #: where the index keeps a static embedder's unit vectors, and elsewhere (``SearchSettings.extra_candidates``)
 EXTRA_CANDIDATES, EXTRA_CANDIDATES_WITHOUT_UNITS = 1, 5
+#: the most chunks of one document a call inside it ranks (all of them but in the longest: the 361 norms have
+#: 56 at the median, 188 at the 90th percentile); beyond it, those its text leg scores best
+WHOLE_DOCUMENT_CHUNKS = 300
 
 
 def build_knn_leg(vector: list[float], k: int, field: str = VECTOR_FIELD,
@@ -125,6 +128,24 @@ def build_chunks_request(plan: SearchPlan, doc_ids: list[str]) -> dict[str, Any]
                               "aggs": {CHUNKS: {"top_hits": chunks}}}}}
 
 
+def build_document_chunks_request(plan: SearchPlan, doc_id: str, size: int = WHOLE_DOCUMENT_CHUNKS) -> dict[str, Any]:
+    """Every chunk of one document under the search's own filters (its first ``size`` by the text leg's score,
+    then in reading order), each whole with the text leg's terms marked and its similarity to the query: a
+    call inside one document ranks all its passages, not only those of the chunks the legs scored best."""
+    query: dict[str, Any] = {"bool": {"filter": [plan.filters, {"term": {"doc_id": doc_id}}]}}
+    body: dict[str, Any] = {"size": size, "query": query, "track_total_hits": False,
+                            "sort": ["_score", {"chunk_index": "asc"}],
+                            "_source": {"includes": CHUNK_FIELDS if plan.text_leg else [*CHUNK_FIELDS, "text"]}}
+    if plan.text_leg is not None:
+        query["bool"]["should"] = [plan.text_leg]  # scores, admits nothing: every chunk of the document comes
+        highlight = build_passage_highlight()
+        highlight["highlight_query"] = plan.text_leg
+        body["highlight"] = highlight
+    if plan.vector is not None:
+        body["script_fields"] = build_similarity_field(plan.vector)
+    return body
+
+
 def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
     """A phrase suggester whose candidates are kept only if they match a document the caller may read. Its
     field holds words and word pairs without positions (word triples with positions were a third of the index):
@@ -138,8 +159,7 @@ def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
     }}}
 
 
-#: the chunks a call inside one file chooses its passages among (half the chunks a default call highlights;
-#: 25 / 40 / 80 measured: 40 answers more within two calls than 25, 80 no more than 40 — docs/relevance.md)
+#: the chunks a call inside one folder chooses each document's passages among
 ONE_DOCUMENT_CANDIDATES = 40
 
 
@@ -189,6 +209,9 @@ class SearchPlan:
     extra_candidates: int = EXTRA_CANDIDATES
     #: the dense leg scores units (a nested k-NN query): their inner hits come with the collapse's inner hits only
     unit_hits: bool = False
+    #: a call inside one document (``path`` naming one file, or ``get_document`` with a query): when the answer
+    #: holds one document, every chunk of it is a candidate (``build_document_chunks_request``)
+    whole_document: bool = False
 
     @property
     def text_leg(self) -> dict[str, Any] | None:
@@ -205,11 +228,12 @@ def choose_route(mode: str, vector: list[float] | None) -> Route:
 
 def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple[str, ...],
                 vector: list[float] | None, offset: int, view: SearchSettingsView,
-                fallback_reason: str | None = None) -> SearchPlan:
+                fallback_reason: str | None = None, document: str | None = None) -> SearchPlan:
     """The whole search decided from the request, the caller's groups and the query vector; no I/O.
 
     Every filter of the request and the access filter bind every leg (a hybrid-level filter); AND, PHRASE
-    and required phrases bind the dense leg too; ``threshold`` is a radial k-NN filter."""
+    and required phrases bind the dense leg too; ``threshold`` is a radial k-NN filter. ``document``: the
+    search runs inside the document of this id (``get_document`` with a query)."""
     if request.threshold is not None and vector is None:
         raise InvalidQuery("threshold needs the query's vector, and this query has none"
                            + (f" ({fallback_reason})" if fallback_reason else ""), details={"field": "threshold"})
@@ -217,6 +241,8 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
     if route != "bm25" or request.search_mode == "fulltext":
         fallback_reason = None
     scope = build_filters(request, list(groups))
+    if document is not None:
+        scope["bool"]["filter"].append({"term": {"doc_id": document}})
     filters = {"bool": {**scope["bool"], "filter": list(scope["bool"]["filter"])}}
     binding = build_multi_binding(parsed, request.operator, view.text_fields, view.match_type)
     if binding is not None:
@@ -241,7 +267,8 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       pagination_depth=view.pagination_depth, vector=vector,
                       suggest_text=first.plain if route != "knn" and wordy else None, groups=groups,
                       fallback_reason=fallback_reason, extra_candidates=candidates_beyond(request, view),
-                      unit_hits=knn is not None and units != "off")
+                      unit_hits=knn is not None and units != "off",
+                      whole_document=document is not None or len(request.path) == 1)
 
 
 def candidates_beyond(request: SearchRequest, view: SearchSettingsView) -> int:

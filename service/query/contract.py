@@ -204,6 +204,16 @@ class DocumentRequest(BaseModel):
     clause: str | None = Field(default=None, min_length=1, max_length=60,
                                description="Open this clause of the document: «5.2.3», «п. 5.2.3», «Приложение Б», "
                                            "«Таблица 4».")
+    query: Query | None = Field(default=None, description=(
+        "Rank every passage of the document by this question and return its best few (`passages`, each with its "
+        "clause and page) instead of a chunk and its neighbours: the call to make when the document is the "
+        "right one but no passage shown so far answers. Phrase it as the norm states the requirement, in its terms."))
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> DocumentRequest:
+        if self.clause is not None and self.query is not None:
+            raise ValueError("give clause (open that clause) or query (its best passages), not both")
+        return self
 
 
 class SourcesRequest(BaseModel):

@@ -28,6 +28,7 @@ from service.query.ranker import (
     DocumentTerms,
     Model,
     best_window,
+    best_windows,
     digits_and_chars,
     leading_clause_trimmed,
     unit_values,
@@ -46,6 +47,10 @@ PASSAGE_SHARE = 0.5
 SEMANTIC_WEIGHT = 0.5
 #: the most units of one document embedded for the semantic signal (its best-matching ones)
 SEMANTIC_UNITS = 10
+#: the same in a call inside one document, which ranks every chunk of it (navec: ~20 µs a unit)
+WHOLE_DOCUMENT_SEMANTIC_UNITS = 100
+#: the most passages one chunk gives a call inside one document (the rest of its windows compete with the others')
+WHOLE_DOCUMENT_PER_CHUNK = 3
 
 
 def cut_at_word(text: str, limit: int) -> str:
@@ -210,10 +215,11 @@ def engine_cosines(hit: dict[str, Any], floor: float | None = None) -> dict[int,
 
 
 def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list[float]]],
-                      similarity: Similarity | None, floor: float | None = None) -> list[list[dict[int, float]]]:
+                      similarity: Similarity | None, floor: float | None = None,
+                      per_document: int = SEMANTIC_UNITS) -> list[list[dict[int, float]]]:
     """Per document, per candidate, unit start → the unit's cosine to the query: the engine's (the dense leg's
     inner hits), or, for an answer without any (an index written before unit vectors) and ``similarity``
-    given, those of the units that match a term — each document's best-matching ``SEMANTIC_UNITS`` by their
+    given, those of the units that match a term — each document's best-matching ``per_document`` by their
     ``lexical`` scores: what one document shows does not depend on the others — embedded in one batch."""
     out = [[engine_cosines(candidate.hit, floor) for candidate in group] for group in candidates]
     if similarity is None or any(cosines for group in out for cosines in group):
@@ -223,7 +229,7 @@ def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list
         units = [(score, d, i, a, candidate.marked.text[a:b])
                  for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True))
                  for score, (a, b) in zip(scores, split_units(candidate.marked.text), strict=True) if score > 0]
-        chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:SEMANTIC_UNITS]]
+        chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:per_document]]
     for (d, i, start, _), cosine in zip(chosen, similarity([u[3] for u in chosen]) if chosen else [], strict=True):
         out[d][i][start] = cosine
     return out
@@ -241,20 +247,22 @@ Signals = tuple[list[list[Candidate]], list[dict[str, float]], list[list[list[fl
 
 
 def document_signals(hits: list[dict[str, Any]], lexical_weight: float, similarity: Similarity | None,
-                     dense_floor: float | None, chunks: dict[str, list[dict[str, Any]]] | None) -> Signals:
-    """Per document: its candidate chunks, its term weights, each chunk's unit scores and unit cosines."""
+                     dense_floor: float | None, chunks: dict[str, list[dict[str, Any]]] | None,
+                     semantic_units: int = SEMANTIC_UNITS) -> Signals:
+    """Per document: its candidate chunks, its term weights, each chunk's unit scores and unit cosines
+    (``semantic_units``: the most units of a document embedded where the engine named none)."""
     groups = [document_candidates(found, lexical_weight) for found in document_chunks(hits, chunks)]
     weights = [term_weights([c.marked for c in group]) for group in groups]
     lexical = [[lexical_scores(c.marked, split_units(c.marked.text), w) for c in group]
                for group, w in zip(groups, weights, strict=True)]
-    return groups, weights, lexical, unit_similarities(groups, lexical, similarity, dense_floor)
+    return groups, weights, lexical, unit_similarities(groups, lexical, similarity, dense_floor, semantic_units)
 
 
 def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
              lexical_weight: float, similarity: Similarity | None = None,
              phrases: tuple[str, ...] = (), dense_floor: float | None = None,
              chunks: dict[str, list[dict[str, Any]]] | None = None,
-             model: Model | None = None) -> list[DocumentResult]:
+             model: Model | None = None, whole_document: bool = False) -> list[DocumentResult]:
     """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
     context, a few short highlights. Everything a document's passages are chosen by — term weights, the
     fused scale, the units embedded — is taken over that document's candidate chunks alone: the same
@@ -262,24 +270,32 @@ def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int,
     ``phrases``: what the query binds word for word; a passage holding them is shown first.
     ``dense_floor``: the fusion's dense score floor, from which the engine's unit scores are measured.
     ``chunks``: each document's candidate chunks by document id (a chunks request), else the inner hits.
-    ``model``: the passage ranker's weights (the shipped ``ranker.MODEL`` by default)."""
-    groups, weights, lexical, cosines = document_signals(hits, lexical_weight, similarity, dense_floor, chunks)
+    ``model``: the passage ranker's weights (the shipped ``ranker.MODEL`` by default).
+    ``whole_document``: a call inside one document, whose candidates are every chunk of it: its best windows
+    are shown wherever they are, several of one chunk if they rank so."""
+    semantic_units = WHOLE_DOCUMENT_SEMANTIC_UNITS if whole_document else SEMANTIC_UNITS
+    groups, weights, lexical, cosines = document_signals(hits, lexical_weight, similarity, dense_floor, chunks,
+                                                         semantic_units)
     results = []
     for hit, group, w, cos, lex in zip(hits, groups, weights, cosines, lexical, strict=True):
         top_weight = max(w.values(), default=0.0)
         results.append(map_hit(hit, group, w, include_context, max_chunks, passage_chars, cos,
-                               SEMANTIC_WEIGHT * top_weight, phrases, lex, model or MODEL))
+                               SEMANTIC_WEIGHT * top_weight, phrases, lex, model or MODEL,
+                               WHOLE_DOCUMENT_PER_CHUNK if whole_document else 1))
     return results
 
 
 def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str, float], include_context: bool,
             max_chunks: int, passage_chars: int, cosines: list[dict[int, float]] | None = None,
             semantic_weight: float = 0.0, phrases: tuple[str, ...] = (),
-            lexical: list[list[float]] | None = None, model: Model | None = None) -> DocumentResult:
+            lexical: list[list[float]] | None = None, model: Model | None = None,
+            per_chunk: int = 1) -> DocumentResult:
     """A collapsed hit: the document and the passages of its chunks that answer best (scores scaled to the
     document's). In a normative document (one with a designation) that holds a query term every window of every
     candidate chunk is scored by the learned ``model`` and the chunks are shown in the order of their best window's score; in
-    any other a chunk ranks by its fused relevance and its best passage's coverage and meaning, equally."""
+    any other a chunk ranks by its fused relevance and its best passage's coverage and meaning, equally.
+    ``per_chunk``: how many of a chunk's best windows may be shown in a normative document (one, but inside
+    a document, where its passages are all the answer holds)."""
     doc = map_document(hit["_source"], hit.get("_score") or 0.0)
     # the document's similarity is its most similar chunk's (what ``threshold`` admits it by), not its top one's
     doc.similarity = max((s for s in [similarity_of(hit), *(similarity_of(c.hit) for c in candidates)]
@@ -288,24 +304,23 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
     given: list[list[float] | None] = list(lexical) if lexical else [None] * len(candidates)
     # a document found by meaning alone (no query term in its candidates) shows the passages nearest in meaning:
     # the learned weights read terms first, and no judged question was answered without one
+    rows: list[tuple[Candidate, Passage, float, float]]
     if model is not None and doc.designation and weights:
-        passages = learned_passages(candidates, weights, cosines, given, phrases, passage_chars, model.normative)
         # shown by their learned scores; each as relevant as its document (the scores are not on the fused
         # scale), so the answer's size admits further passages document by document, the best documents first
-        order = [p.score for p in passages]
-        relevance = [1.0] * len(passages)
+        rows = [(candidates[i], p, p.score, 1.0) for i, p in learned_passages(
+            candidates, weights, cosines, given, phrases, passage_chars, model.normative, per_chunk)]
     else:
         passages = [choose_passage(c.marked, c.spans, weights, passage_chars, similarity=cos,
                                    semantic_weight=semantic_weight, phrases=phrases, lexical=scores)
                     for c, cos, scores in zip(candidates, cosines, given, strict=True)]
         top_fused = max((c.fused for c in candidates), default=0.0) or 1.0
         top_passage = max((p.score for p in passages), default=0.0) or 1.0
-        order = relevance = [PASSAGE_SHARE * p.score / top_passage + (1 - PASSAGE_SHARE) * c.fused / top_fused
-                             for c, p in zip(candidates, passages, strict=True)]
+        rows = [(c, p, r, r) for c, p in zip(candidates, passages, strict=True)
+                for r in [PASSAGE_SHARE * p.score / top_passage + (1 - PASSAGE_SHARE) * c.fused / top_fused]]
     shown: list[tuple[Candidate, Passage, float]] = []
     # a passage holding the bound phrase first (a chunk can match it in its title or heading alone)
-    for candidate, passage, _, rank in sorted(zip(candidates, passages, order, relevance, strict=True),
-                                              key=lambda t: (not t[1].has_phrases, -t[2])):
+    for candidate, passage, _, rank in sorted(rows, key=lambda t: (not t[1].has_phrases, -t[2])):
         if passage.text and not is_contents(passage.text) and not overlaps(passage, [p for _, p, _ in shown]):
             shown.append((candidate, passage, rank))
         if len(shown) == max_chunks:
@@ -354,15 +369,17 @@ def document_windows(contexts: list[ChunkContext], doc: DocumentTerms, phrases: 
 
 def learned_passages(candidates: list[Candidate], weights: dict[str, float], cosines: list[dict[int, float]],
                      lexical: list[list[float] | None], phrases: tuple[str, ...], size: int,
-                     model: dict[str, float]) -> list[Passage]:
-    """Each candidate's best window by the learned score, as a passage scored by it."""
-    contexts = chunk_contexts(candidates, cosines, lexical, weights, size, values=False)
+                     model: dict[str, float], per_chunk: int = 1) -> list[tuple[int, Passage]]:
+    """Each candidate's best window by the learned score (its ``per_chunk`` best that do not overlap), as
+    passages scored by it, each with its candidate's index."""
+    contexts = chunk_contexts(candidates, cosines, lexical, weights, size, values=per_chunk > 1)
     doc = DocumentTerms.of(weights)
     passages = []
-    for ctx, (windows, occurrences) in zip(contexts, document_windows(contexts, doc, phrases), strict=True):
-        best, window = best_window(ctx, windows, model)
-        window = leading_clause_trimmed(ctx, window)
-        passages.append(passage_of(ctx.chunk, ctx.spans, ctx.units, window, size, occurrences, phrases, best))
+    for i, (ctx, (windows, occurrences)) in enumerate(zip(contexts, document_windows(contexts, doc, phrases),
+                                                          strict=True)):
+        chosen = best_windows(ctx, windows, model, per_chunk) if per_chunk > 1 else [best_window(ctx, windows, model)]
+        passages += [(i, passage_of(ctx.chunk, ctx.spans, ctx.units, leading_clause_trimmed(ctx, window), size,
+                                    occurrences, phrases, score)) for score, window in chosen]
     return passages
 
 

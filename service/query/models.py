@@ -145,6 +145,9 @@ class DocumentResponse(BaseModel):
     document: DocumentResult
     chunk: ChunkResult | None = Field(default=None, description="The requested chunk when a chunk id was given.")
     neighbours: list[ChunkResult] = Field(default_factory=list, description="Chunks just before and after it.")
+    passages: list[ChunkResult] | None = Field(default=None, description=(
+        "With query: the document's passages that answer it best, best first, each with its clause and page "
+        "(every chunk of the document ranked); empty when nothing in it matches."))
     cites: list[Edition] | None = Field(default=None, description=(
         "The designations the document cites, as cited («СП 63.13330» without an edition means the current one), "
         "each with the id of the archive's document it resolves to among those you may read (without an edition: "

@@ -129,6 +129,20 @@ def best_window(ctx: ChunkContext, windows: list[tuple[tuple[int, int], list[flo
     return best[0], chosen
 
 
+def best_windows(ctx: ChunkContext, windows: list[tuple[tuple[int, int], list[float]]],
+                 weights: dict[str, float], count: int) -> list[tuple[float, tuple[int, int]]]:
+    """The ``count`` best windows under ``weights`` that share no unit, best first (ties: the earlier one), for
+    features read with values (``ctx.values`` given): a call inside one document may show several of a chunk."""
+    scores = window_scores([f for _, f in windows], weights)
+    chosen: list[tuple[float, tuple[int, int]]] = []
+    for score, window in sorted(zip(scores, (w for w, _ in windows), strict=True), key=lambda sw: (-sw[0], sw[1])):
+        if all(window[1] < first or last < window[0] for _, (first, last) in chosen):
+            chosen.append((score, window))
+            if len(chosen) == count:
+                break
+    return chosen
+
+
 def header_terms(ctx: ChunkContext, start: int) -> list[str]:
     """The terms of the header row shown above a window that opens inside a table below it (the window then
     opens at a start, the table's): «обозначение единицы удельного объема» is answered by the row of «Удельный

@@ -109,16 +109,20 @@ def build_server(settings: Settings, service: SearchService | None = None) -> MC
         number, clause, chunk_id, similarity), highlights, relevance, facets by type and month, suggestions and
         pagination (next_cursor). An empty result is a success. Norms rarely use the asker's words: write
         `query` in a norm's terminology and add alternative phrasings in `queries` (one request for all). When
-        the right document is found but no shown passage answers, search inside it: the same query with `path`
-        set to its file_path and `max_chunks` 10 (its passages are then chosen among its 40 best chunks)."""
+        the right document is found but no shown passage answers, search inside it: get_document with its id and
+        the query, or the same query with `path` set to its file_path and `max_chunks` 10 (every chunk of it
+        is then ranked)."""
         return await call(ctx, lambda svc, p, c: svc.search(provided(arguments), p, c))
 
     async def get_document(ctx: Context, **arguments: Any) -> CallToolResult:
         """A document or chunk by id: metadata, the chunk's full text, its neighbouring chunks, page and clause;
-        with `clause`, the chunk where that clause of the document starts. Unknown ids, clauses not in the
-        document, and ids of documents you may not read, give NOT_FOUND."""
+        with `clause`, the chunk where that clause of the document starts; with `query`, the document's best
+        passages for it (every chunk of it ranked), each with clause and page — the call to make when the right
+        document was found but no shown passage answers. Unknown ids, clauses not in the document, and ids of
+        documents you may not read, give NOT_FOUND."""
         given = provided(arguments)
-        return await call(ctx, lambda svc, p, c: svc.get_document(given.get("id", ""), p, c, given.get("clause")))
+        return await call(ctx, lambda svc, p, c: svc.get_document(given.get("id", ""), p, c, given.get("clause"),
+                                                                  given.get("query")))
 
     async def list_sources(ctx: Context, **arguments: Any) -> CallToolResult:
         """What is indexed and visible to you: documents per file type and folder, chunk count, date span; with

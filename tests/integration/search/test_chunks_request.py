@@ -61,5 +61,5 @@ def test_the_chunks_request_shows_the_passages_the_inner_hits_show(service: Sear
     shown = []
     for plan in (planned.plan, dataclasses.replace(planned.plan, unit_hits=True)):  # unit_hits: inner hits
         found = service._execute(plan)
-        shown.append(_shown(service._map(request, planned.parsed[0], plan, found.raw, coverage, found.chunks)))
+        shown.append(_shown(service._map(request, planned.parsed[0], plan, found, coverage)))
     assert shown[0] and shown[0] == shown[1]

@@ -13,16 +13,18 @@ from service.query.build import (
     EXTRA_CANDIDATES,
     EXTRA_CANDIDATES_WITHOUT_UNITS,
     ONE_DOCUMENT_CANDIDATES,
+    WHOLE_DOCUMENT_CHUNKS,
     SearchPlan,
     SearchSettingsView,
     build_chunks_request,
+    build_document_chunks_request,
     build_hybrid_body,
     build_knn_leg,
     build_request,
     plan_search,
 )
 from service.query.contract import SearchRequest, validate_request
-from service.query.filters import build_filters, build_folder_filter, build_source_filter
+from service.query.filters import build_access_filter, build_filters, build_folder_filter, build_source_filter
 from service.query.lookups import MAX_COPIES, build_copies_lookup
 from service.query.map import map_copies
 from service.query.operators import (
@@ -385,3 +387,22 @@ def test_a_call_inside_one_file_chooses_its_passages_among_more_of_its_chunks() 
         request = validate_request({"query": "высота жилых комнат", **arguments})
         plan = plan_search(request, [parse_query(request.query)], ("public",), [0.1], 0, view)
         assert _top_hits(plan)["size"] == size, arguments
+
+
+def test_a_call_inside_one_document_asks_for_every_chunk_of_it_under_the_callers_access() -> None:
+    view = SearchSettingsView.of(SearchSettings(), unit_vectors=False)
+    for arguments, document, whole in (({"path": ["/norms/sp54.pdf"]}, None, True), ({}, "0" * 20, True),
+                                       ({}, None, False), ({"path": ["/a.pdf", "/b.pdf"]}, None, False)):
+        request = validate_request({"query": "высота жилых комнат", **arguments})
+        plan = plan_search(request, [parse_query(request.query)], ("team",), [0.1], 0, view, document=document)
+        assert plan.whole_document is whole, arguments
+        if document is not None:
+            assert {"term": {"doc_id": document}} in plan.filters["bool"]["filter"]
+    body = build_document_chunks_request(plan, "d1")
+    query = body["query"]["bool"]
+    assert body["size"] == WHOLE_DOCUMENT_CHUNKS
+    assert query["filter"] == [plan.filters, {"term": {"doc_id": "d1"}}]
+    assert build_access_filter(["team"]) in plan.filters["bool"]["filter"]
+    # the text leg scores the chunks and admits none: no must, no minimum_should_match, every chunk comes
+    assert query["should"] == [plan.text_leg] and "must" not in query and "minimum_should_match" not in query
+    assert body["highlight"]["highlight_query"] == plan.text_leg and "similarity" in body["script_fields"]

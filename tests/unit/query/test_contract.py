@@ -40,16 +40,20 @@ def mcp_input_schema(tool: str = "search_documents") -> dict[str, Any]:
 
 def test_get_document_parameters_and_bounds_come_from_its_request_model() -> None:
     schema = mcp_input_schema("get_document")
-    assert set(schema["properties"]) == set(DocumentRequest.model_fields) == {"id", "clause"}
+    assert set(schema["properties"]) == set(DocumentRequest.model_fields) == {"id", "clause", "query"}
     assert schema["required"] == ["id"]
     for name, expected in parameter_schemas(DocumentRequest).items():
         assert {k: v for k, v in schema["properties"][name].items() if k != "title"} == \
             {k: v for k, v in expected.items() if k != "title"}, name
     assert schema["properties"]["id"]["maxLength"] == 40
+    assert schema["properties"]["query"]["anyOf"][0]["maxLength"] == 500
 
 
 @pytest.mark.parametrize(("arguments", "field"), [({"id": "0" * 41}, "id"), ({"id": ""}, "id"),
                                                   ({"id": "0" * 20, "clause": "5" * 61}, "clause"),
+                                                  ({"id": "0" * 20, "query": "м" * 501}, "query"),
+                                                  ({"id": "0" * 20, "query": ""}, "query"),
+                                                  ({"id": "0" * 20, "query": "высота", "clause": "5.1"}, "request"),
                                                   ({"id": ["0" * 20]}, "id"), ({"id": "0" * 20, "page": 2}, "page")])
 def test_get_document_arguments_out_of_bounds_are_an_invalid_query_naming_the_field(
         arguments: dict[str, Any], field: str) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from itertools import pairwise
+
 import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -28,7 +30,7 @@ def _passage(weights: dict[str, float]) -> str | None:
     spans = [Span(0, 5, "6.1"), Span(FIGURE.index("7.1"), 6, "7.1")]
     candidate = Candidate({"_source": {}}, marked, spans, 1.0)
     units = split_units(marked.text)
-    [passage] = learned_passages([candidate], term_weights([marked]), [{}], [None], (), 90, weights)
+    [(_, passage)] = learned_passages([candidate], term_weights([marked]), [{}], [None], (), 90, weights)
     assert len(units) > 2
     return passage.clause
 
@@ -36,6 +38,19 @@ def _passage(weights: dict[str, float]) -> str | None:
 def test_among_windows_covering_the_same_words_the_one_stating_the_value_is_the_passage() -> None:
     assert _passage(MODEL.normative) == "7.1"
     assert _passage({**WEIGHTS, "value": 0.0, "numeric": 0.0}) == "6.1"  # blind to figures: the earlier clause
+
+
+def test_inside_one_document_a_chunk_shows_its_best_windows_that_share_no_unit_best_first() -> None:
+    marked = unmark(_marked(FIGURE, "Уклон", "лестничных", "маршей", "эвакуации"))
+    spans = [Span(0, 5, "6.1"), Span(FIGURE.index("7.1"), 6, "7.1")]
+    candidate = Candidate({"_source": {}}, marked, spans, 1.0)
+    one = learned_passages([candidate], term_weights([marked]), [{}], [None], (), 90, MODEL.normative)
+    several = learned_passages([candidate], term_weights([marked]), [{}], [None], (), 90, MODEL.normative, 3)
+    assert [p.clause for _, p in one] == ["7.1"]
+    assert [p.clause for _, p in several][:2] == ["7.1", "6.1"]  # the answering clause first, then the other
+    assert [p.score for _, p in several] == sorted((p.score for _, p in several), reverse=True)
+    ranges = sorted((p.start, p.end) for _, p in several)
+    assert all(a[1] <= b[0] for a, b in pairwise(ranges))  # no text shown twice
 
 
 def test_the_shipped_weights_name_every_feature() -> None:
