@@ -82,6 +82,8 @@ def main() -> None:
          {"query": "пожарнай безопастности", "search_mode": "fulltext", "limit": 1}),
         ("A page past the end: an empty success", "search_documents", {"query": QUERY, "limit": 5, "page": 150}),
         ("A chunk by its id, with its neighbours", "get_document", {"id": chunk_id}),
+        ("A document's best passages for a question (`query`: every chunk of it ranked)", "get_document",
+         {"id": chunk_id.split(":")[0], "query": "ширина эвакуационного выхода в свету не менее"}),
         ("What is indexed", "list_sources", {}),
         ("INVALID_QUERY: schema-level errors, every field named", "search_documents",
          {"query": "", "limit": "abc", "search_mode": "bogus"}),
