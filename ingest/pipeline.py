@@ -69,7 +69,8 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
         with Watchdog(stall_timeout(settings)) as watchdog:
             plan, registry, files = _plan(options, settings, client, rules, watchdog)
             ensure_manual_refresh(client, settings.index)
-            with Reporter(files, quiet) as reporter:
+            # a log without a terminal shows progress at least twice within the stall limit
+            with Reporter(files, quiet, min(10.0, stall_timeout(settings) / 2)) as reporter:
                 batcher = Batcher(client, settings, embedder, report, reporter, options.batch_size or
                                   settings.ingest.batch_size, stats_ready, watchdog, options.vectors_later)
                 _remove_and_report(plan, client, settings, batcher, watchdog)

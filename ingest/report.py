@@ -79,8 +79,8 @@ class RunReport:
 class Reporter:
     """Shows progress and each outcome as it happens; stdout gets the final report only."""
 
-    def __init__(self, total: int, quiet: bool = False) -> None:
-        self.bar = ProgressBar("ingesting", "files", total, quiet)
+    def __init__(self, total: int, quiet: bool = False, log_every_s: float = 10.0) -> None:
+        self.bar = ProgressBar("ingesting", "files", total, quiet, log_every_s)
 
     def __enter__(self) -> Reporter:
         self.bar.__enter__()

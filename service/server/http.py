@@ -7,16 +7,16 @@ import asyncio
 import time
 from typing import Any
 
+import anyio
 import h11
 from loguru import logger
-from mcp.server import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 from service.errors import ConfigError, RateLimited, StroidokError, Unauthorized
 from service.security import known_token
 from service.server.errors import error_text
-from service.server.tools import build_server
+from service.server.tools import ProductServer, build_server, run_stdio
 from service.settings import ServerSettings, Settings
 
 
@@ -35,7 +35,7 @@ class RequireToken:
     """ASGI guard: with tokens configured, a request without a valid bearer token gets 401 and our
     ``UNAUTHORIZED`` object, before the MCP layer sees it (no session, no tool list)."""
 
-    def __init__(self, app: Any, settings: ServerSettings, server: MCPServer | None = None) -> None:
+    def __init__(self, app: Any, settings: ServerSettings, server: ProductServer | None = None) -> None:
         self.app, self.settings, self.server = app, settings, server
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -61,7 +61,7 @@ class RequireToken:
         await send({"type": "http.response.body", "body": error_text(error).encode()})
 
 
-def http_app(server: MCPServer, settings: ServerSettings) -> Any:
+def http_app(server: ProductServer, settings: ServerSettings) -> Any:
     """The streamable-HTTP ASGI app with the product's guards around the SDK's."""
     app = server.streamable_http_app(stateless_http=True, json_response=settings.json_response,
                                      host=settings.host,
@@ -81,7 +81,7 @@ def run(settings: Settings, http_port: int | None = None, workers: int = 1) -> N
     """Serve over stdio (Claude Code), or streamable HTTP on ``http_port`` with ``workers`` processes
     (they share the query cache and rate limits only through Redis: set ``STROIDOK_REDIS_URL``)."""
     if http_port is None:
-        build_server(settings).run("stdio")
+        anyio.run(run_stdio, build_server(settings))
         return
     import uvicorn
 

@@ -1,5 +1,6 @@
-"""The MCP tools: ``search_documents``, ``get_document`` and ``list_sources``, read-only, with pydantic output
-models (so clients get output schemas).
+"""The MCP tools: ``search_documents``, ``get_document`` and ``list_sources``, read-only, with their output
+schemas, served by the SDK's low-level ``Server`` through its public handlers only: it advertises what it
+serves (tools) and nothing else (no prompts, no resources).
 
 Each tool's input schema is generated from the contract (``service.query.contract``): bounds are published
 there and enforced by the service, so a bad argument comes back as the product's own ``INVALID_QUERY``.
@@ -7,27 +8,53 @@ there and enforced by the service, so a bad argument comes back as the product's
 
 from __future__ import annotations
 
-import inspect
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from importlib.metadata import version as package_version
-from typing import Annotated, Any, cast
+from typing import Any
 
 import anyio
 import orjson
-from mcp.server import MCPServer
-from mcp.server.mcpserver import Context
-from mcp_types import CallToolResult, TextContent, ToolAnnotations
+from mcp.server.context import ServerRequestContext
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
 from pydantic import BaseModel
 
 from service.embedders.factory import build_embedder
+from service.errors import InvalidQuery, RateLimited, StroidokError
 from service.opensearch import build_client
-from service.query.contract import DocumentRequest, SearchRequest, SourcesRequest, provided, tool_parameters
+from service.query.contract import (
+    DocumentRequest,
+    SearchRequest,
+    SourcesRequest,
+    parameter_schemas,
+    provided,
+)
 from service.query.models import DocumentResponse, SearchResponse, SourcesResponse
 from service.search import SearchService
 from service.security import Principal, RateLimiter, stdio_principal, token_principal
-from service.server.errors import ProductServer, refusal_logger
+from service.server.errors import (
+    Refusal,
+    admits_null,
+    caller_address,
+    error_text,
+    product_error,
+    published_schema,
+    refusal_logger,
+    refused_nulls,
+    unknown_arguments,
+)
 from service.settings import Settings
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
@@ -38,7 +65,60 @@ INSTRUCTIONS = (
     "context with get_document(chunk_id). list_sources shows what is indexed, to choose filters."
 )
 
-Call = Callable[[SearchService, Principal, str], BaseModel]
+#: a tool's service call: (service, the arguments the caller set, principal, client id) -> its reply
+Run = Callable[[SearchService, dict[str, Any], Principal, str], BaseModel]
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """One tool: its name, what the agent reads of it, its contract both ways, and its service call."""
+
+    name: str
+    description: str
+    request: type[BaseModel]
+    returns: type[BaseModel]
+    run: Run
+
+    @property
+    def parameters(self) -> set[str]:
+        return set(self.request.model_fields)
+
+    @property
+    def nullable(self) -> set[str]:
+        """The parameters whose published schema admits null (an optional one sent as null is "not given")."""
+        return {name for name, schema in parameter_schemas(self.request).items() if admits_null(schema)}
+
+    def published(self) -> Tool:
+        """The tool as ``tools/list`` shows it: the contract's schema as clients' converters take it."""
+        properties = {name: {"title": name.replace("_", " ").title(), **prop}
+                      for name, prop in parameter_schemas(self.request).items()}
+        schema: dict[str, Any] = {"type": "object", "properties": properties, "title": f"{self.name}Arguments"}
+        if required := [name for name, f in self.request.model_fields.items() if f.is_required()]:
+            schema["required"] = required
+        return Tool(name=self.name, description=" ".join(self.description.split()),
+                    input_schema=published_schema(schema),
+                    output_schema=self.returns.model_json_schema(mode="serialization"), annotations=READ_ONLY)
+
+
+TOOLS = (
+    ToolSpec("search_documents", """Search the indexed construction documents. Returns documents with their best
+        chunks (text, page number, clause, chunk_id, similarity), highlights, relevance, facets by type and month,
+        suggestions and pagination (next_cursor). An empty result is a success. Norms rarely use the asker's words:
+        write `query` in a norm's terminology and add alternative phrasings in `queries` (one request for all).
+        When the right document is found but no shown passage answers, search inside it: get_document with its
+        id and the query, or the same query with `path` set to its file_path and `max_chunks` 10 (every chunk of
+        it is then ranked).""", SearchRequest, SearchResponse, lambda svc, a, p, c: svc.search(a, p, c)),
+    ToolSpec("get_document", """A document or chunk by id: metadata, the chunk's full text, its neighbouring
+        chunks, page and clause; with `clause`, the chunk where that clause of the document starts; with
+        `query`, the document's best passages for it (every chunk of it ranked), each with clause and page — the
+        call to make when the right document was found but no shown passage answers. Unknown ids, clauses not
+        in the document, and ids of documents you may not read, give NOT_FOUND.""", DocumentRequest,
+             DocumentResponse, lambda svc, a, p, c: svc.get_document(a.get("id", ""), p, c, a.get("clause"),
+                                                                     a.get("query"))),
+    ToolSpec("list_sources", """What is indexed and visible to you: documents per file type and folder, chunk
+        count, date span; with `folder`, only what lies below it.""", SourcesRequest, SourcesResponse,
+             lambda svc, a, p, c: svc.list_sources(p, c, a)),
+)
 
 
 @dataclass
@@ -48,17 +128,22 @@ class AppState:
     gate: anyio.CapacityLimiter
 
 
-def answer(reply: BaseModel) -> CallToolResult:
-    """A tool's reply as structured content plus the same JSON, compact, as its text block (the SDK would
-    indent it: ~11 % more bytes, and indentation is whitespace an agent's context pays for)."""
-    structured = reply.model_dump(mode="json", by_alias=True, exclude_none=True)  # dumped once; orjson writes the same JSON text
+def answer(reply: BaseModel, returns: type[BaseModel]) -> CallToolResult:
+    """A tool's reply as structured content plus the same JSON, compact, as its text block (indented JSON is
+    whitespace an agent's context pays for), checked against its own published output schema."""
+    structured = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+    returns.model_validate(structured)  # a reply of ours that breaks its schema is our error, not the caller's
     return CallToolResult(content=[TextContent(type="text", text=orjson.dumps(structured).decode())],
                           structured_content=structured)
 
 
-def caller(ctx: Context | None, state: AppState) -> tuple[Principal, str]:
+def refusal(error: StroidokError) -> CallToolResult:
+    return CallToolResult(content=[TextContent(type="text", text=error_text(error))], is_error=True)
+
+
+def caller(ctx: ServerRequestContext[Any], state: AppState) -> tuple[Principal, str]:
     """The principal: from the bearer token over HTTP, from settings over stdio."""
-    request = getattr(getattr(ctx, "request_context", None), "request", None) if ctx is not None else None
+    request = ctx.request
     if request is None:
         principal = stdio_principal(state.settings.server)
         return principal, principal.name
@@ -69,71 +154,84 @@ def caller(ctx: Context | None, state: AppState) -> tuple[Principal, str]:
     return principal, f"{principal.name}@{client}"
 
 
-def with_contract(fn: Callable[..., Any], model: type[BaseModel], returns: type[BaseModel]) -> Callable[..., Any]:
-    """``fn(ctx, **arguments)`` given the contract's parameters as its signature, so the SDK publishes the
-    model's exact schema and passes the arguments through for the service to validate once."""
-    fn.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
-        [inspect.Parameter("ctx", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=Context),
-         *tool_parameters(model)], return_annotation=Annotated[CallToolResult, returns])
-    return fn
+class ProductServer(Server[AppState]):
+    """The SDK's low-level server with the product's tools and its one error boundary around every call.
+    Calls refused at the door (unknown tool, unknown or null arguments) go to ``on_refused`` (the query log),
+    which the lifespan sets to the service's own log; the HTTP guard refuses through it too."""
 
+    on_refused: Refusal | None = None
 
-def build_server(settings: Settings, service: SearchService | None = None) -> MCPServer:
-    """The MCP server for ``settings``; ``service`` may be given (tests), else built in the lifespan. The
-    lifespan owns the one engine client and query log: refused calls are logged through the service's."""
+    def __init__(self, settings: Settings, service: SearchService | None = None) -> None:
+        self.tools = {spec.name: spec for spec in TOOLS}
+        self.published = [spec.published() for spec in TOOLS]
+        self.nullable = {spec.name: spec.nullable for spec in TOOLS}
+        super().__init__(name="stroidok-search", version=package_version("stroidok"), instructions=INSTRUCTIONS,
+                         lifespan=self._lifespan_of(settings, service), on_list_tools=self._list_tools,
+                         on_call_tool=self._call_tool, get_tool_input_schema=self._input_schema)
 
-    @asynccontextmanager
-    async def lifespan(server: MCPServer) -> AsyncIterator[AppState]:
-        built = service or SearchService(settings, build_client(settings), build_embedder(settings.embedder))
-        cast(ProductServer, server).on_refused = refusal_logger(
-            built.log, RateLimiter(settings.search.refused_rate_limit, settings.search.redis_url))
-        try:
-            yield AppState(built, settings, anyio.CapacityLimiter(settings.server.max_inflight))
-        finally:  # uvicorn re-raises SIGTERM after shutdown, so exit handlers would not run: write the log now
-            cast(ProductServer, server).on_refused = None
-            await anyio.to_thread.run_sync(lambda: built.log.flush(5.0))
+    def _lifespan_of(self, settings: Settings, service: SearchService | None
+                     ) -> Callable[[Server[AppState]], Any]:
+        """The lifespan owns the one engine client and query log; refused calls are logged through the
+        service's. ``service`` may be given (tests), else it is built here."""
 
-    server = ProductServer(name="stroidok-search", version=package_version("stroidok"), instructions=INSTRUCTIONS,
-                           lifespan=lifespan, log_level="WARNING")
+        @asynccontextmanager
+        async def lifespan(_: Server[AppState]) -> AsyncIterator[AppState]:
+            built = service or SearchService(settings, build_client(settings), build_embedder(settings.embedder))
+            self.on_refused = refusal_logger(built.log, RateLimiter(settings.search.refused_rate_limit,
+                                                                    settings.search.redis_url))
+            try:
+                yield AppState(built, settings, anyio.CapacityLimiter(settings.server.max_inflight))
+            finally:  # uvicorn re-raises SIGTERM after shutdown, so exit handlers would not run: write the log now
+                self.on_refused = None
+                await anyio.to_thread.run_sync(lambda: built.log.flush(5.0))
 
-    async def call(ctx: Context, fn: Call) -> CallToolResult:
-        """Run a tool's service call in a worker thread: at most max_inflight at once, the others wait their
-        turn in order, holding no thread. Errors go up to the server's one boundary (``ProductServer``)."""
-        state = cast(AppState, ctx.request_context.lifespan_context)
+        return lifespan
+
+    async def _list_tools(self, _: ServerRequestContext[AppState], __: PaginatedRequestParams | None
+                          ) -> ListToolsResult:
+        return ListToolsResult(tools=self.published)
+
+    def _input_schema(self, name: str) -> dict[str, Any] | None:
+        tool = next((t for t in self.published if t.name == name), None)
+        return None if tool is None else tool.input_schema
+
+    async def _call_tool(self, ctx: ServerRequestContext[AppState], params: CallToolRequestParams) -> CallToolResult:
+        """One tool call: the door's checks, then the service call in a worker thread (at most max_inflight
+        at once, the others wait their turn in order, holding no thread); every failure as the product's error."""
+        arguments = params.arguments or {}
+        spec = self.tools.get(params.name)
+        refused = (InvalidQuery(f"unknown tool: {params.name[:100]}", details={"known": sorted(self.tools)})
+                   if spec is None else unknown_arguments(arguments, spec.parameters)
+                   or refused_nulls(arguments, self.nullable[spec.name]))
+        if refused is not None or spec is None:
+            return refusal(self._refused(params.name, arguments, refused or InvalidQuery("unknown tool"), ctx))
+        state = ctx.lifespan_context
         principal, client_id = caller(ctx, state)
-        return answer(await anyio.to_thread.run_sync(lambda: fn(state.service, principal, client_id),
-                                                     limiter=state.gate))
+        try:
+            reply = await anyio.to_thread.run_sync(lambda: spec.run(state.service, provided(arguments), principal,
+                                                                    client_id), limiter=state.gate)
+            return answer(reply, spec.returns)
+        except Exception as exc:  # the one boundary: the service has logged (and rate-limited) its own errors
+            return refusal(product_error(exc))
 
-    async def search_documents(ctx: Context, **arguments: Any) -> CallToolResult:
-        """Search the indexed construction documents. Returns documents with their best chunks (text, page
-        number, clause, chunk_id, similarity), highlights, relevance, facets by type and month, suggestions and
-        pagination (next_cursor). An empty result is a success. Norms rarely use the asker's words: write
-        `query` in a norm's terminology and add alternative phrasings in `queries` (one request for all). When
-        the right document is found but no shown passage answers, search inside it: get_document with its id and
-        the query, or the same query with `path` set to its file_path and `max_chunks` 10 (every chunk of it
-        is then ranked)."""
-        return await call(ctx, lambda svc, p, c: svc.search(provided(arguments), p, c))
+    def _refused(self, name: str, arguments: dict[str, Any], error: StroidokError, ctx: Any) -> StroidokError:
+        """Log a call refused before the service; past the refused-call limit, RATE_LIMIT instead."""
+        if self.on_refused is None:
+            return error
+        try:
+            self.on_refused(name, arguments, error, caller_address(ctx))
+        except RateLimited as limited:
+            return limited
+        return error
 
-    async def get_document(ctx: Context, **arguments: Any) -> CallToolResult:
-        """A document or chunk by id: metadata, the chunk's full text, its neighbouring chunks, page and clause;
-        with `clause`, the chunk where that clause of the document starts; with `query`, the document's best
-        passages for it (every chunk of it ranked), each with clause and page — the call to make when the right
-        document was found but no shown passage answers. Unknown ids, clauses not in the document, and ids of
-        documents you may not read, give NOT_FOUND."""
-        given = provided(arguments)
-        return await call(ctx, lambda svc, p, c: svc.get_document(given.get("id", ""), p, c, given.get("clause"),
-                                                                  given.get("query")))
 
-    async def list_sources(ctx: Context, **arguments: Any) -> CallToolResult:
-        """What is indexed and visible to you: documents per file type and folder, chunk count, date span; with
-        `folder`, only what lies below it."""
-        given = provided(arguments)
-        return await call(ctx, lambda svc, p, c: svc.list_sources(p, c, given))
+def build_server(settings: Settings, service: SearchService | None = None) -> ProductServer:
+    """The MCP server for ``settings``; ``service`` may be given (tests), else built in the lifespan."""
+    logging.getLogger("mcp").setLevel(logging.WARNING)  # the SDK's own chatter; stdout stays the protocol's
+    return ProductServer(settings, service)
 
-    for tool in (with_contract(search_documents, SearchRequest, SearchResponse),
-                 with_contract(get_document, DocumentRequest, DocumentResponse),
-                 with_contract(list_sources, SourcesRequest, SourcesResponse)):
-        server.tool(description=inspect.cleandoc(tool.__doc__ or ""), annotations=READ_ONLY,
-                    structured_output=True)(tool)
-    server.publish_schemas()
-    return server
+
+async def run_stdio(server: Server[Any]) -> None:
+    """Serve ``server`` over stdio until the client closes it."""
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())

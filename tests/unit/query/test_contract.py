@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pytest
@@ -34,8 +33,7 @@ def search_command() -> Any:
 
 def mcp_input_schema(tool: str = "search_documents") -> dict[str, Any]:
     server = build_server(Settings(), service=object())  # type: ignore[arg-type]
-    tools = asyncio.run(server.list_tools())
-    return next(t for t in tools if t.name == tool).input_schema
+    return next(t for t in server.published if t.name == tool).input_schema
 
 
 def test_get_document_parameters_and_bounds_come_from_its_request_model() -> None:
