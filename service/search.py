@@ -334,9 +334,13 @@ class SearchService:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
             raise engine_timeout(timeout_s)
-        if inside:  # a call inside one document: every chunk of it competes
-            whole = self._send(build_document_chunks_request(plan, ids[0]), timeout_s=remaining)
-            return Found(raw, {ids[0]: whole["hits"]["hits"]}, whole_document=True)
+        if inside:  # a call inside one document: every chunk of it that holds a query term competes
+            whole = self._send(build_document_chunks_request(plan, ids[0]), timeout_s=remaining)["hits"]["hits"]
+            if whole:
+                return Found(raw, {ids[0]: whole}, whole_document=True)
+            remaining = deadline - time.monotonic()  # found by meaning alone: its best chunks, as any answer's
+            if remaining <= 0:
+                raise engine_timeout(timeout_s)
         return Found(raw, chunks_by_document(self._send(build_chunks_request(plan, ids), timeout_s=remaining)))
 
     def _send(self, body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:

@@ -129,15 +129,16 @@ def build_chunks_request(plan: SearchPlan, doc_ids: list[str]) -> dict[str, Any]
 
 
 def build_document_chunks_request(plan: SearchPlan, doc_id: str, size: int = WHOLE_DOCUMENT_CHUNKS) -> dict[str, Any]:
-    """Every chunk of one document under the search's own filters (its first ``size`` by the text leg's score,
-    then in reading order), each whole with the text leg's terms marked and its similarity to the query: a
-    call inside one document ranks all its passages, not only those of the chunks the legs scored best."""
+    """Every chunk of one document that its text leg matches, under the search's own filters (its first
+    ``size`` by that leg's score, then in reading order; without a text leg, every chunk), each whole with the
+    leg's terms marked and its similarity to the query: a call inside one document ranks all its passages,
+    not only those of the chunks the legs scored best."""
     query: dict[str, Any] = {"bool": {"filter": [plan.filters, {"term": {"doc_id": doc_id}}]}}
     body: dict[str, Any] = {"size": size, "query": query, "track_total_hits": False,
                             "sort": ["_score", {"chunk_index": "asc"}],
                             "_source": {"includes": CHUNK_FIELDS if plan.text_leg else [*CHUNK_FIELDS, "text"]}}
     if plan.text_leg is not None:
-        query["bool"]["should"] = [plan.text_leg]  # scores, admits nothing: every chunk of the document comes
+        query["bool"].update({"should": [plan.text_leg], "minimum_should_match": 1})
         highlight = build_passage_highlight()
         highlight["highlight_query"] = plan.text_leg
         body["highlight"] = highlight

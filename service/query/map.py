@@ -48,7 +48,7 @@ SEMANTIC_WEIGHT = 0.5
 #: the most units of one document embedded for the semantic signal (its best-matching ones)
 SEMANTIC_UNITS = 10
 #: the same in a call inside one document, which ranks every chunk of it (navec: ~20 µs a unit)
-WHOLE_DOCUMENT_SEMANTIC_UNITS = 100
+WHOLE_DOCUMENT_SEMANTIC_UNITS = 40
 #: the most passages one chunk gives a call inside one document (the rest of its windows compete with the others')
 WHOLE_DOCUMENT_PER_CHUNK = 3
 
@@ -248,10 +248,15 @@ Signals = tuple[list[list[Candidate]], list[dict[str, float]], list[list[list[fl
 
 def document_signals(hits: list[dict[str, Any]], lexical_weight: float, similarity: Similarity | None,
                      dense_floor: float | None, chunks: dict[str, list[dict[str, Any]]] | None,
-                     semantic_units: int = SEMANTIC_UNITS) -> Signals:
-    """Per document: its candidate chunks, its term weights, each chunk's unit scores and unit cosines
-    (``semantic_units``: the most units of a document embedded where the engine named none)."""
+                     whole_document: bool = False) -> Signals:
+    """Per document: its candidate chunks, its term weights, each chunk's unit scores and unit cosines. In a
+    call inside one document (``whole_document``: every chunk of it came) the candidates are its chunks that
+    hold a query term (all of them when none does), and more of its units are embedded where the engine named
+    none."""
     groups = [document_candidates(found, lexical_weight) for found in document_chunks(hits, chunks)]
+    if whole_document:  # a chunk without a term is not read for the answer (measured: no set loses by it)
+        groups = [[c for c in group if c.marked.marks] or group for group in groups]
+    semantic_units = WHOLE_DOCUMENT_SEMANTIC_UNITS if whole_document else SEMANTIC_UNITS
     weights = [term_weights([c.marked for c in group]) for group in groups]
     lexical = [[lexical_scores(c.marked, split_units(c.marked.text), w) for c in group]
                for group, w in zip(groups, weights, strict=True)]
@@ -273,9 +278,8 @@ def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int,
     ``model``: the passage ranker's weights (the shipped ``ranker.MODEL`` by default).
     ``whole_document``: a call inside one document, whose candidates are every chunk of it: its best windows
     are shown wherever they are, several of one chunk if they rank so."""
-    semantic_units = WHOLE_DOCUMENT_SEMANTIC_UNITS if whole_document else SEMANTIC_UNITS
     groups, weights, lexical, cosines = document_signals(hits, lexical_weight, similarity, dense_floor, chunks,
-                                                         semantic_units)
+                                                         whole_document)
     results = []
     for hit, group, w, cos, lex in zip(hits, groups, weights, cosines, lexical, strict=True):
         top_weight = max(w.values(), default=0.0)
@@ -372,7 +376,7 @@ def learned_passages(candidates: list[Candidate], weights: dict[str, float], cos
                      model: dict[str, float], per_chunk: int = 1) -> list[tuple[int, Passage]]:
     """Each candidate's best window by the learned score (its ``per_chunk`` best that do not overlap), as
     passages scored by it, each with its candidate's index."""
-    contexts = chunk_contexts(candidates, cosines, lexical, weights, size, values=per_chunk > 1)
+    contexts = chunk_contexts(candidates, cosines, lexical, weights, size, values=False)
     doc = DocumentTerms.of(weights)
     passages = []
     for i, (ctx, (windows, occurrences)) in enumerate(zip(contexts, document_windows(contexts, doc, phrases),

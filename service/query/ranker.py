@@ -131,11 +131,28 @@ def best_window(ctx: ChunkContext, windows: list[tuple[tuple[int, int], list[flo
 
 def best_windows(ctx: ChunkContext, windows: list[tuple[tuple[int, int], list[float]]],
                  weights: dict[str, float], count: int) -> list[tuple[float, tuple[int, int]]]:
-    """The ``count`` best windows under ``weights`` that share no unit, best first (ties: the earlier one), for
-    features read with values (``ctx.values`` given): a call inside one document may show several of a chunk."""
-    scores = window_scores([f for _, f in windows], weights)
+    """The ``count`` best windows under ``weights`` that share no unit, best first (ties: the earlier one): a
+    call inside one document may show several of a chunk. Features are read without values (``ctx.values``
+    None) and, as in ``best_window``, whether a window states one only while it could still be chosen."""
+    bonus = max(weights["value"], 0.0)
+    base = window_scores([f for _, f in windows], weights)
+    scored: list[tuple[float, tuple[int, int]]] = []
     chosen: list[tuple[float, tuple[int, int]]] = []
-    for score, window in sorted(zip(scores, (w for w, _ in windows), strict=True), key=lambda sw: (-sw[0], sw[1])):
+    for i in sorted(range(len(windows)), key=lambda i: (-base[i], windows[i][0])):
+        if len(chosen) == count and base[i] + bonus < chosen[-1][0]:
+            break  # no window left can pass the ones chosen
+        (first, last), _ = windows[i]
+        stated = has_value(ctx.chunk.text[ctx.units[first][0]:ctx.units[last][1]])
+        scored.append((base[i] + (weights["value"] if stated else 0.0), windows[i][0]))
+        chosen = non_overlapping(scored, count)
+    return chosen
+
+
+def non_overlapping(scored: list[tuple[float, tuple[int, int]]], count: int) -> list[tuple[float, tuple[int, int]]]:
+    """The best of ``scored`` windows, best first (ties: the earlier), skipping any that shares a unit with
+    one already taken, up to ``count``."""
+    chosen: list[tuple[float, tuple[int, int]]] = []
+    for score, window in sorted(scored, key=lambda sw: (-sw[0], sw[1])):
         if all(window[1] < first or last < window[0] for _, (first, last) in chosen):
             chosen.append((score, window))
             if len(chosen) == count:

@@ -115,3 +115,11 @@ def test_get_document_with_a_query_holds_the_access_filter_and_the_contract(
         service.get_document(doc_id, PUBLIC, query=QUESTION, clause="8.4")
     with pytest.raises(InvalidQuery):
         service.get_document(doc_id, PUBLIC, query="м" * 501)
+
+
+def test_a_document_found_by_meaning_alone_still_shows_passages_inside_it(norm: tuple[SearchService, str]) -> None:
+    service, path = norm
+    doc_id = service.search({"query": QUESTION, "path": [path], "limit": 1}, PUBLIC).results[0].id
+    answer = service.get_document(doc_id, PUBLIC, query="вытяжка дыма")  # no word of it in the document's text
+    assert answer.passages, "its chunks nearest in meaning are shown"
+    assert not any("**" in p.text for p in answer.passages)  # nothing matched word for word

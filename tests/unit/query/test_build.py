@@ -403,6 +403,6 @@ def test_a_call_inside_one_document_asks_for_every_chunk_of_it_under_the_callers
     assert body["size"] == WHOLE_DOCUMENT_CHUNKS
     assert query["filter"] == [plan.filters, {"term": {"doc_id": "d1"}}]
     assert build_access_filter(["team"]) in plan.filters["bool"]["filter"]
-    # the text leg scores the chunks and admits none: no must, no minimum_should_match, every chunk comes
-    assert query["should"] == [plan.text_leg] and "must" not in query and "minimum_should_match" not in query
+    # every chunk the text leg matches comes (the document found by meaning alone: its best chunks, another request)
+    assert query["should"] == [plan.text_leg] and query["minimum_should_match"] == 1 and "must" not in query
     assert body["highlight"]["highlight_query"] == plan.text_leg and "similarity" in body["script_fields"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from itertools import pairwise
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -79,3 +80,24 @@ def test_the_fit_weights_the_feature_that_marks_the_answering_window() -> None:
         groups.append(Group("synthetic", f"q{q}", features, labels))
     weights = fit(groups, names=FEATURES)
     assert max(weights, key=lambda name: abs(weights[name])) == "value" and weights["value"] > 0
+
+
+def test_several_windows_of_a_chunk_are_those_an_exhaustive_reading_chooses() -> None:
+    from service.query.map import chunk_contexts, document_windows
+    from service.query.ranker import DocumentTerms, best_windows, non_overlapping, window_scores
+
+    text = FIGURE + "\n7.2 Ширина марша лестницы на путях эвакуации не менее 1,05 м.\n7.3 Уклон пандуса не более 1:12."
+    marked = unmark(_marked(text, "Уклон", "марша", "маршей", "эвакуации"))
+    spans = [Span(0, 5, "6.1"), Span(text.index("7.1"), 6, "7.1"), Span(text.index("7.2"), 6, "7.2"),
+             Span(text.index("7.3"), 6, "7.3")]
+    candidate = Candidate({"_source": {}}, marked, spans, 1.0)
+    weights = term_weights([marked])
+    for count in (1, 2, 3):
+        [lazy] = chunk_contexts([candidate], [{}], [None], weights, 90, values=False)
+        [full] = chunk_contexts([candidate], [{}], [None], weights, 90, values=True)
+        [(windows, _)] = document_windows([lazy], DocumentTerms.of(weights), ())
+        [(read, _)] = document_windows([full], DocumentTerms.of(weights), ())
+        every = list(zip(window_scores([f for _, f in read], MODEL.normative), (w for w, _ in read), strict=True))
+        chosen, expected = best_windows(lazy, windows, MODEL.normative, count), non_overlapping(every, count)
+        assert [w for _, w in chosen] == [w for _, w in expected] and len(chosen) == count
+        assert [s for s, _ in chosen] == pytest.approx([s for s, _ in expected])
