@@ -10,10 +10,20 @@ import typer
 from rich.console import Console
 
 from service.embedders.factory import build_embedder
+from service.errors import ConfigError
 from service.opensearch import build_client
 from service.query.contract import OPERATORS, SEARCH_MODES, default_of
 
 out = Console(soft_wrap=True)
+
+
+def require_eval_extra() -> None:
+    """``stroidok eval`` measures with ir-measures, an optional dependency (the ``eval`` extra)."""
+    try:
+        import ir_measures  # noqa: F401
+    except ImportError as exc:
+        raise ConfigError("stroidok eval needs the eval extra: pip install 'stroidok[eval]' (make setup "
+                          "installs it with the dev tools)") from exc
 
 
 def eval_command(
@@ -47,6 +57,7 @@ def eval_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Relevance of the product on a BEIR-format set: nDCG@10, Recall@5/10, MRR@10, P@5, success@5, latency."""
+    require_eval_extra()
     from evaluation.answers import load_answers, qrels_of
     from evaluation.evaluate import (
         EvalSet,
