@@ -9,10 +9,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from opensearchpy import helpers
-
 from ingest.parse.layer import judge
-from service.opensearch import build_client
+from service.opensearch import build_client, scan
 from service.settings import Settings
 
 
@@ -23,7 +21,7 @@ def main() -> None:
     chunks: dict[str, int] = defaultdict(int)
     known: dict[str, int] = defaultdict(int)
     cyrillic: dict[str, int] = defaultdict(int)
-    for hit in helpers.scan(client, index=settings.index.alias, query={"_source": ["file_path", "text"]}):
+    for hit in scan(client, index=settings.index.alias, query={"_source": ["file_path", "text"]}):
         path, verdict = hit["_source"]["file_path"], judge(hit["_source"].get("text", ""))
         chunks[path] += 1
         garbage[path] += verdict.garbage

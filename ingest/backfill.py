@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from loguru import logger
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import OpenSearch
 
 from ingest.index import context_text, embed_units, vector_or_none
 from ingest.progress import ProgressBar
@@ -29,7 +29,7 @@ from service.embedders.base import Embedder, keeps_unit_vectors
 from service.embedders.capabilities import capabilities_of
 from service.index_admin.maintenance import optimize
 from service.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
-from service.opensearch import scan
+from service.opensearch import bulk_outcomes, scan
 from service.query.build import UNITS_FIELD
 from service.settings import Settings
 from service.vectors import PENDING, read_coverage
@@ -159,17 +159,15 @@ def embed_and_write(client: OpenSearch, embedder: Embedder, hits: list[dict[str,
     unit_vectors = embed_units(embedder, [h["_source"].get("text") or "" for h in hits]) if units else None
     unit_chars = sum(len(h["_source"].get("text") or "") for h in hits) if units else 0
     result = BatchResult(characters=sum(map(len, texts)) + unit_chars, embed_s=time.perf_counter() - began)
-    for ok, item in helpers.streaming_bulk(client, update_actions(hits, vectors, unit_vectors), raise_on_error=False,
-                                           raise_on_exception=False, max_retries=5, initial_backoff=1,
-                                           request_timeout=timeout_s):
-        status = next(iter(item.values())).get("status")
-        if ok:
+    for outcome in bulk_outcomes(client, update_actions(hits, vectors, unit_vectors), raise_on_exception=False,
+                                 max_retries=5, initial_backoff=1, request_timeout=timeout_s):
+        if outcome.ok:
             result.embedded += 1
-        elif status in (404, 409):
+        elif outcome.missing or outcome.conflict:
             result.skipped += 1
         else:
             result.failed += 1
-            result.errors.append(str(next(iter(item.values())).get("error"))[:300])
+            result.errors.append(outcome.reason or "refused")
     return result
 
 

@@ -23,7 +23,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import OpenSearch
 
 from ingest.chunk import ChunkText
 from ingest.discover import SourceFile, display_path
@@ -31,7 +31,7 @@ from ingest.parse.model import ParsedDocument
 from service.designations import parse_designation
 from service.embedders.base import Embedder
 from service.errors import DiskFull, IngestError
-from service.opensearch import DISK_FULL_MESSAGE, is_disk_block, scan
+from service.opensearch import DISK_FULL_MESSAGE, bulk_outcomes, is_disk_block, scan
 from service.query.words import split_units
 from service.settings import IndexSettings
 
@@ -222,12 +222,11 @@ def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[Prep
     progress()
     # require_alias: should the index vanish mid-run, a write fails instead of auto-creating a plain index
     # named like the alias (guessed mappings, chunks no search finds, the next setup refused)
-    for ok, item in helpers.streaming_bulk(client, actions, chunk_size=chunk_size, max_chunk_bytes=max_bytes,
-                                           max_retries=max_retries, raise_on_error=False, initial_backoff=1,
-                                           request_timeout=timeout_s, require_alias=True):
-        op, result = next(iter(item.items()))
-        if not ok and not (op == "delete" and result.get("status") == 404):
-            failed.setdefault(owner[result["_id"]], str(result.get("error", result))[:300])
+    for outcome in bulk_outcomes(client, actions, chunk_size=chunk_size, max_chunk_bytes=max_bytes,
+                                 max_retries=max_retries, initial_backoff=1, request_timeout=timeout_s,
+                                 require_alias=True):
+        if not outcome.ok and not (outcome.action == "delete" and outcome.missing):
+            failed.setdefault(owner[str(outcome.id)], outcome.reason or "refused")
         progress()
     if any(is_disk_block(reason) for reason in failed.values()):
         raise DiskFull(DISK_FULL_MESSAGE, details={"documents_refused": len(failed)})
@@ -242,14 +241,12 @@ def write_documents(client: OpenSearch, settings: IndexSettings, docs: list[Prep
 
 def _bulk_or_raise(client: OpenSearch, actions: list[dict[str, Any]], max_retries: int, timeout_s: float) -> None:
     """A bulk that must succeed whole (registry entries): refused items raise, the disk block as DISK_FULL."""
-    try:
-        helpers.bulk(client, actions, refresh=True, max_retries=max_retries, request_timeout=timeout_s)
-    except helpers.BulkIndexError as exc:
-        reasons = [str(next(iter(e.values())).get("error", e)) for e in exc.errors]
-        if any(is_disk_block(r) for r in reasons):
-            raise DiskFull(DISK_FULL_MESSAGE, details={"refused": len(reasons)}) from exc
-        raise IngestError(f"the engine refused {len(reasons)} registry entries", details={"first": reasons[0][:300]}) \
-            from exc
+    reasons = [o.reason or "refused" for o in bulk_outcomes(client, actions, refresh=True, max_retries=max_retries,
+                                                             request_timeout=timeout_s) if not o.ok]
+    if any(is_disk_block(r) for r in reasons):
+        raise DiskFull(DISK_FULL_MESSAGE, details={"refused": len(reasons)})
+    if reasons:
+        raise IngestError(f"the engine refused {len(reasons)} registry entries", details={"first": reasons[0]})
 
 
 def delete_document(client: OpenSearch, settings: IndexSettings, doc_id: str) -> int:

@@ -16,11 +16,12 @@ from typing import Any
 
 import orjson
 from loguru import logger
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import OpenSearch
 from pydantic import BaseModel, ValidationError
 
 from service.errors import StroidokError
 from service.feedback import Opening
+from service.opensearch import bulk_outcomes
 from service.query.contract import SearchRequest
 from service.stats import prune_log
 
@@ -205,9 +206,9 @@ class QueryLog:
         if not self._ready():
             return
         try:
-            _, errors = helpers.bulk(self.client, ({"_index": self.index, "_source": e} for e in entries),
-                                     raise_on_error=False, request_timeout=10)
-            if errors:
-                logger.warning("query log: {} entries not written", len(errors))  # type: ignore[arg-type]
+            refused = sum(not outcome.ok for outcome in bulk_outcomes(
+                self.client, ({"_index": self.index, "_source": e} for e in entries), request_timeout=10))
+            if refused:
+                logger.warning("query log: {} entries not written", refused)
         except (StroidokError, OSError) as exc:
             logger.warning("query log not written: {}", exc)
