@@ -49,7 +49,8 @@ def model_view(client: Any, alias: str, doc_id: str, vector: np.ndarray, judged:
     if not answering:
         return "answer spans chunks"
     best = min(order.index(i) for i in answering)
-    return f"cos {max(cosines[i] for i in answering):.3f} (rank {best + 1} of {len(chunks)}, top {cosines[order[0]]:.3f})"
+    top = cosines[order[0]]
+    return f"cos {max(cosines[i] for i in answering):.3f} (rank {best + 1} of {len(chunks)}, top {top:.3f})"
 
 
 def classify(service: SearchService, ids: dict[str, str], question: str, phrasing: Phrasing | None,

@@ -8,7 +8,8 @@ the first document a default call answered it with (``path`` naming that file, `
 
     git worktree add ../prev <commit>
     .venv/bin/python -m benchmarks.call_pace --alias norms --previous ../prev --rounds 3 \
-        --questions ../shared/data/construction_ru/dev_clause_set/clauses.jsonl --questions eval/construction/clauses.jsonl
+        --questions ../shared/data/construction_ru/dev_clause_set/clauses.jsonl \
+        --questions eval/construction/clauses.jsonl
 """
 
 from __future__ import annotations
@@ -147,7 +148,8 @@ async def main_async(args: argparse.Namespace) -> None:
           "one long-lived stdio server per tree (the trees alternate pass by pass)")
     medians = {name: summary(passes) for name, passes in results.items()}
     keys = list(next(iter(medians.values())))
-    print("figure".ljust(16) + "".join(name.rjust(12) for name in medians) + ("   this/previous" if args.previous else ""))
+    ratio = "   this/previous" if args.previous else ""
+    print("figure".ljust(16) + "".join(name.rjust(12) for name in medians) + ratio)
     for key in keys:
         row = key.ljust(16) + "".join(f"{medians[name][key]:12.1f}" for name in medians)
         if args.previous:

@@ -109,7 +109,8 @@ def compare(client: OpenSearch, alias: str, url: str, root: Path) -> dict[str, i
     assert done.returncode == 0, done.stderr[-1000:]
     got, want = chunk_state(client, alias), chunk_state(client, reference_alias)
     pending = registry_count(client, alias, done_only=False) - registry_count(client, alias)
-    return {"chunks": len(want), "lost": len(want.keys() - got.keys()) + sum(got.get(k, v) != v for k, v in want.items()),
+    return {"chunks": len(want), "lost": len(want.keys() - got.keys()) + sum(got.get(k, v) != v for k,
+                                                                             v in want.items()),
             "duplicate_or_stale": len(got.keys() - want.keys()), "pending_registry": pending}
 
 
@@ -146,7 +147,8 @@ def ingest_kills(url: str, root: Path, kills: int, rng: random.Random) -> dict[s
         running = start_ingest(root, ingest_env(url, alias, marker))
         time.sleep(rng.uniform(1.0, 8.0))
         kill_hard(running)
-        orphans += 0 if wait_until(functools.partial(no_process_marked, marker), timeout=10) else len(marked_processes(marker))
+        orphans += 0 if wait_until(functools.partial(no_process_marked, marker),
+                                   timeout=10) else len(marked_processes(marker))
     final = run_ingest_cli(root, ingest_env(url, alias))
     return {"kills": kills, "orphan_processes": orphans, "final_rerun_exit": final.returncode,
             **compare(client, alias, url, root)}

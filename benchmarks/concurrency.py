@@ -18,8 +18,9 @@ product's default, the query log included.
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 10 50 100 --workers 2
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --inflight 8 40      # two gate sizes side by side
     .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --engine-cpus 0      # the engine on a core of its own
-    .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 100 --raw-threads 8   # raw at the gate's depth
-    .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 100 --standin-ms 40   # the server without search
+    # raw at the gate's depth; the server without search
+    .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 100 --raw-threads 8
+    .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 100 --standin-ms 40
     npm ci --prefix clients/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 \
         --http-clients node python          # the HTTP levels through Claude Code's SDK client too, side by side
     npm ci --prefix clients/node && .venv/bin/python -m benchmarks.concurrency --alias eval-cf2 --clients 1 \
@@ -436,10 +437,13 @@ def main() -> None:
     extra = {k: v for k, v in (("operator", args.operator), ("search_mode", args.mode)) if v}
     bodies = [call_requests(service, service.plan(validate_request({"query": question, **extra}), principal).plan)
               for question in questions]
-    env = server_env(args.alias, **UNCACHED_UNLIMITED, **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
-    print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, arguments {extra or 'defaults'}, "
+    env = server_env(args.alias, **UNCACHED_UNLIMITED,
+                     **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
+    print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, "
+          f"arguments {extra or 'defaults'}, "
           f"server workers {args.workers}, cache off, CPU cores {os.cpu_count()}"
-          + (f", engine pinned to CPUs {args.engine_cpus}, server and clients to the others" if args.engine_cpus else ""))
+          + (f", engine pinned to CPUs {args.engine_cpus}, server and clients to the others"
+             if args.engine_cpus else ""))
     print("| path | clients | p50 ms | p95 ms | p99 ms | calls/s | errors |\n|---|---|---|---|---|---|---|")
     raws: dict[int, Run] = {}
     raw_pair: dict[int, tuple[Run, Run]] = {}
@@ -470,7 +474,8 @@ def main() -> None:
                     [f"{http_client} client"] if args.http_clients != ["python"] else [])
                 name = "MCP HTTP" + (f" ({', '.join(parts)})" if parts else "")
                 mcp_cpu = CpuMeter(settings, server_pid)  # over the timed calls only
-                mcp = (asyncio.run(mcp_level(url, questions, clients, requests, mcp_cpu, extra)) if http_client == "python"
+                mcp = (asyncio.run(mcp_level(url, questions, clients, requests, mcp_cpu,
+                                             extra)) if http_client == "python"
                        else node_http_level(url, questions, clients, requests, mcp_cpu))
                 print(mcp.row(name, clients), flush=True)
                 inside_rows.append((name, clients, mcp))

@@ -2,10 +2,11 @@
 
 Each tree plans every question exactly as its own search call does (``SearchService.plan`` → ``build_request``,
 run in a subprocess with that tree on ``sys.path``), so the bodies compared are the ones each round ships.
-They are then sent to the same index from one process (with the copies lookup a tree makes after its search): per round, the trees alternate in blocks of every
-question (the order of the two blocks flips each round, so a drift of the machine falls on both), and the
-engine's CPU per call is the node's ``process.cpu.total_in_millis`` over each tree's blocks. Reported per
-operator: engine ``took`` p50 / p95, wall p50 / p95, engine CPU ms per call, and the ratios this / previous.
+They are then sent to the same index from one process (with the copies lookup a tree makes after its search): per
+round, the trees alternate in blocks of every question (the order of the two blocks flips each round, so a drift of the
+machine falls on both), and the engine's CPU per call is the node's ``process.cpu.total_in_millis`` over each tree's
+blocks. Reported per operator: engine ``took`` p50 / p95, wall p50 / p95, engine CPU ms per call, and the ratios this /
+previous.
 
     git worktree add ../prev <commit>
     .venv/bin/python -m benchmarks.request_rounds --alias r39 --previous ../prev --operators AUTO AND --rounds 5

@@ -5,8 +5,8 @@ line of its own (so no copy is the same bytes as another), and ingests it with t
 (``run_ingest``, default settings). Whenever the index passes the next size, it measures, on the same 60
 construction questions through ``SearchService.search`` (the tool's path, cache off, defaults):
 p50/p95 and throughput at 1, 10 and 100 concurrent callers; the index's size on disk, heap used, and the
-ingest rate since the last size (the index merged with ``index optimize`` before measuring); and, side by side on the service's own request bodies, what the
-settings that dominate cost (pagination depth, k-NN k, aggregations, collapse).
+ingest rate since the last size (the index merged with ``index optimize`` before measuring); and, side by side on the
+service's own request bodies, what the settings that dominate cost (pagination depth, k-NN k, aggregations, collapse).
 
     .venv/bin/python -m benchmarks.scale                                    # 100K, 300K, 1M chunks
     .venv/bin/python -m benchmarks.scale --sizes 100000 300000 --out docs/scale-run.jsonl

@@ -110,5 +110,6 @@ class AnswerTally:
         sizes = sorted(self.sizes or [0])
         read = sorted(self.read_before or [0])
         return {"answer@1": round(self.at1 / n, 4), "answer@5": round(self.at5 / n, 4),
-                "within_two_calls": round((self.at5 + self.second) / n, 4), "cited@5": round(self.cited / n, 4), "chars_before_answer_p50": float(read[len(read) // 2]),
+                "within_two_calls": round((self.at5 + self.second) / n, 4), "cited@5": round(self.cited / n, 4),
+                "chars_before_answer_p50": float(read[len(read) // 2]),
                 "answer_chars_p50": float(sizes[len(sizes) // 2]), "answer_chars_max": float(sizes[-1])}

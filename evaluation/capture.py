@@ -76,7 +76,8 @@ def open_table_questions(alias: str, questions: Path, agent: bool,
 
     settings = eval_settings(Settings(), alias)
     client = build_client(settings)
-    ids = {doc_id: Path(str(entry["file_path"])).name for doc_id, entry in load_registry(client, settings.index).items()}
+    ids = {doc_id: Path(str(entry["file_path"])).name for doc_id, entry in load_registry(client,
+                                                                                         settings.index).items()}
     rows = [json.loads(line) for line in questions.read_text(encoding="utf-8").splitlines() if line.strip()]
     kept = KeptClauseSet(SearchService(settings, client, embedder), ids, {r["id"]: r["query"] for r in rows},
                          {r["id"]: Judged((r["answer"],), r["file"]) for r in rows})

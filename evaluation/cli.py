@@ -112,7 +112,8 @@ def eval_command(
         return
     for settings, results, seconds in table:
         title = (f"{len(evalset.documents)} documents, {len(evalset.queries)} queries, embedder "
-                 f"{settings.embedder.provider}, BM25/dense {settings.index.bm25_weight}/{settings.index.dense_weight}, "
+                 f"{settings.embedder.provider}, "
+                 f"BM25/dense {settings.index.bm25_weight}/{settings.index.dense_weight}, "
                  f"operator {(operator or default_of('operator')).upper()}; index built and searched in {seconds:.0f}s")
         out.print(format_table(results, title) + "\n", markup=False, highlight=False)
 

@@ -1,9 +1,10 @@
 """Walk the given roots and describe each candidate file (no parsing here).
 
 The walk is defensive, because archives are hostile: a symbolic link is followed only where its target would be
-taken by itself (inside an ingested root, not hidden, not excluded; same access groups, checked by the plan), FIFOs, sockets and devices are never opened, an unreadable directory or file
-becomes a reported ``Rejected`` entry instead of stopping the run, and a name that is not valid UTF-8
-(cp1251 names from Windows zips) gets a printable display form while its id comes from the raw bytes.
+taken by itself (inside an ingested root, not hidden, not excluded; same access groups, checked by the plan), FIFOs,
+sockets and devices are never opened, an unreadable directory or file becomes a reported ``Rejected`` entry instead of
+stopping the run, and a name that is not valid UTF-8 (cp1251 names from Windows zips) gets a printable display form
+while its id comes from the raw bytes.
 """
 
 from __future__ import annotations

@@ -3,9 +3,9 @@ a cron job and a person, or two machines given the same ``--shard`` — never wr
 
 A lease names its holder (host, process id, a random tag): a holder that died on this very host (its process is
 gone: ``kill -9``, a crash) is recognised at once and its lease taken over; one on another host is taken over
-once its lease expires. A lease names its scope: ``all`` for a whole run, ``shard-i-of-n`` for a ``--shard`` run, so the shards of one
-run proceed together while a whole run and any shard run exclude each other. The holder renews it every
-``ttl / 3`` seconds; a holder that dies stops renewing, and its lease is taken over once expired. Every write
+once its lease expires. A lease names its scope: ``all`` for a whole run, ``shard-i-of-n`` for a ``--shard`` run, so
+the shards of one run proceed together while a whole run and any shard run exclude each other. The holder renews it
+every ``ttl / 3`` seconds; a holder that dies stops renewing, and its lease is taken over once expired. Every write
 is a real-time operation on one document id with optimistic concurrency (``if_seq_no``), so two claimants
 cannot both win.
 """

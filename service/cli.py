@@ -48,7 +48,8 @@ state = State()
 
 
 @app.callback()
-def _root(ctx: typer.Context, verbose: bool = typer.Option(False, "--verbose", "-v", help="Debug logging on stderr.")) -> None:
+def _root(ctx: typer.Context, verbose: bool = typer.Option(False, "--verbose", "-v",
+                                                           help="Debug logging on stderr.")) -> None:
     logger.remove()
     logger.add(sys.stderr, level="DEBUG" if verbose else "INFO", format="{time:HH:mm:ss} {level:<7} {message}")
     if verbose:
@@ -66,7 +67,8 @@ def engine_install() -> None:
 
 @engine_app.command("up")
 def engine_up(nodes: int = typer.Option(None, "--nodes", min=1, max=9, help="A local cluster of this many nodes "
-                                        "on consecutive ports (replicas on other nodes: it survives losing one).")) -> None:
+                                        "on consecutive ports (replicas on other nodes: it survives losing one).")
+              ) -> None:
     """Start the node (or the cluster) on loopback (idempotent) and wait until it serves every shard."""
     engine = state.settings.engine
     count = nodes or engine.nodes

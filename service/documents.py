@@ -48,7 +48,8 @@ def normalize_clause(text: str) -> str:
     """How a person writes a clause → how chunks record it: «п. 5.2.3» → «5.2.3», «приложение б» →
     «Приложение Б», «таблица 4» → «Таблица 4». Bounded and stripped of anything but the clause."""
     if not isinstance(text, str) or not 0 < len(text.strip()) <= 60:
-        raise InvalidQuery("clause must be 1-60 characters, e.g. «5.2.3» or «Приложение Б»", details={"field": "clause"})
+        raise InvalidQuery("clause must be 1-60 characters, e.g. «5.2.3» or «Приложение Б»",
+                           details={"field": "clause"})
     text = " ".join(_CLAUSE_PREFIX_RE.sub("", text.strip()).split()).rstrip(".") or text.strip()
     word, *rest = text.split()
     if word[:1].isalpha() and rest:

@@ -52,7 +52,8 @@ def read_embedder_meta(client: OpenSearch, settings: IndexSettings, index: str |
     return None if found is None else dict(found["_source"])
 
 
-def embedder_meta_version(client: OpenSearch, settings: IndexSettings, index: str | None) -> tuple[str, int, int] | None:
+def embedder_meta_version(client: OpenSearch, settings: IndexSettings,
+                          index: str | None) -> tuple[str, int, int] | None:
     """Which record ``read_embedder_meta`` would return and its version (id, seq_no, primary term), read
     without its source: the statistics make a navec record megabytes that the engine would send and parse."""
     found = _embedder_record(client, settings, index, {"_source": "false"})

@@ -239,7 +239,8 @@ TRANSLATIONS: tuple[tuple[Callable[[Exception], bool], Callable[[Exception], Str
     (lambda e: isinstance(e, os_exc.ConnectionTimeout), lambda e: engine_timeout()),
     (lambda e: isinstance(e, os_exc.SSLError),
      lambda e: IndexUnavailable("the search engine's TLS certificate could not be verified; set "
-                                "STROIDOK_OPENSEARCH_CA_CERTS to the CA file it chains to", details={"reason": "SSLError"})),
+                                "STROIDOK_OPENSEARCH_CA_CERTS to the CA file it chains to",
+                                details={"reason": "SSLError"})),
     (lambda e: isinstance(e, os_exc.ConnectionError),
      lambda e: IndexUnavailable("the search engine is not reachable; start it with `stroidok engine up`",
                                 details={"reason": type(e).__name__})),
@@ -335,7 +336,8 @@ def cancel_searches(client: OpenSearch, opaque_id: str) -> int:
     """Cancel the engine's search tasks started by the request with ``opaque_id``; how many were asked to
     stop. Never raises: the caller is already failing with the timeout it reports."""
     try:
-        ids = [task.task for task in search_tasks(client, detailed=False, timeout_s=GRACE_S) if task.opaque_id == opaque_id]
+        ids = [task.task for task in search_tasks(client, detailed=False,
+                                                  timeout_s=GRACE_S) if task.opaque_id == opaque_id]
         for task_id in ids:
             client.tasks.cancel(task_id=task_id, request_timeout=GRACE_S)
     except StroidokError as exc:

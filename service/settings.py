@@ -73,7 +73,8 @@ class EngineSettings(BaseSettings):
     disk_flood: str = Field(default="500mb", pattern=DISK_WATERMARK, description="Free space below which writes "
                             "are blocked (DISK_FULL) until space is freed.")
     search_cancel_after_s: float = Field(default=60.0, gt=0, description="The engine cancels any search running "
-                                         "longer (a backstop behind each search's own bound, STROIDOK_SEARCH_TIMEOUT_S).")
+                                         "longer (a backstop behind each search's own bound, "
+                                         "STROIDOK_SEARCH_TIMEOUT_S).")
 
     @property
     def state_dir(self) -> Path:
@@ -101,7 +102,8 @@ class EngineSettings(BaseSettings):
         http = tuple(self.http_port + i for i in range(self.nodes))
         transport = tuple(self.transport_port + i for i in range(self.nodes))
         return [self.model_copy(update={"http_port": h, "transport_port": t, "cluster_http_ports": http,
-                                        "cluster_transport_ports": transport}) for h, t in zip(http, transport, strict=True)]
+                                        "cluster_transport_ports": transport}) for h, t in zip(http, transport,
+                                                                                               strict=True)]
 
     @property
     def install_dir(self) -> Path:
@@ -338,7 +340,8 @@ class SearchSettings(BaseSettings):
 
     knn_k: int = Field(default=100, ge=1, le=1000, description="Candidates from the dense leg.")
     knn_units_expand: bool = Field(default=False, description="Every unit of the chunks the dense leg found is "
-                                   "scored for the passage, not only those its graph search reached (costs engine CPU).")
+                                   "scored for the passage, not only those its graph search reached "
+                                   "(costs engine CPU).")
     extra_candidates: int | None = Field(
         default=None, ge=0, le=10, description="Further chunks of each document the engine returns beyond "
         "max_chunks, whose passages compete to be shown; unset: 1 where the index keeps navec unit vectors "

@@ -7,8 +7,8 @@ repair, and read by OCR otherwise. A page with (almost) no text but an image is 
 cover most of it and whose layer holds few dictionary words is a scan under a fake or sparse layer, and OCR's
 text replaces the layer's when it reads more words. OCR renders the page with pdfium and calls tesseract
 directly (one thread per page: the parse workers are the parallelism); a page OCR reads as garbage upright is
-read again turned (tesseract's orientation detection first, then the other quarter turns). A page neither its layer nor OCR
-reads is left out and reported as unread, never indexed as garbage. ``--ocr never`` reports the pages it
+read again turned (tesseract's orientation detection first, then the other quarter turns). A page neither its layer nor
+OCR reads is left out and reported as unread, never indexed as garbage. ``--ocr never`` reports the pages it
 leaves unread; ``always`` OCRs every page.
 """
 
@@ -217,7 +217,8 @@ def read_pages(pdf: Any, texts: list[str], options: PdfOptions, languages: list[
             reading.warnings.append(f"{len(scans)} scanned page(s) were not OCRed (--ocr never)")
     if reading.repaired:
         kinds = sorted(set(reading.repaired.values()))
-        reading.warnings.append(f"{len(reading.repaired)} page(s) with a broken text layer repaired ({', '.join(kinds)})")
+        reading.warnings.append(f"{len(reading.repaired)} page(s) with a broken text layer repaired "
+                                f"({', '.join(kinds)})")
     if reading.unread:
         reading.warnings.append(f"{len(reading.unread)} page(s) unread: neither the text layer nor OCR gave "
                                 f"language (pages {', '.join(str(i + 1) for i in sorted(reading.unread))})")

@@ -23,7 +23,8 @@ TITLE_GAP = 300  # characters between a СП's designation and «Актуали�
 FRONT_BLOCKS = 60  # a document without a «1 Область применения» heading: its first blocks are its front
 _SEPARATOR_RE = re.compile(r"[\s,;*]*(?:и\s+)?")
 #: what follows a name in a reference list and is not part of it
-_NAME_TAIL_RE = re.compile(r"\s*(?:\((?:с\s+изменени|в\s+редакции|ред\.|Изменени)[^)]*\)?|\*+|\.\s*$).*$", re.IGNORECASE)
+_NAME_TAIL_RE = re.compile(r"\s*(?:\((?:с\s+изменени|в\s+редакции|ред\.|Изменени)[^)]*\)?|\*+|\.\s*$).*$",
+                           re.IGNORECASE)
 #: «(актуализированная редакция СНиП …)», «. Актуализированная редакция …» after a cited СП's name
 _REVISION_NOTE_RE = re.compile(r"[\s.(]*актуализированн\w+\s+редакци\w*.*$", re.IGNORECASE)
 _NAME_NOISE_RE = re.compile(r"\((?:ИСО|ISO|ЕН|EN|МЭК|IEC|ASTM|DIN)[^)]*\)", re.IGNORECASE)

@@ -8,7 +8,8 @@ from ingest.parse.model import Block, BlockKind, PageRole
 from ingest.parse.repair import join_broken_words, repair_text
 from ingest.parse.tables import TABLE_ROW, TABLE_START
 
-_HEADING_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3})*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",
+_HEADING_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3})*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+"
+                         r"|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",
                          re.IGNORECASE)
 _SPACES_RE = re.compile(r"[ \t\u00a0]+")
 _LEADER_RE = re.compile(r"(?:\.\s?){4,}|_{4,}")
@@ -67,7 +68,8 @@ def strip_running_lines(pages: list[str], edge: int = 4, min_share: float = 0.3)
             for text, keys in zip(pages, edges, strict=True)]
 
 
-_CLAUSE_START_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3}){1,5}\.?\s+\S|(?:Таблица|Приложение|ТАБЛИЦА|ПРИЛОЖЕНИЕ)\s+[А-ЯЁA-Z0-9]"
+_CLAUSE_START_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3}){1,5}\.?\s+\S"
+                              r"|(?:Таблица|Приложение|ТАБЛИЦА|ПРИЛОЖЕНИЕ)\s+[А-ЯЁA-Z0-9]"
                               r"|(?:Статья|СТАТЬЯ)\s+\d)")
 
 

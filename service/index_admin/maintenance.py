@@ -123,7 +123,8 @@ def _copy(client: OpenSearch, old: str, new: str, template: dict[str, Any], text
     result = client.reindex(body=body, wait_for_completion=True, refresh=True, request_timeout=3600)
     if result.get("failures"):
         client.indices.delete(index=new)
-        raise IndexSetupError("reindex failed; the old index is untouched", details={"failures": result["failures"][:5]})
+        raise IndexSetupError("reindex failed; the old index is untouched",
+                              details={"failures": result["failures"][:5]})
 
 
 def segment_count(client: OpenSearch, alias: str) -> int:

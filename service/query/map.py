@@ -296,8 +296,8 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
             per_chunk: int = 1) -> DocumentResult:
     """A collapsed hit: the document and the passages of its chunks that answer best (scores scaled to the
     document's). In a normative document (one with a designation) that holds a query term every window of every
-    candidate chunk is scored by the learned ``model`` and the chunks are shown in the order of their best window's score; in
-    any other a chunk ranks by its fused relevance and its best passage's coverage and meaning, equally.
+    candidate chunk is scored by the learned ``model`` and the chunks are shown in the order of their best window's
+    score; in any other a chunk ranks by its fused relevance and its best passage's coverage and meaning, equally.
     ``per_chunk``: how many of a chunk's best windows may be shown in a normative document (one, but inside
     a document, where its passages are all the answer holds)."""
     doc = map_document(hit["_source"], hit.get("_score") or 0.0)

@@ -132,7 +132,8 @@ BOUND_PHRASES: dict[Operator, Callable[[ParsedQuery], tuple[str, ...]]] = {
 }
 
 
-def _bindings(parsed: ParsedQuery, operator: Operator, fields: tuple[str, ...], match_type: str) -> list[dict[str, Any]]:
+def _bindings(parsed: ParsedQuery, operator: Operator, fields: tuple[str, ...],
+              match_type: str) -> list[dict[str, Any]]:
     """What each operator binds: PHRASE the whole phrase, AND every quoted part and every word, AUTO its
     "straight-quoted" phrases, OR nothing."""
     if operator == "PHRASE":

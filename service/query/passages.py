@@ -62,7 +62,8 @@ class Marked:
         """The keys of the marks that start in ``[start, end)`` (the same list on every ask: not to be changed)."""
         found = self.read.get((start, end))
         if found is None:
-            found = self.read[start, end] = list(self.keys[bisect_left(self.starts, start):bisect_left(self.starts, end)])
+            found = self.read[start, end] = list(self.keys[bisect_left(self.starts, start):bisect_left(self.starts,
+                                                                                                       end)])
         return found
 
 

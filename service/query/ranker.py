@@ -21,8 +21,8 @@ from service.query.passages import Marked, Span, has_value, span_at, table_heade
 #: document's candidate units, over the document's rarest), its repeats of them (log), its units' best cosine to
 #: the query, whether it states a value (a bound, a quantity with its unit), whether it opens at a clause's
 #: start, the length of what it shows (in passage sizes), and the share of its characters that are digits (a
-#: table's rows, whose cells state values without their units). Signals measured and left out because no set's held-out folds
-#: gained by them: the covered share of all terms, the rarest term, the chunk's fused relevance, its place and
+#: table's rows, whose cells state values without their units). Signals measured and left out because no set's held-out
+#: folds gained by them: the covered share of all terms, the rarest term, the chunk's fused relevance, its place and
 #: cosine, the densest unit's cosine, clauses crossed, contents lines (docs/relevance.md).
 FEATURES = ("terms", "repeats", "cos_best", "value", "clause_start", "length", "numeric")
 

@@ -52,7 +52,8 @@ def refused_nulls(arguments: dict[str, Any], nullable: set[str]) -> InvalidQuery
     if not (wrong := sorted(name for name, value in arguments.items() if value is None and name not in nullable)):
         return None
     return InvalidQuery(f"null is not allowed for: {', '.join(wrong)[:200]}",
-                        details={"problems": [{"field": w[:100], "problem": "null is not allowed"} for w in wrong[:20]]})
+                        details={"problems": [{"field": w[:100],
+                                               "problem": "null is not allowed"} for w in wrong[:20]]})
 
 
 def admits_null(schema: dict[str, Any]) -> bool:

@@ -108,7 +108,8 @@ def matching(client: OpenSearch, index: str, code: str) -> set[str]:
         ("48.13331", {"other"}),
     ],
 )
-def test_normative_codes_match_whole_and_by_parts(client: OpenSearch, code_index: str, code: str, expected: set[str]) -> None:
+def test_normative_codes_match_whole_and_by_parts(client: OpenSearch, code_index: str, code: str,
+                                                  expected: set[str]) -> None:
     assert matching(client, code_index, code) == expected
 
 

@@ -27,7 +27,8 @@ def _snapshot(client: OpenSearch, settings: IndexSettings) -> dict[str, Any]:
         "pipelines": client.search_pipeline.get(id=f"{settings.hybrid_pipeline},{settings.rrf_pipeline}"),
         "indices": sorted(client.indices.get_alias(name=settings.alias)),
         "mapping": client.indices.get_mapping(index=settings.alias),
-        "settings": client.indices.get_settings(index=settings.alias)[settings.first_index]["settings"]["index"].get("analysis"),
+        "settings": client.indices.get_settings(index=settings.alias)[settings.first_index]["settings"]["index"]
+        .get("analysis"),
     }
 
 
@@ -84,7 +85,8 @@ def test_pipelines_follow_the_embedder_the_index_records(client: OpenSearch, ind
     # configured for navec-like plain min-max, but the index records e5: a run with this configuration
     # (an ingest that will be refused, an `index init`) must leave e5's fusion in place
     apply_all(client, index_settings)
-    claim_embedder_meta(client, RecordedAs("e5", index_settings.embedding_dim), index_settings, None)  # type: ignore[arg-type]
+    recorded = RecordedAs("e5", index_settings.embedding_dim)
+    claim_embedder_meta(client, recorded, index_settings, None)  # type: ignore[arg-type]
     e5 = CAPABILITIES["e5"].fusion
 
     apply_all(client, index_settings)

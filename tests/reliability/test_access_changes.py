@@ -43,7 +43,8 @@ def groups_in_index(client: OpenSearch, alias: str) -> set[str]:
     (unicodedata.normalize("NFD", "Для служебного пользования"), "Для служебного пользования/*", False),
     ("Для служебного пользования", unicodedata.normalize("NFD", "Для служебного пользования/*"), True),
 ])
-def test_a_rule_matches_however_the_path_is_written(tmp_path: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder,
+def test_a_rule_matches_however_the_path_is_written(tmp_path: Path, opensearch_url: str, client: OpenSearch,
+                                                    navec_embedder: NavecEmbedder,
                                                     folder: Path, pattern: str, root_is_folder: bool) -> None:
     docs = tmp_path / "docs"
     (docs / folder).mkdir(parents=True)

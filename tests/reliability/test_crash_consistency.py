@@ -55,7 +55,8 @@ def refresh_interval(client: OpenSearch, alias: str) -> str | None:
 
 @pytest.mark.parametrize("after_files", [1, DOCUMENTS // 2])
 def test_ingest_killed_mid_run_then_rerun_equals_an_uninterrupted_run(
-        after_files: int, corpus: Path, reference: dict[str, str], opensearch_url: str, client: OpenSearch, alias: str) -> None:
+        after_files: int, corpus: Path, reference: dict[str, str], opensearch_url: str, client: OpenSearch,
+    alias: str) -> None:
     marker = new_marker()
     running = start_ingest(corpus, ingest_env(opensearch_url, alias, marker))
     assert wait_until(lambda: registry_count(client, alias) >= after_files, timeout=300), running.stderr
@@ -69,7 +70,8 @@ def test_ingest_killed_mid_run_then_rerun_equals_an_uninterrupted_run(
     assert registry_count(client, alias, done_only=False) == registry_count(client, alias) == DOCUMENTS
 
 
-def test_sigterm_stops_the_run_with_a_message_and_exit_143(corpus: Path, reference: dict[str, str], opensearch_url: str, client: OpenSearch, alias: str) -> None:
+def test_sigterm_stops_the_run_with_a_message_and_exit_143(corpus: Path, reference: dict[str, str],
+                                                           opensearch_url: str, client: OpenSearch, alias: str) -> None:
     marker = new_marker()
     running = start_ingest(corpus, ingest_env(opensearch_url, alias, marker))
     assert wait_until(lambda: registry_count(client, alias) >= 1, timeout=300)
@@ -84,7 +86,8 @@ def test_sigterm_stops_the_run_with_a_message_and_exit_143(corpus: Path, referen
     assert chunk_state(client, alias) == reference
 
 
-def test_engine_killed_mid_ingest_then_rerun_equals_an_uninterrupted_run(corpus: Path, reference: dict[str, str], own_engine: EngineProcess) -> None:
+def test_engine_killed_mid_ingest_then_rerun_equals_an_uninterrupted_run(corpus: Path, reference: dict[str, str],
+                                                                         own_engine: EngineProcess) -> None:
     url = own_engine.url
     client = engine_client(url, 60)
     alias = "crash-engine"

@@ -21,7 +21,8 @@ pytestmark = [pytest.mark.integration, requires_shared]
 NO_DAC = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
 
 
-def test_every_hostile_file_is_indexed_or_reported_and_the_batch_ends(tmp_path: Path, opensearch_url: str, client: OpenSearch, alias: str) -> None:
+def test_every_hostile_file_is_indexed_or_reported_and_the_batch_ends(tmp_path: Path, opensearch_url: str,
+                                                                      client: OpenSearch, alias: str) -> None:
     root = tmp_path / "docs"
     expected = hostile.build(root, tmp_path / "outside")
     env = {**os.environ, "OPENSEARCH_URL": opensearch_url, "STROIDOK_INDEX_ALIAS": alias, "DO_NOT_TRACK": "1",

@@ -153,7 +153,8 @@ def read_response(sock: socket.socket) -> bytes:
     while b"\r\n\r\n" not in data:
         data += sock.recv(65536)
     head, _, body = data.partition(b"\r\n\r\n")
-    length = next(int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
+    length = next(int(line.split(b":",
+                                 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length"))
     while len(body) < length:
         body += sock.recv(65536)
     return head

@@ -15,7 +15,8 @@ GOOD = "Бетонная смесь укладывается слоями тол
 CP1251_NAME = "отчёт по бетону.txt".encode("cp1251")
 W_NS = b'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
 BILLION_LAUGHS = (b'<?xml version="1.0"?>\n<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;">'
-                  b']>\n<w:document ' + W_NS + b'><w:body><w:p><w:r><w:t>&lol2;</w:t></w:r></w:p></w:body></w:document>')
+                  b']>\n<w:document ' + W_NS
+                  + b'><w:body><w:p><w:r><w:t>&lol2;</w:t></w:r></w:p></w:body></w:document>')
 XXE = (b'<?xml version="1.0"?>\n<!DOCTYPE d [<!ENTITY xxe SYSTEM "file:///etc/passwd">]>\n<w:document ' + W_NS
        + b'><w:body><w:p><w:r><w:t>&xxe;</w:t></w:r></w:p></w:body></w:document>')
 PADDED_DTD = b'<?xml version="1.0"?>\n' + b"<!-- " + b" " * 20000 + b" -->\n" + BILLION_LAUGHS.split(b"\n", 1)[1]

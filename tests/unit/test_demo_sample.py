@@ -14,7 +14,8 @@ def test_the_demo_ingests_the_sample_kept_in_the_repository() -> None:
     makefile = (REPO / "Makefile").read_text(encoding="utf-8")
     target = re.search(r"^demo:.*?(?=^\S|\Z)", makefile, re.M | re.S)
     assert target is not None and "ingest $(DOCS)" in target[0] and "evaluation.sample" not in target[0]
-    assert re.search(r"^SAMPLE := demo/documents$", makefile, re.M) and re.search(r"^DOCS \?= \$\(SAMPLE\)$", makefile, re.M)
+    assert re.search(r"^SAMPLE := demo/documents$", makefile, re.M) and re.search(r"^DOCS \?= \$\(SAMPLE\)$", makefile,
+                                                                                  re.M)
 
 
 def test_the_sample_is_small_and_holds_every_format_the_parsers_read() -> None:

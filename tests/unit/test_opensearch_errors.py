@@ -20,7 +20,8 @@ def test_missing_index_is_index_unavailable() -> None:
     assert "no such index" not in err.message and "stroidok index init" in err.message
 
 
-def test_bad_request_is_a_database_error_whose_engine_reason_is_logged_not_sent(capsys: pytest.CaptureFixture[str]) -> None:
+def test_bad_request_is_a_database_error_whose_engine_reason_is_logged_not_sent(
+        capsys: pytest.CaptureFixture[str]) -> None:
     from loguru import logger
 
     sink = logger.add(lambda m: print(m, end="", file=__import__("sys").stderr), level="WARNING")

@@ -43,7 +43,8 @@ def test_rate_limiter_is_per_client() -> None:
         limiter.check("a")
 
 
-def test_the_in_process_limiter_starts_no_thread_per_call_and_still_drops_expired_entries(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_in_process_limiter_starts_no_thread_per_call_and_still_drops_expired_entries(
+        monkeypatch: pytest.MonkeyPatch) -> None:
     limiter = RateLimiter("3/second")
     storage: Any = limiter.limiter.storage
     started: list[threading.Thread] = []
@@ -81,7 +82,8 @@ def test_cache_keys_differ_by_deployment_generation_groups_request_and_index() -
 
     base = cache_key("c1", 1, ("public",), '{"q":1}', "a")
     assert len({base, cache_key("c1", 2, ("public",), '{"q":1}', "a"),
-                cache_key("c1", 1, ("legal", "public"), '{"q":1}', "a"), cache_key("c1", 1, ("public",), '{"q":2}', "a"),
+                cache_key("c1", 1, ("legal", "public"), '{"q":1}', "a"), cache_key("c1", 1, ("public",), '{"q":2}',
+                                                                                   "a"),
                 cache_key("c1", 1, ("public",), '{"q":1}', "b"), cache_key("c2", 1, ("public",), '{"q":1}', "a")}) == 6
 
 

@@ -70,7 +70,8 @@ def resolver(monkeypatch: pytest.MonkeyPatch, index: list[str]) -> tuple[Embedde
     monkeypatch.setattr(vectors, "embedder_meta_version", lambda client, settings, idx: ("embedder@" + idx, 1, 1))
     built = Fixed()
     monkeypatch.setattr(vectors, "embedder_for", lambda *a: built)
-    return EmbedderResolver(client=None, settings=Settings(), configured=None, ttl_s=0.3), lookup  # type: ignore[arg-type]
+    resolver = EmbedderResolver(client=None, settings=Settings(), configured=None, ttl_s=0.3)  # type: ignore[arg-type]
+    return resolver, lookup
 
 
 def test_resolver_looks_up_once_and_serves_the_last_answer_while_refreshing(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -104,7 +105,8 @@ def test_the_record_is_read_only_when_its_version_changes(monkeypatch: pytest.Mo
     statistics) is read for a new index or a rewritten record only."""
     index, version, reads = ["idx-1"], [1], list[str]()
     monkeypatch.setattr(vectors, "concrete_index", lambda *a: index[0])
-    monkeypatch.setattr(vectors, "embedder_meta_version", lambda client, settings, idx: ("embedder@" + idx, version[0], 1))
+    monkeypatch.setattr(vectors, "embedder_meta_version", lambda client, settings, idx: ("embedder@" + idx, version[0],
+                                                                                         1))
     def read(client: object, settings: object, idx: str) -> dict[str, Any]:
         reads.append(idx)
         return {}

@@ -51,7 +51,8 @@ def all_chunks(client: OpenSearch, alias: str) -> list[dict[str, Any]]:
                                                _source_excludes=["embedding"])]
 
 
-def test_indexed_chunks_have_size_pages_clauses_and_designation(ingested: tuple[SearchService, Settings], client: OpenSearch) -> None:
+def test_indexed_chunks_have_size_pages_clauses_and_designation(ingested: tuple[SearchService, Settings],
+                                                                client: OpenSearch) -> None:
     _, settings = ingested
     chunks = all_chunks(client, settings.index.alias)
     lengths = [len(c["text"]) for c in chunks]

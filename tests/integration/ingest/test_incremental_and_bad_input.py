@@ -53,7 +53,8 @@ def ingest(root: Path, settings: Settings, client: OpenSearch, embedder: Any, **
     return run_ingest(IngestOptions([root], **options), settings, client, embedder, quiet=True)
 
 
-def test_unchanged_rerun_parses_and_embeds_nothing(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_unchanged_rerun_parses_and_embeds_nothing(folder: Path, settings: Settings, client: OpenSearch,
+                                                   navec_embedder: NavecEmbedder) -> None:
     first = ingest(folder, settings, client, navec_embedder)
     assert first.counts["indexed"] == 3
 
@@ -63,7 +64,8 @@ def test_unchanged_rerun_parses_and_embeds_nothing(folder: Path, settings: Setti
     assert again.timings == {"parse": 0.0, "embed": 0.0, "index": 0.0}
 
 
-def test_editing_one_file_reindexes_only_that_file(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_editing_one_file_reindexes_only_that_file(folder: Path, settings: Settings, client: OpenSearch,
+                                                   navec_embedder: NavecEmbedder) -> None:
     ingest(folder, settings, client, navec_embedder)
     write_doc(folder / "doc1.txt", 6, "совершенно новая редакция документа")
 
@@ -76,7 +78,8 @@ def test_editing_one_file_reindexes_only_that_file(folder: Path, settings: Setti
     assert phrase_hits(client, alias, "маркерный текст документа 1") == 0
 
 
-def test_a_shorter_new_version_leaves_no_stale_chunks(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_a_shorter_new_version_leaves_no_stale_chunks(folder: Path, settings: Settings, client: OpenSearch,
+                                                      navec_embedder: NavecEmbedder) -> None:
     ingest(folder, settings, client, navec_embedder)
     before = chunks_of(client, settings.index.alias, folder / "doc2.txt")
     write_doc(folder / "doc2.txt", 1, "короткая редакция")
@@ -88,7 +91,8 @@ def test_a_shorter_new_version_leaves_no_stale_chunks(folder: Path, settings: Se
     assert after == outcome.chunks < before
 
 
-def test_deleting_a_file_removes_its_chunks(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_deleting_a_file_removes_its_chunks(folder: Path, settings: Settings, client: OpenSearch,
+                                            navec_embedder: NavecEmbedder) -> None:
     ingest(folder, settings, client, navec_embedder)
     assert chunks_of(client, settings.index.alias, folder / "doc0.txt") > 0
     (folder / "doc0.txt").unlink()
@@ -115,7 +119,8 @@ class DropsTheIndex:
         return getattr(self.real, name)
 
 
-def test_chunks_written_after_the_index_vanished_fail_and_create_no_stray_index(folder: Path, settings: Settings, client: OpenSearch,
+def test_chunks_written_after_the_index_vanished_fail_and_create_no_stray_index(folder: Path, settings: Settings,
+                                                                                client: OpenSearch,
                                                                               navec_embedder: NavecEmbedder) -> None:
     """A write to the alias after its index was deleted must fail (reported), never auto-create a plain index
     of that name with guessed mappings, where the chunks would be unsearchable and block the next setup."""
@@ -125,7 +130,8 @@ def test_chunks_written_after_the_index_vanished_fail_and_create_no_stray_index(
     assert not client.indices.exists(index=settings.index.alias)
 
 
-def test_dry_run_changes_nothing(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_dry_run_changes_nothing(folder: Path, settings: Settings, client: OpenSearch,
+                                 navec_embedder: NavecEmbedder) -> None:
     report = ingest(folder, settings, client, navec_embedder, dry_run=True)
     assert report.counts == {"planned": 3}
     assert client.count(index=settings.index.alias)["count"] == 0
@@ -166,7 +172,8 @@ def make_bad_files(root: Path) -> dict[str, str]:
             "garbage.docx": "not a ZIP archive", "bomb.docx": "zip bomb"}
 
 
-def test_corrupt_files_are_reported_and_the_rest_indexed(folder: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_corrupt_files_are_reported_and_the_rest_indexed(folder: Path, opensearch_url: str, client: OpenSearch,
+                                                         navec_embedder: NavecEmbedder) -> None:
     bad = make_bad_files(folder)
     settings = product_settings(opensearch_url, file_memory_mb=1024,
                                 file_timeout_s=60)
@@ -182,7 +189,8 @@ def test_corrupt_files_are_reported_and_the_rest_indexed(folder: Path, opensearc
         drop_index_resources(client, settings.index)
 
 
-def test_a_file_over_the_time_cap_is_stopped_and_reported(tmp_path: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_a_file_over_the_time_cap_is_stopped_and_reported(tmp_path: Path, opensearch_url: str, client: OpenSearch,
+                                                          navec_embedder: NavecEmbedder) -> None:
     root = tmp_path / "slow"
     root.mkdir()
     make_scanned_pdf(root / "long-scan.pdf", pages=24)

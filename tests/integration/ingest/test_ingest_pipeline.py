@@ -94,7 +94,8 @@ def test_every_file_is_indexed_and_reported(corpus: Corpus) -> None:
         ("акт-скан.pdf", "Бетонирование ростверка выполнено", 1),
     ],
 )
-def test_known_sentence_is_found_on_its_page(client: OpenSearch, corpus: Corpus, file: str, phrase: str, page: int) -> None:
+def test_known_sentence_is_found_on_its_page(client: OpenSearch, corpus: Corpus, file: str, phrase: str,
+                                             page: int) -> None:
     root, settings, _ = corpus
     (path,) = [p for p in root.rglob("*") if p.relative_to(root).as_posix().startswith(file)]
     hits = search_phrase(client, settings.index.alias, phrase, document_id(path))
@@ -137,7 +138,8 @@ def test_chunk_vectors_are_computed_with_the_document_and_section_titles(client:
     assert not np.allclose(stored, text_only, atol=1e-2)
 
 
-def test_embedder_identity_and_statistics_are_stored_with_the_index(client: OpenSearch, corpus: Corpus, navec_embedder: NavecEmbedder) -> None:
+def test_embedder_identity_and_statistics_are_stored_with_the_index(client: OpenSearch, corpus: Corpus,
+                                                                    navec_embedder: NavecEmbedder) -> None:
     _, settings, _ = corpus
     meta = read_embedder_meta(client, settings.index)
     assert meta["provider"] == "navec" and meta["dimension"] == 300
@@ -147,7 +149,8 @@ def test_embedder_identity_and_statistics_are_stored_with_the_index(client: Open
     assert version is not None and version[0].startswith("embedder@") and version[1] >= 0  # read without source
 
 
-def test_an_index_built_by_another_embedder_is_refused(client: OpenSearch, corpus: Corpus, navec_embedder: NavecEmbedder) -> None:
+def test_an_index_built_by_another_embedder_is_refused(client: OpenSearch, corpus: Corpus,
+                                                       navec_embedder: NavecEmbedder) -> None:
     root, settings, _ = corpus
 
     class Impostor:

@@ -49,7 +49,8 @@ def archive(tmp_path: Path) -> Path:
     return root
 
 
-def test_three_shards_at_once_index_every_file_once_and_delete_once(archive: Path, opensearch_url: str, client: OpenSearch) -> None:
+def test_three_shards_at_once_index_every_file_once_and_delete_once(archive: Path, opensearch_url: str,
+                                                                    client: OpenSearch) -> None:
     alias = new_alias()
     env = ingest_env(opensearch_url, alias)
     try:
@@ -60,7 +61,8 @@ def test_three_shards_at_once_index_every_file_once_and_delete_once(archive: Pat
         for k, files in enumerate(indexed, 1):
             assert all(Shard(k, 3).holds(document_id(Path(p))) for p in files)
         client.indices.refresh(index=alias)
-        per_file = client.search(index=alias, body={"size": 0, "aggs": {"f": {"terms": {"field": "doc_id", "size": 100}}}})
+        per_file = client.search(index=alias, body={"size": 0, "aggs": {"f": {"terms": {"field": "doc_id",
+                                                                                        "size": 100}}}})
         single = {b["key"]: b["doc_count"] for b in per_file["aggregations"]["f"]["buckets"]}
         assert len(single) == 24
         # one set of embedder statistics for the whole index, whoever fitted first

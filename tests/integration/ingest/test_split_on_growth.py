@@ -39,7 +39,8 @@ def chunk_ids(client: OpenSearch, alias: str) -> set[str]:
     return {h["_id"] for h in hits["hits"]["hits"]}
 
 
-def test_small_index_stays_on_one_shard_and_grown_one_is_split(tmp_path: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_small_index_stays_on_one_shard_and_grown_one_is_split(tmp_path: Path, settings: Settings, client: OpenSearch,
+                                                               navec_embedder: NavecEmbedder) -> None:
     names = list(TOPICS)
     settings.index.split_at_chunks = 1000  # the first run stays below it
     root = write_topics(tmp_path / "docs", names[:3])
@@ -80,14 +81,16 @@ def test_small_index_stays_on_one_shard_and_grown_one_is_split(tmp_path: Path, s
     assert concrete_index(client, settings.index.alias) == grown
 
 
-def test_split_disabled_starts_with_every_shard(tmp_path: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_split_disabled_starts_with_every_shard(tmp_path: Path, settings: Settings, client: OpenSearch,
+                                                navec_embedder: NavecEmbedder) -> None:
     settings.index.split_at_chunks = 0
     run_ingest(IngestOptions([write_topics(tmp_path / "docs", list(TOPICS)[:2])]), settings, client,
                navec_embedder, quiet=True)
     assert primary_shards(client, str(concrete_index(client, settings.index.alias))) == 2
 
 
-def test_a_failed_split_leaves_the_old_index_serving_and_writable(tmp_path: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder,
+def test_a_failed_split_leaves_the_old_index_serving_and_writable(tmp_path: Path, settings: Settings,
+                                                                  client: OpenSearch, navec_embedder: NavecEmbedder,
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from opensearchpy.exceptions import ConnectionError as EngineConnectionError
 

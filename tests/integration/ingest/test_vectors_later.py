@@ -91,7 +91,8 @@ def pending_files(client: OpenSearch, alias: str) -> set[str]:
     return {h["_source"]["file_name"] for h in hits}
 
 
-def test_text_first_index_is_searched_by_bm25_and_says_why(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_text_first_index_is_searched_by_bm25_and_says_why(folder: Path, settings: Settings, client: OpenSearch,
+                                                           navec_embedder: NavecEmbedder) -> None:
     report = run_ingest(IngestOptions([folder], vectors_later=True), settings, client, navec_embedder, quiet=True)
     assert report.counts["indexed"] == len(TOPICS)
     assert report.timings["embed"] < 0.5  # nothing was embedded
@@ -105,7 +106,9 @@ def test_text_first_index_is_searched_by_bm25_and_says_why(folder: Path, setting
     assert index_status(client, settings.index).pending_vectors == report.totals()["chunks"]
 
 
-def test_half_backfilled_index_answers_hybrid_with_bm25_for_the_rest(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_half_backfilled_index_answers_hybrid_with_bm25_for_the_rest(folder: Path, settings: Settings,
+                                                                     client: OpenSearch,
+                                                                     navec_embedder: NavecEmbedder) -> None:
     run_ingest(IngestOptions([folder], vectors_later=True), settings, client, navec_embedder, quiet=True)
     total = read_coverage(client, settings.index.alias).chunks
     run_backfill(settings, client, navec_embedder, BackfillOptions(batch_size=1, limit=total // 2), quiet=True)
@@ -120,11 +123,15 @@ def test_half_backfilled_index_answers_hybrid_with_bm25_for_the_rest(folder: Pat
         assert response.meta.vectors.pending_chunks == total - total // 2
         assert response.meta.vectors.share == pytest.approx((total // 2) / total, abs=1e-3)
         top = response.results[0]
-        assert top.file_path.endswith(f"{name}.txt"), (name, waiting, [(r.file_path[-14:], r.relevance_score, r.similarity) for r in response.results])  # found whether or not it has its vector yet
+        # found whether or not it has its vector yet
+        assert top.file_path.endswith(f"{name}.txt"), (name, waiting, [(r.file_path[-14:], r.relevance_score,
+                                                                        r.similarity) for r in response.results])
         assert (top.similarity is None) == (f"{name}.txt" in waiting)
 
 
-def test_stopped_backfill_resumes_without_embedding_anything_twice(folder: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+def test_stopped_backfill_resumes_without_embedding_anything_twice(folder: Path, settings: Settings,
+                                                                   client: OpenSearch,
+                                                                   navec_embedder: NavecEmbedder) -> None:
     run_ingest(IngestOptions([folder], vectors_later=True), settings, client, navec_embedder, quiet=True)
     total = read_coverage(client, settings.index.alias).chunks
     first = Counting(navec_embedder, stop_at=3)
@@ -159,8 +166,10 @@ def endpoint() -> Iterator[str]:
         yield url
 
 
-def test_model_switch_serves_from_the_old_index_until_the_new_one_is_complete(folder: Path, settings: Settings, client: OpenSearch,
-                                                                              navec_embedder: NavecEmbedder, endpoint: str) -> None:
+def test_model_switch_serves_from_the_old_index_until_the_new_one_is_complete(folder: Path, settings: Settings,
+                                                                              client: OpenSearch,
+                                                                              navec_embedder: NavecEmbedder,
+                                                                              endpoint: str) -> None:
     run_ingest(IngestOptions([folder]), settings, client, navec_embedder, quiet=True)
     old = SearchService(settings, client, navec_embedder)
     old_index = client.indices.get_alias(name=settings.index.alias).popitem()[0]
@@ -202,7 +211,8 @@ def test_model_switch_serves_from_the_old_index_until_the_new_one_is_complete(fo
     assert stale.meta.route_used == "bm25" and "hashing-64" in stale.meta.fallback_reason
 
 
-def test_e5_ingest_cli_indexes_text_first_then_fills_the_vectors_in_the_same_command(folder: Path, settings: Settings, client: OpenSearch,
+def test_e5_ingest_cli_indexes_text_first_then_fills_the_vectors_in_the_same_command(folder: Path, settings: Settings,
+                                                                                     client: OpenSearch,
                                                                                       opensearch_url: str) -> None:
     """`stroidok ingest` with e5 and no --vectors (auto): text first, then the backfill, one command, as a user
     runs it; afterwards every chunk has its 384-d vector and the hybrid search uses it."""
@@ -228,7 +238,8 @@ def test_e5_ingest_cli_indexes_text_first_then_fills_the_vectors_in_the_same_com
     assert {m["mappings"]["properties"]["embedding"]["dimension"] for m in mapping.values()} == {384}
 
 
-def test_http_model_gets_prefixes_and_input_type_at_ingest_and_at_query(folder: Path, settings: Settings, client: OpenSearch) -> None:
+def test_http_model_gets_prefixes_and_input_type_at_ingest_and_at_query(folder: Path, settings: Settings,
+                                                                        client: OpenSearch) -> None:
     """An asymmetric model behind an OpenAI-compatible endpoint: passages and queries reach it marked as such,
     through ingest, backfill and a search against the real node."""
     seen: list[tuple[str | None, str]] = []

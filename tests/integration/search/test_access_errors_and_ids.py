@@ -23,12 +23,14 @@ pytestmark = pytest.mark.integration
 SECRET_QUERY = {"query": "гидрофобизатор кремнийорганический", "search_mode": "fulltext"}
 
 
-def test_a_document_outside_your_groups_never_appears(service: SearchService, public: Principal, legal: Principal) -> None:
+def test_a_document_outside_your_groups_never_appears(service: SearchService, public: Principal,
+                                                      legal: Principal) -> None:
     assert service.search(SECRET_QUERY, public).meta.total_results == 0
     assert [r.title for r in service.search(SECRET_QUERY, legal).results] != []
 
 
-def test_facets_do_not_count_documents_you_may_not_read(service: SearchService, public: Principal, legal: Principal) -> None:
+def test_facets_do_not_count_documents_you_may_not_read(service: SearchService, public: Principal,
+                                                        legal: Principal) -> None:
     args = {"query": "пожарная безопасность", "search_mode": "fulltext", "limit": 50}
     seen_public = service.search(args, public).meta
     seen_legal = service.search(args, legal).meta
@@ -37,13 +39,15 @@ def test_facets_do_not_count_documents_you_may_not_read(service: SearchService, 
     assert seen_public.facets.date_distribution.get("2024-03", 0) + 1 == seen_legal.facets.date_distribution["2024-03"]
 
 
-def test_suggestions_come_only_from_readable_documents(service: SearchService, public: Principal, legal: Principal) -> None:
+def test_suggestions_come_only_from_readable_documents(service: SearchService, public: Principal,
+                                                       legal: Principal) -> None:
     misspelt = {"query": "гидрофабизатор", "search_mode": "fulltext"}
     assert service.search(misspelt, legal).meta.suggestions.corrected_query == "гидрофобизатор"
     assert service.search(misspelt, public).meta.suggestions.corrected_query is None
 
 
-def test_get_document_hides_unreadable_documents_as_not_found(service: SearchService, public: Principal, legal: Principal) -> None:
+def test_get_document_hides_unreadable_documents_as_not_found(service: SearchService, public: Principal,
+                                                              legal: Principal) -> None:
     secret = service.search(SECRET_QUERY, legal).results[0]
     assert service.get_document(secret.id, legal).document.id == secret.id
     with pytest.raises(NotFound) as caught:
@@ -51,14 +55,16 @@ def test_get_document_hides_unreadable_documents_as_not_found(service: SearchSer
     assert caught.value.code == "NOT_FOUND"
 
 
-def test_list_sources_counts_only_readable_documents(service: SearchService, public: Principal, legal: Principal) -> None:
+def test_list_sources_counts_only_readable_documents(service: SearchService, public: Principal,
+                                                     legal: Principal) -> None:
     mine, theirs = service.list_sources(public), service.list_sources(legal)
     assert theirs.total_documents == mine.total_documents + 1 == 29
     assert mine.document_types == {"txt": 25, "docx": 1, "xlsx": 1, "pdf": 1}
     assert mine.earliest.startswith("2024-01") and mine.latest.startswith("2025-02")
 
 
-def test_get_document_by_chunk_id_returns_the_chunk_and_its_neighbours(service: SearchService, public: Principal) -> None:
+def test_get_document_by_chunk_id_returns_the_chunk_and_its_neighbours(service: SearchService,
+                                                                       public: Principal) -> None:
     service.settings.search.response_budget_chars = 500_000  # every result with its chunks, uncut
     service.settings.search.answer_chars = 500_000
     doc = service.search({"query": "теплоизоляция", "limit": 50, "max_chunks": 10}, public).results
@@ -101,7 +107,8 @@ def test_unknown_and_malformed_ids(service: SearchService, public: Principal) ->
         ({"query": "бетон", "unknown": 1}, "unknown"),
     ],
 )
-def test_bad_input_is_invalid_query_naming_the_field(service: SearchService, public: Principal, arguments: dict[str, Any], field: str) -> None:
+def test_bad_input_is_invalid_query_naming_the_field(service: SearchService, public: Principal,
+                                                     arguments: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidQuery) as caught:
         service.search(arguments, public)
     assert caught.value.code == "INVALID_QUERY"
@@ -118,13 +125,15 @@ def test_rate_limit(service: SearchService, public: Principal) -> None:
     assert caught.value.details["limit"]
 
 
-def test_engine_not_listening_is_index_unavailable(corpus_settings: Settings, navec_embedder: NavecEmbedder, public: Principal) -> None:
+def test_engine_not_listening_is_index_unavailable(corpus_settings: Settings, navec_embedder: NavecEmbedder,
+                                                   public: Principal) -> None:
     dead = engine_client("http://127.0.0.1:9", 2)
     with pytest.raises(IndexUnavailable, match="not reachable"):
         SearchService(corpus_settings, dead, None).search({"query": "бетон", "search_mode": "fulltext"}, public)
 
 
-def test_a_request_the_engine_rejects_is_database_error(corpus_settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder, public: Principal) -> None:
+def test_a_request_the_engine_rejects_is_database_error(corpus_settings: Settings, client: OpenSearch,
+                                                        navec_embedder: NavecEmbedder, public: Principal) -> None:
     """An alias over an index not built from the template (file_type is text): aggregations are refused."""
     settings = corpus_settings.model_copy(deep=True)
     settings.index = settings.index.model_copy(update={"alias": f"{corpus_settings.index.alias}-0broken"})
@@ -149,7 +158,8 @@ def apply_all_pipelines(client: OpenSearch, settings: Settings) -> None:
         client.search_pipeline.put(id=pipeline_id, body=body)
 
 
-def test_an_uninitialised_index_is_index_unavailable(corpus_settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder, public: Principal) -> None:
+def test_an_uninitialised_index_is_index_unavailable(corpus_settings: Settings, client: OpenSearch,
+                                                     navec_embedder: NavecEmbedder, public: Principal) -> None:
     settings = corpus_settings.model_copy(deep=True)
     settings.index = settings.index.model_copy(update={"alias": "never-initialised"})
     with pytest.raises(IndexUnavailable, match="index init"):
@@ -172,7 +182,8 @@ class BrokenEmbedder(ZeroEmbedder):
         raise RuntimeError("model server down")
 
 
-def test_embedder_failure_falls_back_to_bm25_and_says_so(corpus_settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder, public: Principal) -> None:
+def test_embedder_failure_falls_back_to_bm25_and_says_so(corpus_settings: Settings, client: OpenSearch,
+                                                         navec_embedder: NavecEmbedder, public: Principal) -> None:
     service = SearchService(corpus_settings, client, cast(Embedder, BrokenEmbedder(navec_embedder)))
     response = service.search({"query": "контроль прочности бетона"}, public)
     assert response.meta.route_used == "bm25"
@@ -187,7 +198,8 @@ class ShortVectorEmbedder(ZeroEmbedder):
         return np.ones(299, dtype=np.float32)
 
 
-def test_hybrid_request_failure_falls_back_to_bm25(corpus_settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder, public: Principal) -> None:
+def test_hybrid_request_failure_falls_back_to_bm25(corpus_settings: Settings, client: OpenSearch,
+                                                   navec_embedder: NavecEmbedder, public: Principal) -> None:
     service = SearchService(corpus_settings, client, cast(Embedder, ShortVectorEmbedder(navec_embedder)))
     response = service.search({"query": "контроль прочности бетона"}, public)
     assert response.meta.route_used == "bm25"
@@ -195,14 +207,17 @@ def test_hybrid_request_failure_falls_back_to_bm25(corpus_settings: Settings, cl
     assert "бетон.docx" in [r.file_path.rsplit("/", 1)[-1] for r in response.results]
 
 
-def test_a_query_without_known_words_uses_bm25(corpus_settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder, public: Principal) -> None:
+def test_a_query_without_known_words_uses_bm25(corpus_settings: Settings, client: OpenSearch,
+                                               navec_embedder: NavecEmbedder, public: Principal) -> None:
     service = SearchService(corpus_settings, client, cast(Embedder, ZeroEmbedder(navec_embedder)))
     response = service.search({"query": "10180-2012"}, public)
     assert response.meta.route_used == "bm25"
     assert [r.file_path.rsplit("/", 1)[-1] for r in response.results] == ["бетон.docx"]
 
 
-def test_repeated_query_is_served_from_the_cache(corpus_settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder, public: Principal, legal: Principal) -> None:
+def test_repeated_query_is_served_from_the_cache(corpus_settings: Settings, client: OpenSearch,
+                                                 navec_embedder: NavecEmbedder, public: Principal,
+                                                 legal: Principal) -> None:
     settings = corpus_settings.model_copy(deep=True)
     settings.search.cache_ttl_s = 300
     service = SearchService(settings, client, navec_embedder)
@@ -213,7 +228,8 @@ def test_repeated_query_is_served_from_the_cache(corpus_settings: Settings, clie
     assert [r.id for r in again.results] == [r.id for r in first.results]
 
 
-def test_every_query_is_logged_to_the_query_index(corpus_settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder, public: Principal) -> None:
+def test_every_query_is_logged_to_the_query_index(corpus_settings: Settings, client: OpenSearch,
+                                                  navec_embedder: NavecEmbedder, public: Principal) -> None:
     service = SearchService(corpus_settings, client, navec_embedder)
     service.search({"query": "журнал запросов бетон"}, public)
     with pytest.raises(InvalidQuery):
@@ -229,7 +245,9 @@ def test_every_query_is_logged_to_the_query_index(corpus_settings: Settings, cli
     assert by_status["error"]["error_code"] == "INVALID_QUERY"
 
 
-def test_every_tool_call_is_logged_with_its_arguments_refused_ones_included(corpus_settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder,
+def test_every_tool_call_is_logged_with_its_arguments_refused_ones_included(corpus_settings: Settings,
+                                                                            client: OpenSearch,
+                                                                            navec_embedder: NavecEmbedder,
                                                                             public: Principal) -> None:
     settings = corpus_settings.model_copy(deep=True)
     settings.search.rate_limit = "1/minute"

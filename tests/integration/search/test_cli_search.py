@@ -20,7 +20,8 @@ def cli(opensearch_url: str, settings: Settings, *args: str) -> subprocess.Compl
                           env=server_env(settings.index.alias, opensearch_url), timeout=120)
 
 
-def test_short_flags_and_contract_names_search_like_the_tool(opensearch_url: str, corpus_settings: Settings, search_corpus: tuple[Path, Settings]) -> None:
+def test_short_flags_and_contract_names_search_like_the_tool(opensearch_url: str, corpus_settings: Settings,
+                                                             search_corpus: tuple[Path, Settings]) -> None:
     root, _ = search_corpus
     done = cli(opensearch_url, corpus_settings, "бетон пожарная сварка", "-l", "2", "-m", "fulltext", "-o", "OR",
                "-t", "pdf,txt", "--folder", str(root / "нормы"), "--date-range", "2024-01-01..", "-c", "1",
@@ -44,7 +45,8 @@ def test_short_flags_and_contract_names_search_like_the_tool(opensearch_url: str
 @pytest.mark.parametrize(("args", "field"), [(["--limit", "abc"], "limit"), (["-m", "bogus"], "search_mode"),
                                              (["-t", "exe"], "document_types.0"), (["--threshold", "2"], "threshold"),
                                              (["--date-range", "2024-13-01.."], "date_range.from")])
-def test_bad_options_are_the_same_invalid_query_as_over_mcp(opensearch_url: str, corpus_settings: Settings, args: list[str], field: str) -> None:
+def test_bad_options_are_the_same_invalid_query_as_over_mcp(opensearch_url: str, corpus_settings: Settings,
+                                                            args: list[str], field: str) -> None:
     done = cli(opensearch_url, corpus_settings, "бетон", *args)
     assert done.returncode == 2 and done.stdout == ""
     assert "INVALID_QUERY" in done.stderr and field in done.stderr, done.stderr

@@ -56,7 +56,9 @@ def test_a_walk_that_ends_before_the_count_says_how_many_documents_it_reaches(
 
 
 @pytest.mark.parametrize(("mode", "operator", "query"), list(itertools.product(MODES, OPERATORS, QUERIES)))
-def test_walking_every_page_yields_each_document_once_and_exactly_the_total(service: SearchService, public: Principal, mode: str, operator: str, query: str) -> None:
+def test_walking_every_page_yields_each_document_once_and_exactly_the_total(service: SearchService, public: Principal,
+                                                                            mode: str, operator: str,
+                                                                            query: str) -> None:
     ids, metas = walk(service, public, {"query": query, "search_mode": mode, "operator": operator, "limit": 3,
                                         "max_chunks": 1})
     assert len(ids) == len(set(ids)), "a document came back on two pages"
@@ -68,7 +70,8 @@ def test_walking_every_page_yields_each_document_once_and_exactly_the_total(serv
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_a_page_past_the_end_is_an_empty_success_with_the_totals(service: SearchService, public: Principal, mode: str) -> None:
+def test_a_page_past_the_end_is_an_empty_success_with_the_totals(service: SearchService, public: Principal,
+                                                                 mode: str) -> None:
     args = {"query": "бетон", "search_mode": mode, "limit": 2}
     first = service.search(args, public)
     past = service.search({**args, "page": 50}, public)
@@ -91,7 +94,8 @@ def chunk_similarities(response: SearchResponse) -> dict[str, float]:
     return {c.chunk_id: c.similarity or 0.0 for r in response.results for c in r.context_chunks}
 
 
-def test_similarity_of_a_chunk_is_the_same_whatever_the_filters_page_limit_or_mode(service: SearchService, public: Principal) -> None:
+def test_similarity_of_a_chunk_is_the_same_whatever_the_filters_page_limit_or_mode(service: SearchService,
+                                                                                   public: Principal) -> None:
     base = {"query": "теплоизоляция наружных стен", "max_chunks": 3, "operator": "OR"}
     seen: dict[str, float] = {}
     variants: list[dict[str, Any]] = [{}, {"limit": 3}, {"limit": 3, "page": 2}, {"document_types": ["txt"]},
@@ -109,7 +113,8 @@ def test_similarity_of_a_chunk_is_the_same_whatever_the_filters_page_limit_or_mo
 
 
 @pytest.mark.parametrize("mode", MODES)
-def test_threshold_is_a_minimum_similarity_applied_before_totals_facets_and_pages(service: SearchService, public: Principal, mode: str) -> None:
+def test_threshold_is_a_minimum_similarity_applied_before_totals_facets_and_pages(service: SearchService,
+                                                                                  public: Principal, mode: str) -> None:
     args = {"query": "теплоизоляция утеплителя", "search_mode": mode, "operator": "OR", "max_chunks": 10,
             "limit": 50}
     loose = service.search(args, public)
@@ -122,7 +127,8 @@ def test_threshold_is_a_minimum_similarity_applied_before_totals_facets_and_page
     assert len(ids) == len(set(ids)) == metas[0].total_results == strict.meta.total_results
 
 
-def test_path_filter_keeps_exactly_the_named_files(service: SearchService, public: Principal, search_corpus: tuple[Path, Settings]) -> None:
+def test_path_filter_keeps_exactly_the_named_files(service: SearchService, public: Principal,
+                                                   search_corpus: tuple[Path, Settings]) -> None:
     root, _ = search_corpus
     wanted = [str(root / "нормы" / "бетон.docx"), str(root / "сметы" / "смета.xlsx")]
     response = service.search({"query": "бетон", "path": wanted, "operator": "OR"}, public)
@@ -130,7 +136,8 @@ def test_path_filter_keeps_exactly_the_named_files(service: SearchService, publi
     assert response.meta.total_results == 2
 
 
-def test_folder_filter_matches_whole_path_segments(service: SearchService, public: Principal, search_corpus: tuple[Path, Settings]) -> None:
+def test_folder_filter_matches_whole_path_segments(service: SearchService, public: Principal,
+                                                   search_corpus: tuple[Path, Settings]) -> None:
     root, _ = search_corpus
     below = service.search({"query": "бетон пожарная сварка", "operator": "OR", "folder": str(root / "нормы")},
                            public)
@@ -142,7 +149,8 @@ def test_folder_filter_matches_whole_path_segments(service: SearchService, publi
     assert {r.id for r in relative.results} == {r.id for r in below.results}
 
 
-def test_filters_combine_with_and_and_bind_facets(service: SearchService, public: Principal, search_corpus: tuple[Path, Settings]) -> None:
+def test_filters_combine_with_and_and_bind_facets(service: SearchService, public: Principal,
+                                                  search_corpus: tuple[Path, Settings]) -> None:
     root, _ = search_corpus
     response = service.search({"query": "бетон пожарная сварка", "operator": "OR", "folder": str(root / "нормы"),
                                "document_types": ["pdf", "txt"], "date_range": {"from": "2025-01-01"}}, public)
@@ -150,7 +158,8 @@ def test_filters_combine_with_and_and_bind_facets(service: SearchService, public
     assert response.meta.facets.document_types == {"pdf": 1}
 
 
-def test_filters_never_widen_access(service: SearchService, public: Principal, legal: Principal, search_corpus: tuple[Path, Settings]) -> None:
+def test_filters_never_widen_access(service: SearchService, public: Principal, legal: Principal,
+                                    search_corpus: tuple[Path, Settings]) -> None:
     root, _ = search_corpus
     secret = str(root / "секретно" / "договор.txt")
     for arguments in ({"path": [secret]}, {"folder": str(root / "секретно")}, {"folder": "секретно"}):

@@ -25,7 +25,8 @@ PUBLIC, LEGAL = Principal.of("p", []), Principal.of("l", ["legal"])
 
 
 @pytest.fixture(scope="module")
-def copies(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder,
+def copies(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
+           navec_embedder: NavecEmbedder,
            ) -> Iterator[SearchService]:
     root = tmp_path_factory.mktemp("copies")
     for folder in FOLDERS:

@@ -20,7 +20,8 @@ from tests.support.engine import engine_client, managed_engine_settings, product
 pytestmark = pytest.mark.integration
 
 
-def test_engine_stopped_and_restarted_mid_session(tmp_path: Path, navec_embedder: NavecEmbedder, public: Principal) -> None:
+def test_engine_stopped_and_restarted_mid_session(tmp_path: Path, navec_embedder: NavecEmbedder,
+                                                  public: Principal) -> None:
     engine = EngineProcess(managed_engine_settings(heap="512m"))
     try:
         url = engine.up().url

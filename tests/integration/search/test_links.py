@@ -114,7 +114,8 @@ def test_the_current_edition_ranks_first_unless_the_query_names_the_old_one(arch
     ("СП 134.13330.2022", set()),
     ("ГОСТ 51234-2010", {"СП 777.1325800.2023"}),
 ])
-def test_the_cites_filter_finds_the_documents_citing_a_designation(archive: Archive, cites: list[str], expected: Any) -> None:
+def test_the_cites_filter_finds_the_documents_citing_a_designation(archive: Archive, cites: list[str],
+                                                                   expected: Any) -> None:
     service, _ = archive
     response = service.search({"query": "здания", "operator": "OR", "cites": cites}, ANYONE)
     assert {r.designation for r in response.results} == expected

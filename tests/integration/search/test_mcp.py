@@ -120,7 +120,8 @@ def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings: 
     tokens = json.dumps({"public-token": ["public"], "legal-token": ["legal"]})
     port = free_port()
     query = {"query": "гидрофобизатор кремнийорганический", "search_mode": "fulltext"}
-    with http_server(server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_TOKENS=tokens), port) as (url, _):
+    with http_server(server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_TOKENS=tokens),
+                     port) as (url, _):
         async def run(token: str | None) -> Any:
             headers = {"Authorization": f"Bearer {token}"} if token else {}
             transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=120))
@@ -136,13 +137,15 @@ def test_http_bearer_tokens_map_to_groups(opensearch_url: str, corpus_settings: 
     assert logged_since(client, corpus_settings, since, error_code="UNAUTHORIZED")
 
 
-SCHEMA_ERRORS: list[tuple[dict[str, Any], str]] = [({"query": "бетон", "limit": "abc"}, "limit"), ({"query": "бетон", "search_mode": "bogus"}, "search_mode"),
+SCHEMA_ERRORS: list[tuple[dict[str, Any], str]] = [({"query": "бетон", "limit": "abc"}, "limit"),
+                 ({"query": "бетон", "search_mode": "bogus"}, "search_mode"),
                  ({}, "query"), ({"query": "бетон", "no_such_field": 1}, "no_such_field"),
                  ({"query": "бетон", "document_types": ["exe"]}, "document_types.0"),
                  ({"query": "бетон", "operator": "XOR"}, "operator")]
 
 
-def logged_since(client: OpenSearch, settings: Settings, since: str, expected: int = 1, **term: str) -> list[dict[str, Any]]:
+def logged_since(client: OpenSearch, settings: Settings, since: str, expected: int = 1,
+                 **term: str) -> list[dict[str, Any]]:
     """Entries a server logged (its writer sends them in the background within about a second)."""
     index = settings.index.queries_index
     query = {"bool": {"filter": [{"range": {"timestamp": {"gte": since}}},
@@ -157,7 +160,8 @@ def logged_since(client: OpenSearch, settings: Settings, since: str, expected: i
 
 
 @pytest.mark.parametrize("transport", ["stdio", "http"])
-def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_url: str, corpus_settings: Settings, client: OpenSearch,
+def test_schema_level_bad_input_is_our_invalid_query_with_the_field(opensearch_url: str, corpus_settings: Settings,
+                                                                    client: OpenSearch,
                                                                     transport: str) -> None:
     since = datetime.now(UTC).isoformat()
     env = server_env(corpus_settings.index.alias, opensearch_url)

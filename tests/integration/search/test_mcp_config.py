@@ -34,7 +34,8 @@ def list_tools(command: str, args: list[str], env: dict[str, str], cwd: Path) ->
 
 @pytest.mark.skipif(not (REPO / ".venv" / "bin" / "stroidok").exists(), reason="needs the repo's .venv (make install)")
 @pytest.mark.parametrize("where", ["subdirectory", "outside with STROIDOK_HOME"])
-def test_committed_mcp_json_starts_the_server(opensearch_url: str, corpus_settings: Settings, tmp_path: Path, where: str) -> None:
+def test_committed_mcp_json_starts_the_server(opensearch_url: str, corpus_settings: Settings, tmp_path: Path,
+                                              where: str) -> None:
     entry = json.loads((REPO / ".mcp.json").read_text())["mcpServers"]["stroidok"]
     env = {**server_env(corpus_settings.index.alias, opensearch_url), **entry["env"]}
     cwd = REPO / "docs"
@@ -43,7 +44,8 @@ def test_committed_mcp_json_starts_the_server(opensearch_url: str, corpus_settin
     assert "search_documents" in list_tools(entry["command"], entry["args"], env, cwd)
 
 
-def test_mcp_config_prints_an_absolute_entry_that_works_anywhere(opensearch_url: str, corpus_settings: Settings, tmp_path: Path) -> None:
+def test_mcp_config_prints_an_absolute_entry_that_works_anywhere(opensearch_url: str, corpus_settings: Settings,
+                                                                 tmp_path: Path) -> None:
     printed = subprocess.run([sys.executable, "-m", "service.cli", "mcp-config"], capture_output=True, text=True,
                              check=True, timeout=60).stdout
     entry = json.loads(printed)["mcpServers"]["stroidok"]

@@ -36,7 +36,8 @@ PAGES = [
 
 
 @pytest.fixture(scope="module")
-def norm(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder,
+def norm(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
+         navec_embedder: NavecEmbedder,
          ) -> Iterator[SearchService]:
     root = tmp_path_factory.mktemp("passages")
     (root / "СП 999.txt").write_text("\f".join(PAGES), encoding="utf-8")
@@ -68,7 +69,8 @@ def test_passages_never_start_or_end_inside_a_word(norm: SearchService) -> None:
     for query in ("высота жилых комнат", "площадь спальни", "ширина марша лестницы", "воздухообмен вентиляция",
                   "классов функциональной пожарной опасности", "бетонные работы"):
         for chunk in _chunks(norm.search({"query": query, "max_chunks": 3}, principal)):
-            whole = " ".join(norm.get_document(chunk.chunk_id, principal).chunk.text.split())  # type: ignore[union-attr]
+            opened = norm.get_document(chunk.chunk_id, principal).chunk
+            whole = " ".join(opened.text.split())  # type: ignore[union-attr]
             at = whole.find(chunk.text)
             assert at >= 0, (query, chunk.text[:60])
             end = at + len(chunk.text)
@@ -110,7 +112,8 @@ def test_the_contents_page_is_kept_as_such_and_readable_by_id_but_never_searched
                                                                                   client: OpenSearch) -> None:
     doc_id = norm.search({"query": "высота жилых комнат"}, Principal.of("t", [])).results[0].id
     hits = client.search(index=norm.settings.index.alias, body={"query": {"bool": {"filter": [
-        {"term": {"doc_id": doc_id}}, {"term": {"role": "contents"}}]}}, "_source": ["chunk_id", "text"]})["hits"]["hits"]
+        {"term": {"doc_id": doc_id}}, {"term": {"role": "contents"}}]}}, "_source": ["chunk_id",
+                                                                                     "text"]})["hits"]["hits"]
     assert len(hits) == 1 and hits[0]["_source"]["text"].startswith("Содержание")
     looked_up = norm.get_document(hits[0]["_source"]["chunk_id"], Principal.of("t", []))
     assert looked_up.chunk is not None and "Вентиляция жилых комнат" in looked_up.chunk.text

@@ -70,7 +70,8 @@ def test_date_range_filter_is_inclusive(service: SearchService, public: Principa
     assert names(response) == ["бетон.docx"]
 
 
-def test_source_filter_by_folder_name_and_by_absolute_prefix(service: SearchService, public: Principal, search_corpus: tuple[Path, Settings]) -> None:
+def test_source_filter_by_folder_name_and_by_absolute_prefix(service: SearchService, public: Principal,
+                                                             search_corpus: tuple[Path, Settings]) -> None:
     root, _ = search_corpus
     by_name = service.search({"query": "бетон", "source_filter": "сметы", "search_mode": "fulltext"}, public)
     assert names(by_name) == ["смета.xlsx"]
@@ -166,7 +167,8 @@ def test_a_correct_query_gets_no_correction(service: SearchService, public: Prin
     assert service.search({"query": "пожарная безопасность"}, public).meta.suggestions.corrected_query is None
 
 
-def test_threshold_drops_chunks_below_the_similarity_inside_the_engine(service: SearchService, public: Principal) -> None:
+def test_threshold_drops_chunks_below_the_similarity_inside_the_engine(service: SearchService,
+                                                                       public: Principal) -> None:
     args = {"query": "теплоизоляция толщина утеплителя плотность", "limit": 50, "operator": "OR", "max_chunks": 10}
     loose = service.search(args, public)
     cut = sorted(r.similarity or 0.0 for r in loose.results)[len(loose.results) // 2]
@@ -227,7 +229,8 @@ BINDING_CASES = [
 
 
 @pytest.mark.parametrize(("query", "operator"), BINDING_CASES)
-def test_and_phrase_and_straight_quotes_bind_every_mode(service: SearchService, public: Principal, query: str, operator: str) -> None:
+def test_and_phrase_and_straight_quotes_bind_every_mode(service: SearchService, public: Principal, query: str,
+                                                        operator: str) -> None:
     """The dense leg may not add a document the operator excludes: hybrid and semantic results are a
     subset of the fulltext matches of the same operator."""
     args = {"query": query, "operator": operator, "limit": 50}
@@ -240,7 +243,8 @@ def test_and_phrase_and_straight_quotes_bind_every_mode(service: SearchService, 
         assert response.meta.operator_used == operator
 
 
-def test_default_operator_is_auto_and_matches_questions_with_extra_words(service: SearchService, public: Principal) -> None:
+def test_default_operator_is_auto_and_matches_questions_with_extra_words(service: SearchService,
+                                                                         public: Principal) -> None:
     response = service.search({"query": "какой контроль прочности бетона нужен", "search_mode": "fulltext"}, public)
     assert response.meta.operator_used == "AUTO"
     assert "бетон.docx" in names(response)[:3]

@@ -50,7 +50,8 @@ async def search(url: str, query: str) -> CallToolResult:
         return await client.call_tool("search_documents", {"query": query, "limit": 2})
 
 
-def test_a_response_cached_by_one_process_is_served_by_the_other(opensearch_url: str, corpus_settings: Settings, redis_url: str) -> None:
+def test_a_response_cached_by_one_process_is_served_by_the_other(opensearch_url: str, corpus_settings: Settings,
+                                                                 redis_url: str) -> None:
     env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_REDIS_URL=redis_url)
     with http_server(env, free_port()) as (first, _), http_server(env, free_port()) as (second, _):
         fresh = anyio.run(search, first, "монтажный стык колонн")

@@ -162,7 +162,8 @@ def test_unit_vectors_switched_on_later_are_added_by_the_backfill_keeping_each_c
         again = run_backfill(settings, client, navec_embedder, quiet=True)
         assert again.embedded == 0, "a second run found chunks without units"
         service = SearchService(settings, client, navec_embedder)
-        assert service.search({"query": PARAPHRASE}, PUBLIC).results[0].context_chunks[0].text.startswith("4.2 В уборных")
+        assert service.search({"query": PARAPHRASE},
+                              PUBLIC).results[0].context_chunks[0].text.startswith("4.2 В уборных")
     finally:
         drop_index_resources(client, settings.index)
 

@@ -81,6 +81,7 @@ def test_a_single_node_keeps_its_own_state_and_single_node_discovery(tmp_path: P
 
 def test_a_managed_node_cancels_long_searches_and_never_prunes_cardinality(tmp_path: Path) -> None:
     settings = EngineSettings(home=tmp_path, search_cancel_after_s=45)
-    lines = dict(line.split(": ", 1) for line in render_opensearch_yml(settings, NodePaths(tmp_path / "n")).splitlines())
+    lines = dict(line.split(": ", 1) for line in render_opensearch_yml(settings,
+                                                                       NodePaths(tmp_path / "n")).splitlines())
     assert lines["search.cancel_after_time_interval"] == '"45s"'
     assert lines["search.dynamic_pruning.cardinality_aggregation.max_allowed_cardinality"] == "0"

@@ -64,7 +64,8 @@ def test_chunks_fill_across_pages_and_start_at_headings_once_half_full() -> None
 
 def test_short_clauses_share_a_chunk_and_each_chunk_knows_its_clauses() -> None:
     blocks = [Block("5.2.1 Первое требование к стенам.", 3), Block("5.2.2 Второе требование.", 3),
-              Block("5.2.3 Третье требование " + "к перекрытиям " * 40, 4), Block("Приложение Б (справочное)", 9, "title"),
+              Block("5.2.3 Третье требование " + "к перекрытиям " * 40, 4), Block("Приложение Б (справочное)", 9,
+                                                                                  "title"),
               Block("Таблица 4 — Значения", 9)]
     chunks = chunk_blocks(blocks, size=400, overlap=50)
     assert chunks[0].clauses[:3] == ("5.2.1", "5.2.2", "5.2.3") and chunks[0].clause == "5.2.1"

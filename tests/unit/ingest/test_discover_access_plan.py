@@ -85,7 +85,8 @@ def test_a_change_of_parser_or_chunking_settings_re_indexes_unchanged_bytes(tmp_
     assert after != before
     assert plan_run(files, registry, [tmp_path], False, 10**6, processing=after).todo
     assert plan_run(files, registry, [tmp_path], False, 10**6,
-                    processing=processing_signature(Settings(), IngestOptions([tmp_path], pdf_parser="unstructured"))).todo
+                    processing=processing_signature(Settings(), IngestOptions([tmp_path],
+                                                                              pdf_parser="unstructured"))).todo
 
 
 def test_shard_parse_refuses_malformed_partitions() -> None:

@@ -47,7 +47,8 @@ def test_a_long_page_with_the_banner_is_content() -> None:
 
 
 def test_every_block_of_a_contents_page_carries_its_role_and_starts_its_own_chunk() -> None:
-    blocks = page_blocks(CONTENTS, 3) + page_blocks("1 Область применения\nНастоящий стандарт распространяется на стекло.", 4)
+    blocks = page_blocks(CONTENTS,
+                         3) + page_blocks("1 Область применения\nНастоящий стандарт распространяется на стекло.", 4)
     assert {b.role for b in blocks if b.page == 3} == {"contents"} and {b.role for b in blocks if b.page == 4} == {None}
     chunks = chunk_blocks(blocks, size=2000, overlap=100)
     assert [c.role for c in chunks] == ["contents", None]

@@ -23,7 +23,8 @@ from service.designations import find_designations, parse_designation
     ("ГОСТ Р 53195.4-2010", "ГОСТ Р 53195.4", 2010),
     ("СП 52-105-2009", "СП 52-105", 2009),
 ])
-def test_a_designation_resolves_to_one_family_and_edition(designation: str, family: str | None, edition: int | None) -> None:
+def test_a_designation_resolves_to_one_family_and_edition(designation: str, family: str | None,
+                                                          edition: int | None) -> None:
     parsed = parse_designation(designation)
     assert (parsed.family, parsed.edition) == (family, edition)
 
@@ -64,7 +65,8 @@ def test_a_document_cites_what_its_references_section_lists() -> None:
                     "противопожарной защиты СП 28.13330.2017 «СНиП 2.03.11—85 Защита строительных конструкций от "
                     "коррозии» (с изменениями № 1, № 2)", 3),
               Block("3 Термины", 4, "title")]
-    links = document_references(blocks, "СП 54.13330.2016 Актуализированная редакция СНиП 31-01-2003", "СП 54.13330.2016")
+    links = document_references(blocks, "СП 54.13330.2016 Актуализированная редакция СНиП 31-01-2003",
+                                "СП 54.13330.2016")
     assert links.cites == ["ГОСТ 27751-2014", "СП 1.13130.2009", "СП 28.13330.2017"]
     assert links.replaces == ["СНиП 31-01-2003"]
     assert links.names == {"ГОСТ 27751-2014": "Надежность строительных конструкций и оснований",
@@ -122,7 +124,8 @@ def test_an_imperfect_title_takes_the_name_the_archive_cites_it_by_and_a_clean_o
 
 
 @pytest.mark.parametrize(("head", "file", "title"), [
-    ("МЕЖГОСУДАРСТВЕННЫЙ СТАНДАРТ\nГОСТ\n2 5 1 2 9 -\n2020\nГРУН ТО ВКА  ГФ-021\nТехнические условия\nИздание официальное",
+    ("МЕЖГОСУДАРСТВЕННЫЙ СТАНДАРТ\nГОСТ\n2 5 1 2 9 -\n2020\nГРУН ТО ВКА  ГФ-021\nТехнические условия\n"
+     "Издание официальное",
      "ГОСТ 25129-2020.txt", "ГОСТ 25129-2020 Грунтовка ГФ-021. Технические условия"),
     ("УТВЕРЖДЕН\nСВОД ПРАВИЛ\nСП 226Л326000.2014 Электроснабжение нетяговых потребителей\nМосква",
      "Свод правил 226.1326000.2014.txt", "СП 226.1326000.2014 Электроснабжение нетяговых потребителей"),

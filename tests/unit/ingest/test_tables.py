@@ -25,7 +25,8 @@ def test_a_two_level_header_is_flattened_into_one_row_naming_every_column() -> N
 
 
 def test_numbers_under_a_merged_first_cell_head_their_columns() -> None:
-    rows: list[list[str | None]] = [["Показатель", "Значение при мощности, кВт", None], [None, "18", "25"], ["Колея, мм", "1090", "1340"]]
+    rows: list[list[str | None]] = [["Показатель", "Значение при мощности, кВт", None], [None, "18", "25"],
+                                    ["Колея, мм", "1090", "1340"]]
     assert table_lines(rows)[1] == ["Показатель | Значение при мощности, кВт: 18 | Значение при мощности, кВт: 25",
                                  "Колея, мм | 1090 | 1340"]
 
@@ -48,7 +49,8 @@ def test_one_column_or_paragraphs_in_frames_are_not_tables() -> None:
     column: list[list[str | None]] = [["Д.3.2 Термостат для выдержки образцов"], ["Д.3.3 Толщиномер ТР-10"]]
     assert read_table(column) is None
     paragraph = "Помещают образцы между пластинами струбцины и затягивают болты до соприкосновения. " * 3
-    assert read_table([["Д.4.2 " + paragraph, "Д.4.3 " + paragraph], ["Д.5.1 " + paragraph, "Д.5.2 " + paragraph]]) is None
+    assert read_table([["Д.4.2 " + paragraph, "Д.4.3 " + paragraph], ["Д.5.1 " + paragraph,
+                                                                      "Д.5.2 " + paragraph]]) is None
     assert read_table(TWO_LEVEL) is not None
 
 

@@ -118,7 +118,8 @@ def test_user_text_never_reaches_query_string() -> None:
 
 
 def test_filters_always_carry_access_groups_and_combine_kinds() -> None:
-    request = SearchRequest(query="x", document_types=["PDF", "docx"],  # type: ignore[list-item]  # normalized by the model, source_filter="нормы",
+    # "PDF" is normalized by the model
+    request = SearchRequest(query="x", document_types=["PDF", "docx"],  # type: ignore[list-item]
                             date_range={"from": "2024-01-01", "to": "2024-01-31"})  # type: ignore[arg-type]
     clauses = build_filters(request, ["public", "legal"])["bool"]["filter"]
     assert clauses[0] == {"terms": {"access_groups": ["legal", "public"]}}
@@ -231,7 +232,8 @@ def test_route_follows_mode_and_vector_and_says_why_it_fell_back() -> None:
     assert _plan(search_mode="semantic").route == "knn"
     assert _plan(search_mode="fulltext").route == "bm25"
     request = SearchRequest(query="бетон")
-    fallen = plan_search(request, [parse_query("бетон")], ("public",), None, 0, SearchSettingsView.of(SearchSettings()), "no vector")
+    fallen = plan_search(request, [parse_query("бетон")], ("public",), None, 0,
+                         SearchSettingsView.of(SearchSettings()), "no vector")
     assert (fallen.route, fallen.fallback_reason, len(fallen.legs)) == ("bm25", "no vector", 1)
     assert "script_fields" not in build_request(fallen)
 
@@ -285,7 +287,8 @@ def test_several_phrasings_bind_when_any_of_them_matches_and_not_at_all_if_one_i
     ("СП 63.13330.2018", {"term": {"cites": "СП 63.13330.2018"}}),
     ("СНиП 52-01-2003", {"term": {"cites": "СНиП 52-01-2003"}}),
 ])
-def test_the_cites_filter_matches_an_edition_as_cited_or_any_edition_of_a_family(cites: list[str], clause: dict[str, Any]) -> None:
+def test_the_cites_filter_matches_an_edition_as_cited_or_any_edition_of_a_family(cites: list[str],
+                                                                                 clause: dict[str, Any]) -> None:
     plan = _plan(query="бетон", cites=cites)
     assert clause in plan.filters["bool"]["filter"]
 
@@ -377,7 +380,8 @@ def test_only_a_static_embedders_unit_vectors_take_fewer_candidates() -> None:
     navec, e5 = (SimpleNamespace(identity=SimpleNamespace(provider=p)) for p in ("navec", "e5"))
     assert keeps_static_unit_vectors(navec, "auto") and keeps_static_unit_vectors(navec, "on")  # type: ignore[arg-type]
     assert not keeps_static_unit_vectors(navec, "off")  # type: ignore[arg-type]
-    assert not keeps_static_unit_vectors(e5, "on"), "e5's unit vectors answer better with 5 extra candidates"  # type: ignore[arg-type]
+    kept = keeps_static_unit_vectors(e5, "on")  # type: ignore[arg-type]
+    assert not kept, "e5's unit vectors answer better with 5 extra candidates"
 
 
 def test_a_call_inside_one_file_chooses_its_passages_among_more_of_its_chunks() -> None:

@@ -76,7 +76,8 @@ def test_a_chunks_requests_buckets_give_each_document_its_own_chunks() -> None:
     inner = [{"_score": 3.0, "_source": {"chunk_id": "d1:2", "chunk_index": 2, "page_number": 13, "clause": "5.7",
                                          "spans": SPANS},
               "highlight": {"text": [_marked(CHUNK, "Высота", "жилых", "комнат")]}}]
-    raw = {"aggregations": {"chunks": {"buckets": [{"key": "d1", "doc_count": 1, "chunks": {"hits": {"hits": inner}}}]}}}
+    raw = {"aggregations": {"chunks": {"buckets": [{"key": "d1", "doc_count": 1,
+                                                    "chunks": {"hits": {"hits": inner}}}]}}}
     hits = [{**_collapsed("d1", []), "inner_hits": {}}, {**_collapsed("d2", []), "inner_hits": {}}]
     found = chunks_by_document(raw)
     assert document_chunks(hits, found) == [inner, []] and document_chunks(hits, None) == [[], []]
@@ -176,7 +177,8 @@ def test_a_walk_whose_ranking_ends_on_a_page_boundary_says_so_on_the_empty_page_
     assert full.has_more and full.reachable is None
     after = request.model_copy(update={"cursor": full.next_cursor})
     empty = paginate(after, 20, 0, 30, cut=False, exhausted=True)
-    assert (empty.has_more, empty.next_cursor, empty.reachable, empty.total_pages, empty.page) == (False, None, 20, 2, 3)
+    assert (empty.has_more, empty.next_cursor, empty.reachable, empty.total_pages, empty.page) == (False, None, 20, 2,
+                                                                                                   3)
     jumped = paginate(request, 20, 0, 30, cut=False, exhausted=True)  # page 3 asked by number: the reach is unknown
     assert jumped.reachable is None and not jumped.has_more
 
@@ -232,8 +234,10 @@ def test_validation_names_every_bad_field() -> None:
 
 def _stored_chunk(index: int) -> dict[str, object]:
     """Every field a chunk is stored with (as ingest writes it), the vector aside."""
-    return {"doc_id": "d1", "chunk_id": f"d1:{index}", "chunk_index": index, "text": f"Пункт {index}. " + "бетон " * 300,
-            "title": "СП 63.13330.2018 Бетонные конструкции", "file_name": "sp63.pdf", "designation": "СП 63.13330.2018",
+    return {"doc_id": "d1", "chunk_id": f"d1:{index}", "chunk_index": index,
+            "text": f"Пункт {index}. " + "бетон " * 300,
+            "title": "СП 63.13330.2018 Бетонные конструкции", "file_name": "sp63.pdf",
+            "designation": "СП 63.13330.2018",
             "file_path": "/a/sp63.pdf", "folder": "/a", "file_type": "pdf", "file_size": 1234,
             "created_at": "2024-01-01T00:00:00Z", "updated_at": "2024-02-01T00:00:00Z", "indexed_at": "2024-03-01",
             "page_count": 90, "page_number": 3 + index, "page_label": "iii", "page_end": 5 + index,

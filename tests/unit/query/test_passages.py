@@ -38,7 +38,8 @@ def test_units_are_lines_and_long_lines_split_after_sentences() -> None:
 
 
 def test_a_wrapped_line_continues_its_paragraph_and_a_new_clause_or_sentence_does_not() -> None:
-    text = "5.6 Габариты жилых комнат следует\nопределять с учетом эргономики.\nВысота коридоров не менее 2,1 м.\n5.7 Площадь"
+    text = ("5.6 Габариты жилых комнат следует\nопределять с учетом эргономики.\nВысота коридоров не менее 2,1 м.\n"
+            "5.7 Площадь")
     assert [text[a:b] for a, b in paragraphs(text)] == [
         "5.6 Габариты жилых комнат следует\nопределять с учетом эргономики.", "Высота коридоров не менее 2,1 м.",
         "5.7 Площадь"]

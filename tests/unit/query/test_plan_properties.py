@@ -56,12 +56,15 @@ def planned(arguments: dict[str, Any], principal_groups: tuple[str, ...], vector
     if request.threshold is not None and vector is None:
         return request, None
     offset = (request.page - 1) * request.limit
-    return request, plan_search(request, parsed, principal_groups, vector, offset, SearchSettingsView.of(SearchSettings()))
+    return request, plan_search(request, parsed, principal_groups, vector, offset,
+                                SearchSettingsView.of(SearchSettings()))
 
 
 @settings(max_examples=300, deadline=None)
 @given(requests, groups, vectors)
-def test_every_plan_is_access_filtered_bounded_and_free_of_query_syntax(arguments: dict[str, Any], principal_groups: tuple[str, ...], vector: list[float] | None) -> None:
+def test_every_plan_is_access_filtered_bounded_and_free_of_query_syntax(arguments: dict[str, Any],
+                                                                        principal_groups: tuple[str, ...],
+                                                                        vector: list[float] | None) -> None:
     if arguments["page"] * arguments["limit"] > 1000:
         arguments["page"] = 1
     request, plan = planned(arguments, principal_groups, vector)
@@ -98,7 +101,8 @@ def test_every_plan_is_access_filtered_bounded_and_free_of_query_syntax(argument
 
 @settings(max_examples=200, deadline=None)
 @given(requests, vectors)
-def test_and_phrase_and_required_phrases_bind_the_dense_leg(arguments: dict[str, Any], vector: list[float] | None) -> None:
+def test_and_phrase_and_required_phrases_bind_the_dense_leg(arguments: dict[str, Any],
+                                                            vector: list[float] | None) -> None:
     arguments["page"] = 1
     request, plan = planned(arguments, ("public",), vector)
     if plan is None or plan.route == "bm25":
