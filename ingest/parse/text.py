@@ -98,10 +98,39 @@ def page_role(text: str) -> PageRole | None:
     return None
 
 
+#: one cell of a table's row as a text layer gives it: a number, a range, a fraction or a size («0,2», «10–16»,
+#: «3/8», «6×10», «(12)», «45 %» as two tokens)
+_NUMBER_CELL_RE = re.compile(r"^[(\[]?[-+−–]?\d[\d.,/×x:–-]*[)\]]?%?$|^[%—–-]$")
+#: the most characters of the lines above a table's first row taken as its column headers
+HEADER_CHARS = 300
+
+
+def is_number_row(line: str) -> bool:
+    """A row of a table without ruling as a text layer (or a TXT render) gives it: three or more numbers and
+    (almost) nothing else («6 10 0,2 0,5 2,20»)."""
+    cells = line.split()
+    numbers = sum(1 for cell in cells if _NUMBER_CELL_RE.match(cell))
+    return numbers >= 3 and numbers >= 0.8 * len(cells)
+
+
+def header_lines(buffer: list[str]) -> list[str]:
+    """The lines above a table's first row that name its columns, taken off ``buffer``: those after its
+    caption («Таблица 1 — …»), or the whole paragraph when it is short and has no caption."""
+    caption = next((i for i, line in enumerate(buffer) if line.startswith(("Таблица", "ТАБЛИЦА"))), None)
+    start = caption + 1 if caption is not None else 0
+    header = buffer[start:]
+    if not header or sum(map(len, header)) > HEADER_CHARS:
+        return []
+    del buffer[start:]
+    return header
+
+
 def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Block]:
     """Blocks of one page: heading lines become ``title`` blocks, the rest paragraphs; a line that opens
-    a numbered clause («4.2.5 Количество …») or a table or appendix starts a paragraph of its own. Every
-    block of a contents, cover or imprint page carries its ``role``."""
+    a numbered clause («4.2.5 Количество …») or a table or appendix starts a paragraph of its own. Rows of
+    numbers (a table without ruling) stay lines of a ``table`` block led by the lines naming their columns, so
+    that a row is a unit of its own under its caption's number. Every block of a contents, cover or imprint
+    page carries its ``role``."""
     blocks: list[Block] = []
     buffer: list[str] = []
     cleaned = clean_text(text)
@@ -122,6 +151,14 @@ def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Blo
             if line[0] == TABLE_START or buffer:
                 flush()
             table.append(line[1:].strip())
+            continue
+        if is_number_row(line):
+            if not table:
+                header = header_lines(buffer)
+                flush()
+                if header:
+                    table.append(" ".join(header))
+            table.append(line)
             continue
         if table:
             flush()

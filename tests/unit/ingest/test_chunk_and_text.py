@@ -83,3 +83,26 @@ def test_overlap_carries_the_tail_of_a_full_chunk() -> None:
 def test_chunks_cut_at_spaces() -> None:
     chunks = chunk_blocks([Block("абв " * 100, 1)], 50, 0)
     assert all(len(c.text) <= 50 for c in chunks) and all(not c.text.endswith("аб") for c in chunks)
+
+
+UNRULED = ("5.1 Размеры роликов указаны в таблице 1.\nТаблица 1 - Размеры цилиндрических роликов и масса роликов\n"
+           "Размеры в миллиметрах\nD w Z-W s min s max\nМасса 1000 шт., кг\n3 3 0,1 0,4 0,16\n6 10 0,2 0,5 2,20\n"
+           "6 12 0,2 0,5 2,64\nПримечание - Масса рассчитана для стали.")
+
+
+def test_rows_of_numbers_stay_lines_of_a_table_led_by_their_column_headers() -> None:
+    blocks = page_blocks(UNRULED, 7)
+    kinds = [(b.kind, b.text) for b in blocks]
+    assert kinds == [("text", "5.1 Размеры роликов указаны в таблице 1."),
+                     ("text", "Таблица 1 - Размеры цилиндрических роликов и масса роликов"),
+                     ("table", "Размеры в миллиметрах D w Z-W s min s max Масса 1000 шт., кг\n3 3 0,1 0,4 0,16\n"
+                               "6 10 0,2 0,5 2,20\n6 12 0,2 0,5 2,64"),
+                     ("text", "Примечание - Масса рассчитана для стали.")]
+    [chunk] = chunk_blocks(blocks, 1000, 0)
+    assert "\n6 10 0,2 0,5 2,20\n" in chunk.text  # a row is a line (a unit) of its own in the chunk
+
+
+@pytest.mark.parametrize("line", ["5.2.1 Ширина марша не менее 1,05 м", "Пункты 4, 5 и 6", "2020", "1 2",
+                                  "Таблица 3 — Значения 1, 2, 3 для расчёта"])
+def test_prose_with_numbers_is_not_a_row(line: str) -> None:
+    assert all(b.kind != "table" for b in page_blocks(line, 1))
