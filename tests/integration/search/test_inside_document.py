@@ -9,14 +9,12 @@ from collections.abc import Iterator
 import pytest
 from opensearchpy import OpenSearch
 
-from ingest.pipeline import run_ingest
-from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
 from service.errors import InvalidQuery, NotFound
 from service.query.models import ChunkResult
 from service.search import SearchService
 from service.security import Principal
-from tests.support.engine import drop_index_resources, product_settings
+from tests.support.served import served_folder
 
 ANSWER = "Работа струйных вентиляторов при пожаре должна продолжаться не менее 2 ч при температуре 400 °С."
 QUESTION = "продолжительность работы струйных вентиляторов при температуре пожара"
@@ -52,15 +50,8 @@ def norm(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: 
     root = tmp_path_factory.mktemp("inside")
     path = root / "СП 998.txt"
     path.write_text("\f".join(PAGES), encoding="utf-8")
-    for i in range(8):  # other documents, so that term weights have something to compare with
-        (root / f"прочее-{i}.txt").write_text(f"Бетонные работы, вариант {i}. " + FILLER * 3, encoding="utf-8")
-    settings = product_settings(opensearch_url)
-    settings.search.cache_ttl_s = 0
-    settings.search.rate_limit = "10000/minute"
-    report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
-    assert not report.failed
-    yield SearchService(settings, client, navec_embedder), str(path)
-    drop_index_resources(client, settings.index)
+    with served_folder(root, opensearch_url, client, navec_embedder, 8, FILLER) as service:
+        yield service, str(path)
 
 
 PUBLIC = Principal.of("t", [])

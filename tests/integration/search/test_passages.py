@@ -10,14 +10,12 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
-from ingest.pipeline import run_ingest
-from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
 from service.query.budget import dumped
 from service.query.models import ChunkResult, SearchResponse
 from service.search import SearchService
 from service.security import Principal
-from tests.support.engine import drop_index_resources, product_settings
+from tests.support.served import served_folder
 
 FILLER = "Требования настоящего раздела распространяются на здания всех классов функциональной пожарной опасности. "
 PAGES = [
@@ -41,15 +39,8 @@ def norm(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: 
          ) -> Iterator[SearchService]:
     root = tmp_path_factory.mktemp("passages")
     (root / "СП 999.txt").write_text("\f".join(PAGES), encoding="utf-8")
-    for i in range(12):  # other documents, so that term weights have something to compare with
-        (root / f"прочее-{i}.txt").write_text(f"Бетонные работы, вариант {i}. " + FILLER * 3, encoding="utf-8")
-    settings = product_settings(opensearch_url)
-    settings.search.cache_ttl_s = 0
-    settings.search.rate_limit = "10000/minute"
-    report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
-    assert not report.failed
-    yield SearchService(settings, client, navec_embedder)
-    drop_index_resources(client, settings.index)
+    with served_folder(root, opensearch_url, client, navec_embedder, 12, FILLER) as service:
+        yield service
 
 
 def _chunks(response: SearchResponse) -> list[ChunkResult]:
