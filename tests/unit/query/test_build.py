@@ -120,9 +120,11 @@ def test_user_text_never_reaches_query_string() -> None:
 def test_filters_always_carry_access_groups_and_combine_kinds() -> None:
     # "PDF" is normalized by the model
     request = SearchRequest(query="x", document_types=["PDF", "docx"],  # type: ignore[list-item]
+                            source_filter="нормы",
                             date_range={"from": "2024-01-01", "to": "2024-01-31"})  # type: ignore[arg-type]
     clauses = build_filters(request, ["public", "legal"])["bool"]["filter"]
     assert clauses[0] == {"terms": {"access_groups": ["legal", "public"]}}
+    assert build_source_filter("нормы") in clauses
     assert {"terms": {"file_type": ["docx", "pdf"]}} in clauses
     assert {"range": {"updated_at": {"gte": "2024-01-01", "lte": "2024-01-31||/d"}}} in clauses
     assert request.date_range.to == date(2024, 1, 31)
