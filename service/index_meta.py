@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+import functools
 from datetime import UTC, datetime
 from typing import Any
 
 from opensearchpy import OpenSearch
 
 from service.embedders.base import Embedder
-from service.errors import ConfigError, IndexUnavailable, SearchError
-from service.opensearch import is_conflict, is_missing
+from service.errors import ConfigError, SearchError
+from service.opensearch import is_conflict, unless_missing
 from service.settings import IndexSettings
 
 EMBEDDER_DOC = "embedder"
@@ -17,14 +18,8 @@ EMBEDDER_DOC = "embedder"
 
 def concrete_index(client: OpenSearch, alias: str) -> str | None:
     """The index an alias writes to (the newest one it points at); None when it points nowhere."""
-    try:
-        return str(sorted(client.indices.get_alias(name=alias))[-1])
-    except IndexError:
-        return None
-    except IndexUnavailable as exc:
-        if is_missing(exc):
-            return None
-        raise
+    indices = sorted(unless_missing(lambda: client.indices.get_alias(name=alias), {}))
+    return str(indices[-1]) if indices else None
 
 
 def embedder_doc_id(index: str | None) -> str:
@@ -37,12 +32,10 @@ def _embedder_record(client: OpenSearch, settings: IndexSettings, index: str | N
     """The engine's GET answer for ``index``'s embedder record, else the alias-wide one (indexes made before
     per-index records existed); None when there is neither."""
     for doc_id in dict.fromkeys((embedder_doc_id(index), EMBEDDER_DOC)):
-        try:
-            found: dict[str, Any] = client.get(index=settings.meta_index, id=doc_id, params=params)
-            return found
-        except IndexUnavailable as exc:
-            if not is_missing(exc):
-                raise
+        found = unless_missing(functools.partial(client.get, index=settings.meta_index, id=doc_id, params=params),
+                               None)
+        if found is not None:
+            return dict(found)
     return None
 
 
@@ -136,12 +129,8 @@ def bump_generation(client: OpenSearch, settings: IndexSettings) -> None:
 
 def read_generation(client: OpenSearch, settings: IndexSettings) -> int:
     """The content generation (a real-time GET: no refresh needed); 0 before the first change."""
-    try:
-        return int(client.get(index=settings.meta_index, id=GENERATION_DOC, _source=False)["_version"])
-    except IndexUnavailable as exc:
-        if is_missing(exc):
-            return 0
-        raise
+    found = unless_missing(lambda: client.get(index=settings.meta_index, id=GENERATION_DOC, _source=False), None)
+    return 0 if found is None else int(found["_version"])
 
 
 RULES_DOC = "access-rules"
@@ -149,12 +138,8 @@ RULES_DOC = "access-rules"
 
 def read_rules_record(client: OpenSearch, settings: IndexSettings) -> dict[str, Any] | None:
     """The access rules the index's groups were decided by (their digest and summary); None before any run."""
-    try:
-        return dict(client.get(index=settings.meta_index, id=RULES_DOC)["_source"])
-    except IndexUnavailable as exc:
-        if is_missing(exc):
-            return None
-        raise
+    found = unless_missing(lambda: client.get(index=settings.meta_index, id=RULES_DOC), None)
+    return None if found is None else dict(found["_source"])
 
 
 def record_rules(client: OpenSearch, settings: IndexSettings, digest: str, summary: str) -> None:

@@ -7,7 +7,7 @@ import logging
 import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import orjson
 from loguru import logger
@@ -33,6 +33,9 @@ from service.settings import Settings
 SHARD_NOT_READY = {"illegal_index_shard_state_exception", "unavailable_shards_exception",
                    "no_shard_available_action_exception", "primary_missing_action_exception"}
 SHARD_RETRIES = 5
+
+T = TypeVar("T")
+D = TypeVar("D")
 
 
 def is_shard_not_ready(exc: BaseException) -> bool:
@@ -381,6 +384,16 @@ def long_searches(client: OpenSearch, longer_than_s: float) -> list[RunningSearc
 def is_missing(error: StroidokError) -> bool:
     """The engine has no such index, template, pipeline or document (404)."""
     return isinstance(error, IndexUnavailable) and error.details.get("status") == 404
+
+
+def unless_missing(call: Callable[[], T], default: D) -> T | D:
+    """``call()``, or ``default`` where the engine answers that what it asks for is not there (404)."""
+    try:
+        return call()
+    except IndexUnavailable as exc:
+        if is_missing(exc):
+            return default
+        raise
 
 
 def is_conflict(error: StroidokError) -> bool:

@@ -15,7 +15,7 @@ from opensearchpy import OpenSearch
 
 from service.embedders.capabilities import capabilities_of
 from service.engine.status import write_blocked
-from service.errors import IndexSetupError, IndexUnavailable, SearchError
+from service.errors import IndexSetupError, SearchError
 from service.index_admin.create import create_index
 from service.index_admin.guards import PruningState, read_pruning, turn_off_pruning
 from service.index_admin.templates import (
@@ -30,7 +30,7 @@ from service.index_admin.templates import (
     wanted_template,
 )
 from service.index_meta import read_embedder_meta
-from service.opensearch import PRUNING_SETTING, is_missing
+from service.opensearch import PRUNING_SETTING, unless_missing
 from service.settings import IndexSettings
 
 Action = Literal["created", "updated", "unchanged"]
@@ -61,33 +61,20 @@ class IndexStatus:
 
 
 def _installed_template_hash(client: OpenSearch, name: str) -> str | None:
-    try:
-        found = client.indices.get_index_template(name=name)
-    except IndexUnavailable as exc:
-        if is_missing(exc):
-            return None
-        raise
+    found = unless_missing(lambda: client.indices.get_index_template(name=name), None)
+    if found is None:
+        return None
     template = found["index_templates"][0]["index_template"]
     return str(template.get("template", {}).get("mappings", {}).get("_meta", {}).get(HASH_KEY, ""))
 
 
 def _installed_pipeline(client: OpenSearch, pipeline_id: str) -> dict[str, Any] | None:
-    try:
-        pipeline: dict[str, Any] = client.search_pipeline.get(id=pipeline_id)[pipeline_id]
-        return pipeline
-    except IndexUnavailable as exc:
-        if is_missing(exc):
-            return None
-        raise
+    found = unless_missing(lambda: client.search_pipeline.get(id=pipeline_id), None)
+    return None if found is None else dict(found[pipeline_id])
 
 
 def alias_indices(client: OpenSearch, alias: str) -> list[str]:
-    try:
-        return sorted(client.indices.get_alias(name=alias))
-    except IndexUnavailable as exc:
-        if is_missing(exc):
-            return []
-        raise
+    return sorted(unless_missing(lambda: client.indices.get_alias(name=alias), {}))
 
 
 def apply_template(client: OpenSearch, name: str, body: dict[str, Any]) -> Change:

@@ -134,3 +134,20 @@ def test_a_shard_that_never_starts_is_given_up_on_after_a_few_tries(monkeypatch:
     with pytest.raises(os_exc.TransportError):
         connection.perform_request("GET", "/x/_search")  # type: ignore[attr-defined]
     assert len(calls) == SHARD_RETRIES
+
+
+def test_what_is_not_there_gives_the_default_and_every_other_failure_goes_on() -> None:
+    from collections.abc import Callable
+
+    from service.opensearch import unless_missing
+
+    def raising(status: int | None) -> Callable[[], str]:
+        def call() -> str:
+            raise IndexUnavailable("engine said so", details={"status": status} if status else {})
+        return call
+
+    assert unless_missing(raising(404), "default") == "default"
+    assert unless_missing(lambda: "found", "default") == "found"
+    for status in (403, 500, None):
+        with pytest.raises(IndexUnavailable):
+            unless_missing(raising(status), "default")
