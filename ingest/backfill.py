@@ -31,8 +31,9 @@ from service.index_admin.maintenance import optimize
 from service.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
 from service.opensearch import bulk_outcomes, scan
 from service.query.build import UNITS_FIELD
+from service.query.filters import PENDING
 from service.settings import Settings
-from service.vectors import PENDING, read_coverage
+from service.vectors import read_coverage
 
 TEXT_FIELDS = ["title", "section_title", "text", "vector_pending"]
 #: a chunk with its vector and no unit vectors (a chunk none of whose units reads as words stays without any,

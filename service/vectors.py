@@ -22,10 +22,13 @@ from service.embedders.capabilities import capabilities_of
 from service.errors import ConfigError
 from service.index_meta import concrete_index, embedder_meta_version, read_embedder_meta, same_embedder
 from service.opensearch import bounded_search
-from service.query.filters import FIRST_CHUNK, build_access_filter
+from service.query.filters import FIRST_CHUNK, PENDING, build_access_filter
 from service.settings import Settings
 
-PENDING = {"term": {"vector_pending": True}}
+
+def pending_vectors(client: OpenSearch, index: str) -> int:
+    """How many chunks of ``index`` wait for their vectors."""
+    return int(client.count(index=index, body={"query": PENDING})["count"])
 #: contents kept at several paths that a coverage read lists; past that, every search looks its copies up
 MAX_SHARED = 1000
 

@@ -32,6 +32,7 @@ from service.index_admin.templates import (
 from service.index_meta import read_embedder_meta
 from service.opensearch import PRUNING_SETTING, unless_missing
 from service.settings import IndexSettings
+from service.vectors import pending_vectors
 
 Action = Literal["created", "updated", "unchanged"]
 
@@ -193,8 +194,7 @@ def _status(client: OpenSearch, settings: IndexSettings, templates_dir: Path) ->
     indices = alias_indices(client, settings.alias)
     concrete = indices[-1] if indices else None
     count = client.count(index=settings.alias)["count"] if concrete else None
-    pending = client.count(index=settings.alias, body={"query": {"term": {"vector_pending": True}}})["count"] \
-        if concrete else None
+    pending = pending_vectors(client, settings.alias) if concrete else None
     dim, index_hash = _index_mapping_facts(client, concrete) if concrete else (None, None)
     blocked = write_blocked(client, ",".join([concrete, *side_indexes(settings)])) if concrete else []
     status = IndexStatus(settings.alias, concrete, count, template_hash == wanted_hash, pipelines, dim, pending)

@@ -18,6 +18,7 @@ from service.index_admin.create import create_index
 from service.index_admin.templates import HASH_KEY, TEMPLATES_DIR, wanted_pipelines, wanted_template
 from service.index_meta import EMBEDDER_DOC, bump_generation, carry_embedder_meta, embedder_doc_id
 from service.settings import IndexSettings
+from service.vectors import pending_vectors
 
 
 def swap_alias(client: OpenSearch, alias: str, old: str, new: str) -> None:
@@ -87,7 +88,7 @@ def migrate(client: OpenSearch, settings: IndexSettings, templates_dir: Path = T
     if switch is not None:
         switch.fill(new)
     client.indices.refresh(index=f"{old},{new}")
-    pending = int(client.count(index=new, body={"query": {"term": {"vector_pending": True}}})["count"])
+    pending = pending_vectors(client, new)
     counts = (int(client.count(index=old)["count"]), int(client.count(index=new)["count"]))
     if switch is not None and pending:
         raise IndexSetupError(f"{pending} chunks of {new} still have no vector; {settings.alias} stays on "

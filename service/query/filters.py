@@ -14,6 +14,8 @@ REPLACED = {"exists": {"field": "superseded_by"}}
 
 #: one chunk per document: a lookup or count of documents reads their first chunks (document fields are on each)
 FIRST_CHUNK = {"term": {"chunk_index": 0}}
+#: chunks indexed text first whose vectors ``stroidok embed`` has still to fill in
+PENDING = {"term": {"vector_pending": True}}
 
 
 REPLACED_BOOST = 0.75  # eval/editions: 12 of 12 current first, both shown in 6; 0.5 hid the old edition from most
