@@ -100,7 +100,8 @@ def embedder_for(meta: dict[str, Any] | None, configured: Embedder | None, setti
     if meta and capabilities_of(str(meta.get("provider"))).shipped:
         from service.embedders.factory import build_embedder
 
-        variant = str(meta.get("model", "")).rpartition("/")[2] if meta["provider"] == "e5" else ""
+        row = capabilities_of(str(meta["provider"]))
+        variant = str(meta.get("model", "")).rpartition("/")[2] if row.variant_in_model else ""
         built = build_embedder(settings.embedder.model_copy(update={"provider": meta["provider"], "model": variant}))
         if (built.identity.provider, built.identity.model) == (meta["provider"], meta.get("model")):
             if meta.get("stats") is not None:

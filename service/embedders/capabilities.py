@@ -25,15 +25,22 @@ class Capabilities:
     #: the hybrid fusion it ranks best with, measured in docs/relevance.md: a weak dense leg (navec) only nudges
     #: BM25; e5 leads at 0.7 with both legs scaled from fixed floors
     fusion: Fusion = field(default_factory=dict)
+    #: the class that builds it, ``module:Class`` (imported only when built: e5 loads a model)
+    builder: str = ""
+    #: its model setting is the last part of the model name an index records (e5's variant)
+    variant_in_model: bool = False
 
 
 CAPABILITIES: dict[str, Capabilities] = {
     "navec": Capabilities(static=True, fitted=True, dimension=300, shipped=True,
-                          fusion={"bm25_weight": 0.9, "bm25_lower_bound": None, "dense_lower_bound": None}),
+                          fusion={"bm25_weight": 0.9, "bm25_lower_bound": None, "dense_lower_bound": None},
+                          builder="service.embedders.navec:NavecEmbedder"),
     "e5": Capabilities(text_first=True, dimension=384, shipped=True,
-                       fusion={"bm25_weight": 0.3, "bm25_lower_bound": 0.0, "dense_lower_bound": 0.875}),
-    "http": Capabilities(),
-    "sentence-transformers": Capabilities(),
+                       fusion={"bm25_weight": 0.3, "bm25_lower_bound": 0.0, "dense_lower_bound": 0.875},
+                       builder="service.embedders.e5:E5Embedder", variant_in_model=True),
+    "http": Capabilities(builder="service.embedders.http:HttpEmbedder"),
+    "sentence-transformers": Capabilities(
+        builder="service.embedders.sentence_transformers:SentenceTransformersEmbedder"),
 }
 
 

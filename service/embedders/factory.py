@@ -1,24 +1,19 @@
-"""Build the configured embedder."""
+"""Build the configured embedder: the class its provider's row names (``capabilities.CAPABILITIES``)."""
 
 from __future__ import annotations
 
+import importlib
+
 from service.embedders.base import Embedder
+from service.embedders.capabilities import capabilities_of
+from service.errors import ConfigError
 from service.settings import EmbedderSettings
 
 
 def build_embedder(settings: EmbedderSettings) -> Embedder:
-    if settings.provider == "navec":
-        from service.embedders.navec import NavecEmbedder
-
-        return NavecEmbedder(settings)
-    if settings.provider == "e5":
-        from service.embedders.e5 import E5Embedder
-
-        return E5Embedder(settings)
-    if settings.provider == "http":
-        from service.embedders.http import HttpEmbedder
-
-        return HttpEmbedder(settings)
-    from service.embedders.sentence_transformers import SentenceTransformersEmbedder
-
-    return SentenceTransformersEmbedder(settings)
+    builder = capabilities_of(settings.provider).builder
+    if not builder:
+        raise ConfigError(f"no embedder is known by the name {settings.provider!r}")
+    module, _, name = builder.partition(":")
+    embedder: Embedder = getattr(importlib.import_module(module), name)(settings)
+    return embedder
