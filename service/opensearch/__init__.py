@@ -1,0 +1,44 @@
+"""The one door to the engine, by job: the client and its transport (``client``), the translation of every
+engine failure into the product's errors and the predicates callers test them with (``errors``), bounded and
+cancellable searches (``tasks``), bulk writes with typed item outcomes and scans (``bulk``). Nothing outside
+this package imports opensearch-py's exceptions or helpers (ruff's banned-api rule)."""
+
+from service.opensearch.bulk import ItemOutcome, bulk_outcomes, scan
+from service.opensearch.client import (
+    PRUNING_SETTING,
+    BoundedConnection,
+    FastJSONSerializer,
+    TranslatingTransport,
+    build_client,
+    engine_hosts,
+)
+from service.opensearch.errors import (
+    CREATE_BLOCKED_MESSAGE,
+    DISK_FULL_MESSAGE,
+    SHARD_RETRIES,
+    already_exists,
+    engine_timeout,
+    is_conflict,
+    is_create_block,
+    is_disk_block,
+    is_forbidden,
+    is_missing,
+    translate,
+    unless_missing,
+)
+from service.opensearch.tasks import (
+    GRACE_S,
+    RunningSearch,
+    bounded_search,
+    cancel_searches,
+    long_searches,
+    search_tasks,
+)
+
+__all__ = [
+    "CREATE_BLOCKED_MESSAGE", "DISK_FULL_MESSAGE", "GRACE_S", "PRUNING_SETTING", "SHARD_RETRIES", "BoundedConnection",
+    "FastJSONSerializer", "ItemOutcome", "RunningSearch", "TranslatingTransport", "already_exists", "bounded_search",
+    "build_client", "bulk_outcomes", "cancel_searches", "engine_hosts", "engine_timeout", "is_conflict",
+    "is_create_block", "is_disk_block", "is_forbidden", "is_missing", "long_searches", "scan", "search_tasks",
+    "translate", "unless_missing",
+]
