@@ -402,6 +402,8 @@ class SearchService:
                           lambda _: self._get_document(arguments, principal))
 
     def _get_document(self, arguments: dict[str, Any], principal: Principal) -> DocumentResponse:
+        """A lookup by id, or with a query the document's best passages: a search inside that one document (its
+        access filter in the engine, every chunk of it ranked), answered as the document and its passages."""
         request = validate_document_request(arguments)
         if request.query is None:
             return self.documents.get(request.id, principal.groups, request.clause)
