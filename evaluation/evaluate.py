@@ -27,16 +27,13 @@ from opensearchpy import OpenSearch
 
 from evaluation.answers import AnswerTally, Judged, Shown, contains_answer, load_answers, qrels_of
 from ingest.backfill import run_backfill
-from ingest.batch import Batcher
 from ingest.chunk import chunk_blocks
 from ingest.discover import SourceFile
 from ingest.index import PreparedDocument
 from ingest.parse.model import Block, ParsedDocument
 from ingest.parse.text import page_blocks
-from ingest.pipeline import settle_index
-from ingest.report import Reporter, RunReport
+from ingest.pipeline import index_prepared
 from service.embedders.base import Embedder
-from service.embedders.capabilities import capabilities_of
 from service.index_admin.apply import apply_all, drop_all
 from service.query.budget import response_size
 from service.query.contract import eval_request
@@ -164,24 +161,14 @@ def prepared(doc: EvalDocument, settings: Settings) -> PreparedDocument:
 
 
 def build_index(evalset: EvalSet, settings: Settings, client: OpenSearch, embedder: Embedder) -> dict[str, str]:
-    """Index every document through the product's path; returns engine doc_id → eval id."""
-    apply_all(client, settings.index)
-    report = RunReport()
-    batcher = Batcher(client, settings, embedder, report, Reporter(len(evalset.documents), quiet=True),
-                       settings.ingest.batch_size, stats_ready=False)
-    ids = {}
-    for doc in evalset.documents:
-        item = prepared(doc, settings)
-        ids[item.doc_id] = doc.id
-        batcher.add(item)
-    batcher.finish()
-    if batcher.early_chunks:  # written text first while the statistics waited for their sample
-        run_backfill(settings, client, embedder, quiet=True)
+    """Index every document through the ingest's write path (``index_prepared``); returns engine doc_id → eval
+    id."""
+    documents = [prepared(doc, settings) for doc in evalset.documents]
+    report = index_prepared(documents, settings, client, embedder)
     failed = [o for o in report.outcomes if o.status == "failed"]
     if failed:
         raise RuntimeError(f"{len(failed)} eval documents failed to index: {failed[0].reason}")
-    settle_index(client, settings, report)  # split and merge as `stroidok ingest` does after its writes
-    return ids
+    return {item.doc_id: doc.id for item, doc in zip(documents, evalset.documents, strict=True)}
 
 
 def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode: str,
@@ -261,12 +248,12 @@ def ingest_as_files(evalset: EvalSet, settings: Settings, client: OpenSearch, em
     and ingest the folder exactly as ``stroidok ingest`` does: parser, repair, titles, chunking, vectors
     (for a slow embedder, text first and then the backfill, as the ingest command's default does)."""
     from ingest.pipeline import run_ingest
-    from ingest.plan import IngestOptions
+    from ingest.plan import IngestOptions, writes_vectors_later
 
     names = {file_name(doc.id): doc.id for doc in evalset.documents}
     for doc in evalset.documents:
         (directory / file_name(doc.id)).write_text("\f".join(doc.pages), encoding="utf-8")
-    later = capabilities_of(settings.embedder.provider).text_first
+    later = writes_vectors_later("auto", settings.embedder.provider)
     report = run_ingest(IngestOptions([directory], vectors_later=later), settings, client, embedder, quiet=True)
     failed = [o for o in report.outcomes if o.status == "failed"]
     if failed:

@@ -16,10 +16,9 @@ from ingest.backfill import BackfillOptions
 from ingest.discover import Shard
 from ingest.index import load_registry
 from ingest.pipeline import run_ingest
-from ingest.plan import IngestOptions
+from ingest.plan import IngestOptions, writes_vectors_later
 from ingest.report import compact_pages, print_report
 from service.embedders.base import Embedder
-from service.embedders.capabilities import capabilities_of
 from service.embedders.factory import build_embedder
 from service.errors import Interrupted
 from service.opensearch import build_client
@@ -65,7 +64,7 @@ def ingest_command(
     mode = vectors or settings.ingest.vectors
     if mode not in ("now", "later", "auto"):
         raise typer.BadParameter("--vectors must be now, later or auto")
-    later = mode == "later" or (mode == "auto" and capabilities_of(settings.embedder.provider).text_first)
+    later = writes_vectors_later(mode, settings.embedder.provider)
     options = IngestOptions([Path(p) for p in paths], include, exclude, batch_size, workers, dry_run, force,
                             ocr, pdf_parser, encoding, partition, later,  # type: ignore[arg-type]
                             access_rules_changed)

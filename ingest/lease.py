@@ -25,8 +25,7 @@ from loguru import logger
 from opensearchpy import OpenSearch
 
 from ingest.discover import Shard
-from service.errors import IngestRunning, SearchError, StroidokError
-from service.opensearch import is_conflict
+from service.errors import IngestRunning, StroidokError, VersionConflict
 from service.settings import IndexSettings
 
 KIND = "ingest_lease"
@@ -121,18 +120,14 @@ def _claim(client: OpenSearch, settings: IndexSettings, scope: str, holder: str,
     body = lease_body(scope, holder, ttl_s)
     try:
         result = client.index(index=settings.meta_index, id=doc_id, body=body, refresh=True, op_type="create")
-    except SearchError as exc:
-        if not is_conflict(exc):
-            raise
+    except VersionConflict:
         found = client.get(index=settings.meta_index, id=doc_id)
         if is_live(found["_source"]):
             raise _running(settings, found["_source"]) from None
         try:  # expired: take it over, unless another claimant did so first
             result = client.index(index=settings.meta_index, id=doc_id, body=body, refresh=True,
                                   params={"if_seq_no": found["_seq_no"], "if_primary_term": found["_primary_term"]})
-        except SearchError as conflict:
-            if not is_conflict(conflict):
-                raise
+        except VersionConflict:
             raise _running(settings, client.get(index=settings.meta_index, id=doc_id)["_source"]) from None
         logger.warning("took over the ingest lease of {} (its holder is gone or stopped renewing)",
                        found["_source"].get("holder"))

@@ -1,7 +1,9 @@
 """One ingest run: discover → (skip unchanged) → parse in worker processes → chunk → embed → bulk index.
 
 Followable top to bottom: ``run_ingest`` plans the files, removes the documents whose files are
-gone, then streams parsed documents into batches of whole documents that are embedded and written.
+gone, then streams parsed documents into the one write path (``write_stream``: the ``Writer`` fits,
+embeds and writes batches of whole documents; every outcome goes to the run's reporter).
+``index_prepared`` hands documents prepared elsewhere (the evaluation's passages) to the same path.
 The embedder's corpus statistics are fitted on the first batch ever written to an index and stored
 with it (``service.index_meta``), then reused by every later run and by query-time search.
 """
@@ -9,6 +11,7 @@ with it (``service.index_meta``), then reused by every later run and by query-ti
 from __future__ import annotations
 
 import time
+from collections.abc import Iterable
 from typing import Any
 
 from loguru import logger
@@ -16,9 +19,9 @@ from opensearchpy import OpenSearch
 
 from ingest.access import AccessRules, load_rules, rules_refusal
 from ingest.backfill import run_backfill
-from ingest.batch import Batcher
 from ingest.discover import Rejected, SourceFile, discover
 from ingest.index import (
+    PreparedDocument,
     delete_document,
     ensure_manual_refresh,
     load_registry,
@@ -26,9 +29,10 @@ from ingest.index import (
 from ingest.lease import acquire
 from ingest.links import settle_links
 from ingest.plan import IngestOptions, Plan, dry_run_outcomes, plan_run, planned_outcomes, processing_signature
-from ingest.pool import parsed_documents
+from ingest.pool import Parsed, parsed_documents
 from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.watchdog import Watchdog
+from ingest.writer import Writer
 from service.embedders.base import Embedder
 from service.errors import AccessRulesChanged, IngestError, Interrupted, StroidokError
 from service.index_admin.apply import apply_all
@@ -53,12 +57,7 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
         raise StroidokError(f"path(s) not found: {', '.join(missing)}")
     rules = load_rules(settings.ingest.access_rules, settings.ingest.default_groups)
     with Watchdog(stall_timeout(settings)) as watchdog:
-        watchdog.progress("preparing the index")
-        apply_all(client, settings.index)
-        if switching := pending_switch(client, settings.index):
-            raise IngestError(f"a model switch is filling {switching}; finish it with `stroidok index migrate` "
-                              "first (chunks written now would be missing from the new index)")
-        stats_ready = load_embedder_state(client, embedder, settings.index)  # refuses an index of another model
+        stats_ready = prepare_index(client, settings, embedder, watchdog)
         check_rules(client, settings, rules, options)
         if options.dry_run:
             plan, _, _ = _plan(options, settings, client, rules, watchdog)
@@ -71,19 +70,14 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
             ensure_manual_refresh(client, settings.index)
             # a log without a terminal shows progress at least twice within the stall limit
             with Reporter(files, quiet, min(10.0, stall_timeout(settings) / 2)) as reporter:
-                batcher = Batcher(client, settings, embedder, report, reporter, options.batch_size or
-                                  settings.ingest.batch_size, stats_ready, watchdog, options.vectors_later)
-                _remove_and_report(plan, client, settings, batcher, watchdog)
+                writer = Writer(client, settings, embedder, report, reporter, options.batch_size or
+                                settings.ingest.batch_size, stats_ready, watchdog, options.vectors_later)
+                _remove_and_report(plan, client, settings, writer, watchdog)
                 # the stream: parse (worker processes) → chunks → embed → write, a batch at a time
-                for parsed in parsed_documents(plan, options, settings, rules, registry, watchdog, reporter.status):
-                    report.timings["parse"] += parsed.seconds
-                    if parsed.document is not None:
-                        batcher.add(parsed.document)
-                    elif parsed.failed is not None:
-                        batcher.record(parsed.failed)
-                batcher.finish()
-            if batcher.early_chunks:
-                _add_early_vectors(settings, client, embedder, batcher.early_chunks, watchdog, quiet)
+                write_stream(_prepared(parsed_documents(plan, options, settings, rules, registry, watchdog,
+                                                        reporter.status), report), writer)
+            if writer.early_chunks:
+                _add_early_vectors(settings, client, embedder, writer.early_chunks, watchdog, quiet)
         if any(o.status in ("indexed", "deleted") for o in report.outcomes):
             began_links = time.perf_counter()
             settle_links(client, settings.index)
@@ -91,6 +85,59 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
         settle_index(client, settings, report, split=options.shard is None)
     report.wall_s = time.perf_counter() - began
     return report
+
+
+def index_prepared(documents: Iterable[PreparedDocument], settings: Settings, client: OpenSearch,
+                   embedder: Embedder, quiet: bool = True) -> RunReport:
+    """Documents prepared by the caller rather than read from files (the evaluation's passages), written
+    through the ingest's own path: the index prepared, its lease held, the writer (fit, embed, write), the
+    vectors of chunks written text first, the index settled."""
+    began = time.perf_counter()
+    report, docs = RunReport(), list(documents)
+    with Watchdog(stall_timeout(settings)) as watchdog:
+        stats_ready = prepare_index(client, settings, embedder, watchdog)
+    with acquire(client, settings.index, None), Watchdog(stall_timeout(settings)) as watchdog:
+        with Reporter(len(docs), quiet) as reporter:
+            writer = Writer(client, settings, embedder, report, reporter, settings.ingest.batch_size, stats_ready,
+                            watchdog)
+            write_stream(docs, writer)
+        if writer.early_chunks:
+            _add_early_vectors(settings, client, embedder, writer.early_chunks, watchdog, quiet)
+        settle_index(client, settings, report)
+    report.wall_s = time.perf_counter() - began
+    return report
+
+
+def prepare_index(client: OpenSearch, settings: Settings, embedder: Embedder, watchdog: Watchdog) -> bool:
+    """The index, its templates and pipelines as the product describes them; whether the embedder's statistics
+    are stored with it already (an index of another model is refused)."""
+    watchdog.progress("preparing the index")
+    apply_all(client, settings.index)
+    if switching := pending_switch(client, settings.index):
+        raise IngestError(f"a model switch is filling {switching}; finish it with `stroidok index migrate` "
+                          "first (chunks written now would be missing from the new index)")
+    return load_embedder_state(client, embedder, settings.index)
+
+
+def write_stream(items: Iterable[PreparedDocument | FileOutcome], writer: Writer) -> None:
+    """The one write path: each prepared document to the writer, each outcome decided without writing (a
+    file that failed to parse) to the report; the last batch written before it returns."""
+    for item in items:
+        if isinstance(item, PreparedDocument):
+            writer.add(item)
+        else:
+            writer.record(item)
+    writer.finish()
+
+
+def _prepared(parsed: Iterable[Parsed], report: RunReport) -> Iterable[PreparedDocument | FileOutcome]:
+    """The parse pool's results as documents to write or failures to report (its time into the report)."""
+    for result in parsed:
+        report.timings["parse"] += result.seconds
+        if result.document is not None:
+            yield result.document
+        elif result.failed is not None:
+            yield result.failed
 
 
 def check_rules(client: OpenSearch, settings: Settings, rules: AccessRules, options: IngestOptions) -> None:
@@ -159,17 +206,17 @@ def _add_early_vectors(settings: Settings, client: OpenSearch, embedder: Embedde
         logger.warning("{} chunks still have no vector; `stroidok embed` adds them", backfilled.failed)
 
 
-def _remove_and_report(plan: Plan, client: OpenSearch, settings: Settings, batcher: Batcher,
+def _remove_and_report(plan: Plan, client: OpenSearch, settings: Settings, writer: Writer,
                        watchdog: Watchdog) -> None:
     """Delete the documents whose files are gone, then record what the plan decided without parsing."""
     for entry in plan.gone:
         watchdog.progress("removing a deleted file's chunks", entry["file_path"])
         chunks = delete_document(client, settings.index, entry["doc_id"])
-        batcher.record(FileOutcome(entry["file_path"], "deleted", chunks))
+        writer.record(FileOutcome(entry["file_path"], "deleted", chunks))
     if plan.gone:
         bump_generation(client, settings.index)
     for outcome in planned_outcomes(plan):
-        batcher.record(outcome)
+        writer.record(outcome)
 
 
 

@@ -15,6 +15,7 @@ from ingest.discover import Rejected, Shard, SourceFile, content_hash, os_reason
 from ingest.parse import PARSER_VERSION
 from ingest.parse.pdf import OcrMode
 from ingest.report import FileOutcome
+from service.embedders.capabilities import capabilities_of
 from service.settings import Settings
 
 
@@ -33,6 +34,12 @@ class IngestOptions:
     shard: Shard | None = None
     vectors_later: bool = False
     access_rules_changed: bool = False
+
+
+def writes_vectors_later(mode: str, provider: str) -> bool:
+    """The text-first decision: ``later`` always, ``auto`` for an embedder too slow to embed while parsing
+    (its capabilities say so), ``now`` never."""
+    return mode == "later" or (mode == "auto" and capabilities_of(provider).text_first)
 
 
 @dataclass

@@ -1,5 +1,5 @@
 """Parsing in worker processes: a fork server's pool with a per-file timeout and memory cap, each result
-collected into the batcher (or reported as the file's failure), a stop signal honoured between documents.
+collected into the writer (or reported as the file's failure), a stop signal honoured between documents.
 """
 
 from __future__ import annotations

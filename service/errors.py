@@ -21,13 +21,21 @@
     ├── NotFound                       (NOT_FOUND)       no such id visible to the caller
     └── SearchError                    (DATABASE_ERROR)  talking to the engine
         ├── IndexUnavailable           (INDEX_UNAVAILABLE) the engine does not answer, or the index is missing
+        │   └── ResourceMissing        (INDEX_UNAVAILABLE) no such index, template, pipeline or document (404)
+        ├── VersionConflict            (DATABASE_ERROR)  another writer was first (409)
+        ├── AlreadyExists              (DATABASE_ERROR)  an index another process created first
+        ├── AccessRefused              (DATABASE_ERROR)  the engine's security refused the action (401, 403)
+        ├── RequestRejected            (DATABASE_ERROR)  a request the engine refused as given (400)
+        ├── WaitExpired                (DATABASE_ERROR)  a wait the engine gave up on (408)
         ├── IndexSetupError            (INDEX_SETUP_ERROR)
         ├── EngineBusy                 (ENGINE_BUSY)     out of memory or queue room, a shard not started: try again
         ├── EngineTimeout              (ENGINE_TIMEOUT)  the engine answers, but not this request in time
         ├── DiskFull                   (DISK_FULL)       writes blocked at the flood-stage watermark
         └── PastLastPage               (PAST_LAST_PAGE)  internal: the service answers an empty page
 
-opensearch-py exceptions become members of this tree in exactly one place: ``service.opensearch``.
+opensearch-py exceptions become members of this tree in exactly one place: ``service.opensearch``. The kinds
+of an engine refusal that callers expect (a missing resource, a lost race) are classes of their own that keep
+their parent's public code.
 docs/errors.md lists every code with its meaning (``python -m service.errors`` prints the table).
 """
 
@@ -199,6 +207,33 @@ class IndexUnavailable(SearchError):
     ``stroidok index init``."""
 
     code = "INDEX_UNAVAILABLE"
+
+
+class ResourceMissing(IndexUnavailable):
+    """The engine has no such index, template, pipeline or document (404); callers that expect it catch it (the
+    code a client sees is its parent's)."""
+
+
+class VersionConflict(SearchError):
+    """A write refused for a version conflict (409): another writer was first; the caller reads again or gives
+    way."""
+
+
+class AlreadyExists(SearchError):
+    """An index another process created first; the creator that lost the race uses it."""
+
+
+class AccessRefused(SearchError):
+    """The engine's security refused the product's credentials or this action (401, 403; a disk block is
+    DISK_FULL)."""
+
+
+class RequestRejected(SearchError):
+    """A request the engine refused as given (400), e.g. a mapping change an existing index cannot take."""
+
+
+class WaitExpired(SearchError):
+    """A wait the engine gave up on within its own timeout (408), e.g. for shards to start."""
 
 
 class IndexSetupError(SearchError):

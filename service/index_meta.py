@@ -9,8 +9,8 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from service.embedders.base import Embedder
-from service.errors import ConfigError, SearchError
-from service.opensearch import is_conflict, unless_missing
+from service.errors import ConfigError, VersionConflict
+from service.opensearch import unless_missing
 from service.settings import IndexSettings
 
 EMBEDDER_DOC = "embedder"
@@ -110,9 +110,7 @@ def claim_embedder_meta(client: OpenSearch, embedder: Embedder, settings: IndexS
         client.index(index=settings.meta_index, id=embedder_doc_id(index), body=body, refresh=True,
                      op_type="create")
         return stats
-    except SearchError as exc:
-        if not is_conflict(exc):
-            raise
+    except VersionConflict:
         meta = read_embedder_meta(client, settings, index)
     check_identity(meta, embedder, settings)
     return meta.get("stats") if meta else stats

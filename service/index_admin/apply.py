@@ -15,7 +15,7 @@ from opensearchpy import OpenSearch
 
 from service.embedders.capabilities import capabilities_of
 from service.engine.status import write_blocked
-from service.errors import IndexSetupError, SearchError
+from service.errors import IndexSetupError, RequestRejected
 from service.index_admin.create import create_index
 from service.index_admin.guards import PruningState, read_pruning, turn_off_pruning
 from service.index_admin.templates import (
@@ -124,9 +124,7 @@ def _add_new_fields(client: OpenSearch, index: str, mappings: dict[str, Any]) ->
         return Change("index", index, "unchanged")
     try:
         client.indices.put_mapping(index=index, body={"properties": new})
-    except SearchError as exc:
-        if exc.details.get("status") != 400:
-            raise
+    except RequestRejected as exc:
         logger.warning("index {} keeps its mapping ({}); run `stroidok index migrate`", index, exc.details.get("type"))
         return Change("index", index, "unchanged")
     return Change("index", index, "updated")

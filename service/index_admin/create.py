@@ -14,8 +14,7 @@ from loguru import logger
 from opensearchpy import OpenSearch
 from tenacity import Retrying, retry_if_exception, stop_after_delay, wait_fixed
 
-from service.errors import DiskFull, IndexSetupError, SearchError
-from service.opensearch import already_exists
+from service.errors import AlreadyExists, DiskFull, IndexSetupError, WaitExpired
 
 #: how often a blocked creation is tried again
 BLOCK_POLL_S = 2.0
@@ -36,9 +35,7 @@ def create_index(client: OpenSearch, name: str, body: dict[str, Any], block_wait
 def _create_once(client: OpenSearch, name: str, body: dict[str, Any]) -> bool:
     try:
         client.indices.create(index=name, body=body)
-    except SearchError as exc:
-        if not already_exists(exc):
-            raise
+    except AlreadyExists:
         return False
     return True
 
@@ -65,9 +62,7 @@ def wait_active(client: OpenSearch, name: str, timeout_s: float) -> None:
     try:
         health = client.cluster.health(index=name, params={"wait_for_status": "yellow", "timeout": f"{timeout_s:.0f}s",
                                                            "request_timeout": timeout_s + 30})
-    except SearchError as exc:
-        if exc.details.get("status") != 408:  # the engine answers 408 when the wait timed out
-            raise
+    except WaitExpired:  # the engine answers 408 when the wait timed out
         health = {"timed_out": True}
     if health.get("timed_out"):
         raise IndexSetupError(f"index {name} was created but its shards did not start within {timeout_s:.0f} s; "

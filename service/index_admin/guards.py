@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from opensearchpy import OpenSearch
 
 from service.engine.status import cluster_settings
-from service.errors import SearchError
-from service.opensearch import PRUNING_SETTING, is_forbidden
+from service.errors import AccessRefused
+from service.opensearch import PRUNING_SETTING
 
 OPERATOR_HINT = (f'set it to 0 (PUT _cluster/settings {{"persistent": {{"{PRUNING_SETTING}": 0}}}}): with it on, a '
                  "hybrid query with a top-level cardinality aggregation can loop without end inside the engine "
@@ -50,8 +50,6 @@ def turn_off_pruning(client: OpenSearch) -> PruningState:
         return PruningState(0)
     try:
         client.cluster.put_settings(body={"persistent": {PRUNING_SETTING: 0}})
-    except SearchError as exc:
-        if not is_forbidden(exc):
-            raise
+    except AccessRefused:
         return PruningState(threshold, refused=True)
     return PruningState(read_pruning(client), changed=True)  # a transient value may still override it

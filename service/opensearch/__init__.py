@@ -1,5 +1,5 @@
 """The one door to the engine, by job: the client and its transport (``client``), the translation of every
-engine failure into the product's errors and the predicates callers test them with (``errors``), bounded and
+engine failure into the product's typed errors (``errors``), bounded and
 cancellable searches (``tasks``), bulk writes with typed item outcomes and scans (``bulk``). Nothing outside
 this package imports opensearch-py's exceptions or helpers (ruff's banned-api rule)."""
 
@@ -16,13 +16,9 @@ from service.opensearch.errors import (
     CREATE_BLOCKED_MESSAGE,
     DISK_FULL_MESSAGE,
     SHARD_RETRIES,
-    already_exists,
     engine_timeout,
-    is_conflict,
     is_create_block,
     is_disk_block,
-    is_forbidden,
-    is_missing,
     translate,
     unless_missing,
 )
@@ -37,8 +33,8 @@ from service.opensearch.tasks import (
 
 __all__ = [
     "CREATE_BLOCKED_MESSAGE", "DISK_FULL_MESSAGE", "GRACE_S", "PRUNING_SETTING", "SHARD_RETRIES", "BoundedConnection",
-    "FastJSONSerializer", "ItemOutcome", "RunningSearch", "TranslatingTransport", "already_exists", "bounded_search",
-    "build_client", "bulk_outcomes", "cancel_searches", "engine_hosts", "engine_timeout", "is_conflict",
-    "is_create_block", "is_disk_block", "is_forbidden", "is_missing", "long_searches", "scan", "search_tasks",
+    "FastJSONSerializer", "ItemOutcome", "RunningSearch", "TranslatingTransport", "bounded_search",
+    "build_client", "bulk_outcomes", "cancel_searches", "engine_hosts", "engine_timeout",
+    "is_create_block", "is_disk_block", "long_searches", "scan", "search_tasks",
     "translate", "unless_missing",
 ]

@@ -1,5 +1,5 @@
-"""The one place where opensearch-py's failures become the product's errors, and the predicates and helpers
-callers test them with (a missing resource, a lost race)."""
+"""The one place where opensearch-py's failures become the product's errors: each refusal a caller expects (a
+missing resource, a lost race, an index created first) becomes a class of its own that callers catch."""
 
 from __future__ import annotations
 
@@ -10,14 +10,20 @@ from loguru import logger
 from opensearchpy import exceptions as os_exc
 
 from service.errors import (
+    AccessRefused,
+    AlreadyExists,
     DiskFull,
     EngineBusy,
     EngineTimeout,
     IndexUnavailable,
     InvalidQuery,
     PastLastPage,
+    RequestRejected,
+    ResourceMissing,
     SearchError,
     StroidokError,
+    VersionConflict,
+    WaitExpired,
 )
 
 T = TypeVar("T")
@@ -134,8 +140,8 @@ TRANSLATIONS: tuple[tuple[Callable[[Exception], bool], Callable[[Exception], Str
     (lambda e: isinstance(e, os_exc.ConnectionError),
      lambda e: IndexUnavailable("the search engine is not reachable; start it with `stroidok engine up`",
                                 details={"reason": type(e).__name__})),
-    (lambda e: isinstance(e, os_exc.NotFoundError),
-     lambda e: IndexUnavailable("the index or a resource it needs is not found; create it with `stroidok index "
+    (lambda e: _refused(e) and _status(e) == 404,
+     lambda e: ResourceMissing("the index or a resource it needs is not found; create it with `stroidok index "
                                 "init`", details={"status": 404})),
     (_missing_pipeline,
      lambda e: IndexUnavailable("the index is not initialised (its search pipeline is missing); run `stroidok "
@@ -151,17 +157,35 @@ TRANSLATIONS: tuple[tuple[Callable[[Exception], bool], Callable[[Exception], Str
      lambda e: InvalidQuery("the search engine could not run this query as given; simplify the query or its "
                             "filters", details={"reason": _root_type(e)})),
     (lambda e: _refused(e) and _status(e) == 401,
-     lambda e: SearchError("the search engine refused the product's credentials; check STROIDOK_OPENSEARCH_USERNAME "
-                           "and STROIDOK_OPENSEARCH_PASSWORD(_FILE)", details={"status": 401})),
+     lambda e: AccessRefused("the search engine refused the product's credentials; check "
+                             "STROIDOK_OPENSEARCH_USERNAME and STROIDOK_OPENSEARCH_PASSWORD(_FILE)",
+                             details={"status": 401})),
+    (lambda e: _refused(e) and _status(e) == 403,
+     lambda e: AccessRefused("the search engine's security refused this action to the product's user",
+                             details=_status_and_type(e))),
+    (lambda e: _refused(e) and _status(e) == 409,
+     lambda e: VersionConflict("another writer changed this document first", details=_status_and_type(e))),
+    (lambda e: _refused(e) and _root_type(e) == "resource_already_exists_exception",
+     lambda e: AlreadyExists("the index was created by another process first", details=_status_and_type(e))),
+    (lambda e: _refused(e) and _status(e) == 408,
+     lambda e: WaitExpired("the engine's wait ended before what it waited for happened",
+                           details=_status_and_type(e))),
+    (lambda e: _refused(e) and _status(e) == 400,
+     lambda e: RequestRejected("the search engine rejected the request (its reason is in the server's log)",
+                               details=_status_and_type(e))),
     (_refused, lambda e: SearchError("the search engine rejected the request (its reason is in the server's log)",
-                                     details={"status": _status(e), "type": _root_type(e) or None})),
+                                     details=_status_and_type(e))),
 )
+
+
+def _status_and_type(exc: BaseException) -> dict[str, Any]:
+    return {"status": _status(exc), "type": _root_type(exc) or None}
 
 
 def translate(exc: Exception) -> StroidokError:
     """Map an opensearch-py exception to a member of the product's tree (``TRANSLATIONS``). A missing resource
-    (404) or a lost race (409) is an answer callers expect and test for (``is_missing``, ``is_conflict``): it is
-    logged only at debug level."""
+    (404) or a lost race (409) is an answer callers expect and catch (``ResourceMissing``, ``VersionConflict``):
+    it is logged only at debug level."""
     if _refused(exc):
         level = "DEBUG" if _status(exc) in EXPECTED_STATUSES else "WARNING"
         logger.log(level, "engine error {}: {}", _status(exc), _reason(exc))
@@ -196,31 +220,9 @@ def _reason(exc: BaseException) -> str:
     return str(error or getattr(exc, "error", ""))
 
 
-def is_missing(error: StroidokError) -> bool:
-    """The engine has no such index, template, pipeline or document (404)."""
-    return isinstance(error, IndexUnavailable) and error.details.get("status") == 404
-
-
 def unless_missing(call: Callable[[], T], default: D) -> T | D:
     """``call()``, or ``default`` where the engine answers that what it asks for is not there (404)."""
     try:
         return call()
-    except IndexUnavailable as exc:
-        if is_missing(exc):
-            return default
-        raise
-
-
-def is_conflict(error: StroidokError) -> bool:
-    """A write refused for a version conflict: another writer was first (409)."""
-    return isinstance(error, SearchError) and error.details.get("status") == 409
-
-
-def already_exists(error: StroidokError) -> bool:
-    """An index created by another process first."""
-    return isinstance(error, SearchError) and error.details.get("type") == "resource_already_exists_exception"
-
-
-def is_forbidden(error: StroidokError) -> bool:
-    """The engine's security refused this caller the action (401, 403), a disk block aside."""
-    return not isinstance(error, DiskFull) and error.details.get("status") in (401, 403)
+    except ResourceMissing:
+        return default

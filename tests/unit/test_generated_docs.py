@@ -51,6 +51,8 @@ def test_the_error_page_carries_every_code_as_generated() -> None:
     assert embedded == error_table(), "regenerate with: python -m service.errors"
     exits = page.split("<!-- exit-codes:begin -->\n", 1)[1].split("\n<!-- exit-codes:end -->", 1)[0]
     assert exits == exit_code_table(), "regenerate with: python -m service.errors"
-    codes = [cls.code for cls in error_classes()]
+    codes = [cls.code for cls in error_classes() if "code" in vars(cls)]
     assert len(codes) == len(set(codes)), "every code names one error"
+    kinds = [cls for cls in error_classes() if "code" not in vars(cls)]
+    assert all(f"| `{cls.code}` | {cls.__name__} |" in embedded for cls in kinds), "a kind keeps its parent's code"
     assert all(cls.__doc__ for cls in error_classes()), "every error says what it means"

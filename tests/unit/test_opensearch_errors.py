@@ -3,7 +3,18 @@ from __future__ import annotations
 import pytest
 from opensearchpy import exceptions as os_exc
 
-from service.errors import EngineTimeout, IndexUnavailable, SearchError
+from service.errors import (
+    AccessRefused,
+    AlreadyExists,
+    DiskFull,
+    EngineTimeout,
+    IndexUnavailable,
+    RequestRejected,
+    ResourceMissing,
+    SearchError,
+    VersionConflict,
+    WaitExpired,
+)
 from service.opensearch import translate
 
 
@@ -28,7 +39,7 @@ def test_bad_request_is_a_database_error_whose_engine_reason_is_logged_not_sent(
     info = {"error": {"root_cause": [{"type": "parsing_exception", "reason": "unknown query [foo] on [secret-index]"}]}}
     err = translate(os_exc.RequestError(400, "parsing_exception", info))
     logger.remove(sink)
-    assert type(err) is SearchError
+    assert isinstance(err, RequestRejected)
     assert err.code == "DATABASE_ERROR"
     assert err.details == {"status": 400, "type": "parsing_exception"}
     assert "secret-index" not in err.message and "secret-index" not in str(err.details)
@@ -141,13 +152,40 @@ def test_what_is_not_there_gives_the_default_and_every_other_failure_goes_on() -
 
     from service.opensearch import unless_missing
 
-    def raising(status: int | None) -> Callable[[], str]:
+    def raising(status: int, kind: str) -> Callable[[], str]:
         def call() -> str:
-            raise IndexUnavailable("engine said so", details={"status": status} if status else {})
+            refusal = os_exc.HTTP_EXCEPTIONS.get(status, os_exc.TransportError)
+            raise translate(refusal(status, kind, {"error": {"type": kind, "reason": "x"}}))
         return call
 
-    assert unless_missing(raising(404), "default") == "default"
+    assert unless_missing(raising(404, "index_not_found_exception"), "default") == "default"
     assert unless_missing(lambda: "found", "default") == "found"
-    for status in (403, 500, None):
-        with pytest.raises(IndexUnavailable):
-            unless_missing(raising(status), "default")
+    for status in (403, 500, 409):
+        with pytest.raises(SearchError):
+            unless_missing(raising(status, "some_exception"), "default")
+
+
+@pytest.mark.parametrize(("status", "kind", "typed", "code"), [
+    (404, "index_not_found_exception", ResourceMissing, "INDEX_UNAVAILABLE"),
+    (409, "version_conflict_engine_exception", VersionConflict, "DATABASE_ERROR"),
+    (400, "resource_already_exists_exception", AlreadyExists, "DATABASE_ERROR"),
+    (401, "security_exception", AccessRefused, "DATABASE_ERROR"),
+    (403, "security_exception", AccessRefused, "DATABASE_ERROR"),
+    (408, "timeout_exception", WaitExpired, "DATABASE_ERROR"),
+    (400, "illegal_argument_exception", RequestRejected, "DATABASE_ERROR"),
+])
+def test_each_refusal_a_caller_expects_is_its_own_class_with_the_public_code_of_before(
+        status: int, kind: str, typed: type[SearchError], code: str) -> None:
+    info = {"error": {"root_cause": [{"type": kind, "reason": "r"}], "type": kind, "reason": "r"}}
+    err = translate(os_exc.HTTP_EXCEPTIONS.get(status, os_exc.TransportError)(status, kind, info))
+    assert type(err) is typed
+    assert err.code == code
+    assert err.details.get("status") == status
+
+
+def test_a_flood_stage_block_stays_disk_full_not_an_access_refusal() -> None:
+    reason = "index [x] blocked by: [TOO_MANY_REQUESTS/12/disk usage exceeded flood-stage watermark, " \
+             "index has read-only-allow-delete block]"
+    info = {"error": {"root_cause": [{"type": "cluster_block_exception", "reason": reason}],
+                      "type": "cluster_block_exception", "reason": reason}}
+    assert isinstance(translate(os_exc.TransportError(403, "cluster_block_exception", info)), DiskFull)

@@ -1,5 +1,6 @@
-"""Parsed documents → batches of whole documents: the embedder's statistics fitted once per index, each
-batch embedded (or marked for vectors later) and bulk-written, every file's outcome reported.
+"""The ingest's one writer: prepared documents → batches of whole documents, the embedder's statistics fitted
+once per index, each batch embedded (or marked for vectors later) and bulk-written, every file's outcome
+handed to the run's report and reporter.
 
 A first ingest fits the statistics on ``fit_sample`` chunks before it writes anything; when parsing is slow
 (a folder of scans) it does not keep the index empty waiting for them: after ``text_first_after_s`` its
@@ -28,8 +29,8 @@ from service.index_meta import bump_generation, claim_embedder_meta
 from service.settings import Settings
 
 
-class Batcher:
-    """Collects parsed documents and writes them in batches of whole documents."""
+class Writer:
+    """Collects prepared documents and writes them in batches of whole documents (fit, embed, write)."""
 
     def __init__(self, client: OpenSearch, settings: Settings, embedder: Embedder, report: RunReport,
                  reporter: Reporter, batch_size: int, stats_ready: bool, watchdog: Watchdog | None = None,
