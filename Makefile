@@ -90,7 +90,7 @@ eval-distractors: install engine-up
 	$(EVAL) --corpus $(SHARED)/tydiqa_ru/derived/corpus.jsonl --queries $(SHARED)/tydiqa_ru/derived/queries.jsonl --qrels $(SHARED)/tydiqa_ru/derived/qrels.tsv --distractors 20000 --seed 13 --distractor-dir $(SHARED)/construction_ru/russian_construction_standards/metadata
 
 eval-construction: install engine-up
-	$(EVAL) --documents $(SHARED)/construction_ru/russian_construction_standards/metadata --queries eval/construction/queries.jsonl --qrels eval/construction/qrels.tsv
+	$(EVAL) --documents $(SHARED)/construction_ru/russian_construction_standards/metadata --queries evaluation/sets/construction/queries.jsonl --qrels evaluation/sets/construction/qrels.tsv
 
 ## unit: the unit tests alone (no engine)
 unit: $(STAMP)

@@ -7,7 +7,7 @@ chunks by cosine. Each miss is one of: the document not in the first five; the a
 the candidates; a candidate not shown; shown with another passage of it.
 
     .venv/bin/python -m benchmarks.answer_misses --alias c56e5 --embedder e5 --documents /tmp/clause56 \\
-        [--phrasings eval/construction/phrasings.jsonl]
+        [--phrasings evaluation/sets/construction/phrasings.jsonl]
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ import numpy as np
 from evaluation.answers import Judged, contains_answer
 from evaluation.evaluate import Phrasing, eval_settings, load_phrasings, open_kept_clause_set, phrased_request
 from service.embedders.factory import build_embedder
-from service.query.contract import validate_request
-from service.query.map import document_chunks, marked_of
-from service.search import SearchService
-from service.security import Principal
+from service.search.query.contract import validate_request
+from service.search.query.map import document_chunks, marked_of
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 
 REPO = Path(__file__).resolve().parents[1]
@@ -88,7 +88,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--alias", required=True)
     parser.add_argument("--documents", type=Path, required=True, help="The page-JSON folder the index was built from.")
-    parser.add_argument("--answers", type=Path, default=REPO / "eval/construction/clauses.jsonl")
+    parser.add_argument("--answers", type=Path, default=REPO / "evaluation/sets/construction/clauses.jsonl")
     parser.add_argument("--phrasings", type=Path)
     parser.add_argument("--embedder", help="The provider the index was built with (navec, e5, http).")
     args = parser.parse_args()

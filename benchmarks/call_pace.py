@@ -9,7 +9,7 @@ the first document a default call answered it with (``path`` naming that file, `
     git worktree add ../prev <commit>
     .venv/bin/python -m benchmarks.call_pace --alias norms --previous ../prev --rounds 3 \
         --questions ../shared/data/construction_ru/dev_clause_set/clauses.jsonl \
-        --questions eval/construction/clauses.jsonl
+        --questions evaluation/sets/construction/clauses.jsonl
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
 from evaluation.evaluate import load_questions as read_questions
-from service.opensearch import build_client
+from service.engine.gateway import build_client
 from service.settings import Settings
 from tests.support.load import percentile
 
@@ -106,7 +106,7 @@ async def inside_calls(server: Server, questions: list[str]) -> list[dict[str, A
 
 
 def server_pid(tree: Path) -> int:
-    """The newest ``service.cli serve`` child of this process started in ``tree``."""
+    """The newest ``service.cli.commands serve`` child of this process started in ``tree``."""
     mine = str(os.getpid())
     found = []
     for proc in Path("/proc").iterdir():

@@ -45,11 +45,11 @@ from opensearchpy import OpenSearch
 
 from evaluation.sample import DEFAULT_SHARED, write_txt_corpus
 from service.embedders.navec import NavecEmbedder
-from service.engine.process import EngineProcess, running_pid
-from service.index_admin.maintenance import migrate
-from service.opensearch import PRUNING_SETTING
-from service.search import SearchService
-from service.security import Principal
+from service.engine.gateway import PRUNING_SETTING
+from service.engine.index_admin.maintenance import migrate
+from service.engine.launcher.process import EngineProcess, running_pid
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import EmbedderSettings
 from tests.support import hostile, probes
 from tests.support.crash import (

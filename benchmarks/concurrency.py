@@ -57,11 +57,11 @@ from pydantic import BaseModel
 
 from evaluation.evaluate import eval_settings
 from service.embedders.factory import build_embedder
-from service.opensearch import build_client
-from service.query.build import SearchPlan, build_chunks_request, build_request
-from service.query.contract import validate_request
-from service.search import SearchService
-from service.security import stdio_principal
+from service.engine.gateway import build_client
+from service.search.query.build import SearchPlan, build_chunks_request, build_request
+from service.search.query.contract import validate_request
+from service.search.service import SearchService
+from service.server.security import stdio_principal
 from service.settings import ServerSettings, Settings
 from tests.support.documents import REPO
 from tests.support.load import Run, control_line, percentile
@@ -394,7 +394,7 @@ def sequential_line(client: str, stdio: Run, raw: Run, embed: list[float]) -> st
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--alias", default="eval-cf2")
-    parser.add_argument("--queries", type=Path, default=REPO / "eval/construction/queries.jsonl")
+    parser.add_argument("--queries", type=Path, default=REPO / "evaluation/sets/construction/queries.jsonl")
     parser.add_argument("--clients", type=int, nargs="+", default=[1, 10, 50, 100])
     parser.add_argument("--requests", type=int, default=300, help="Calls per level (at least 3 per client).")
     parser.add_argument("--workers", type=int, default=1, help="HTTP worker processes of the server.")

@@ -5,7 +5,8 @@ For each query of a set, the dense leg exactly as the hybrid search sends it (th
 median and lowest k-th score, and the share of all candidate scores under the floor (a score under it
 falls back to plain min-max in the engine, so a good floor leaves that share near 0).
 
-    .venv/bin/python -m benchmarks.dense_scores --alias ev16-constr-e5 --queries eval/construction/queries.jsonl
+    .venv/bin/python -m benchmarks.dense_scores --alias ev16-constr-e5 \
+        --queries evaluation/sets/construction/queries.jsonl
 """
 
 from __future__ import annotations
@@ -15,11 +16,11 @@ import json
 import statistics
 from pathlib import Path
 
-from service.index_meta import read_embedder_meta
-from service.opensearch import build_client
-from service.query.build import build_knn_leg, build_search_body
+from service.engine.gateway import build_client
+from service.engine.index_meta import read_embedder_meta
+from service.search.query.build import build_knn_leg, build_search_body
+from service.search.vectors import embedder_for
 from service.settings import Settings
-from service.vectors import embedder_for
 
 
 def leg_scores(settings: Settings, alias: str, texts: list[str]) -> list[list[float]]:

@@ -1,6 +1,6 @@
 """Current editions over replaced ones, through the default call: for each question of
-``eval/editions/questions.jsonl`` (two editions of one document in the archive), the ranks of both in the first
-10 results of ``search_documents`` with its defaults on an index built by ``stroidok ingest``.
+``evaluation/sets/editions/questions.jsonl`` (two editions of one document in the archive), the ranks of both in
+the first 10 results of ``search_documents`` with its defaults on an index built by ``stroidok ingest``.
 
     STROIDOK_INDEX_ALIAS=r32 python -m benchmarks.editions
 """
@@ -11,9 +11,9 @@ import json
 from pathlib import Path
 
 from service.embedders.factory import build_embedder
-from service.opensearch import build_client
-from service.search import SearchService
-from service.security import Principal
+from service.engine.gateway import build_client
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "eval" / "editions" / "questions.jsonl"

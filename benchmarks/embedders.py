@@ -38,7 +38,7 @@ CONFIGS = [("navec", {}), ("e5", {"STROIDOK_EMBEDDER_THREADS": "1"}), ("e5", {"S
 def sample_texts(alias: str, count: int, seed: int) -> list[str]:
     """``count`` chunks of an index built by ``stroidok ingest``, in the text the product embeds."""
     from ingest.backfill import TEXT_FIELDS, chunk_text
-    from service.opensearch import build_client
+    from service.engine.gateway import build_client
     from service.settings import Settings
 
     client = build_client(Settings())
@@ -111,8 +111,8 @@ def stroidok(*args: str, env: dict[str, str]) -> dict[str, Any]:
 
 def backfill_speed(folder: Path, limit: int) -> list[tuple[str, dict[str, Any]]]:
     """Text-first ingest of ``folder`` into a throwaway alias per configuration, then `stroidok embed`."""
-    from service.index_admin.apply import drop_all
-    from service.opensearch import build_client
+    from service.engine.gateway import build_client
+    from service.engine.index_admin.apply import drop_all
     from service.settings import IndexSettings, Settings
 
     rows = []

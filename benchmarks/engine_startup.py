@@ -10,7 +10,7 @@ import shutil
 import statistics
 import time
 
-from service.engine.process import EngineProcess
+from service.engine.launcher.process import EngineProcess
 from tests.support.engine import managed_engine_settings
 
 

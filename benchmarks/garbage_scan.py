@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from ingest.parse.layer import judge
-from service.opensearch import build_client, scan
+from service.engine.gateway import build_client, scan
 from service.settings import Settings
 
 

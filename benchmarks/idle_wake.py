@@ -14,7 +14,7 @@ import argparse
 import statistics
 import time
 
-from service.query.models import (
+from service.search.query.models import (
     ChunkResult,
     DocumentResult,
     Facets,

@@ -15,9 +15,9 @@ from pathlib import Path
 
 from evaluation.evaluate import engine_cpu_ms, eval_settings, load_questions
 from service.embedders.factory import build_embedder
-from service.opensearch import build_client
-from service.search import SearchService
-from service.security import Principal
+from service.engine.gateway import build_client
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 from tests.support.load import percentile
 
@@ -45,7 +45,7 @@ def main() -> None:
     parser.add_argument("--questions", type=Path, action="append")
     parser.add_argument("--rounds", type=int, default=4)
     args = parser.parse_args()
-    questions = [q for path in args.questions or [REPO / "eval/construction/clauses.jsonl"]
+    questions = [q for path in args.questions or [REPO / "evaluation/sets/construction/clauses.jsonl"]
                  for q in load_questions(path).values()]
     services = [service_for(spec) for spec in args.index]
     took: dict[str, list[float]] = {spec: [] for spec, _ in services}

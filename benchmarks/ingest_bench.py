@@ -28,8 +28,8 @@ from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
-from service.index_admin.apply import apply_all, drop_all
-from service.opensearch import build_client
+from service.engine.gateway import build_client
+from service.engine.index_admin.apply import apply_all, drop_all
 from service.settings import IndexSettings, Settings
 
 

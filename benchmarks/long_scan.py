@@ -40,7 +40,7 @@ def build_long_scan(target: Path, pages: int, sources: Path = SCANS) -> Path:
 
 def drop_index(alias: str) -> None:
     """The benchmark's index and its companions (registry, query log) removed."""
-    from service.opensearch import build_client
+    from service.engine.gateway import build_client
     from service.settings import Settings
 
     client = build_client(Settings())

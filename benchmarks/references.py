@@ -1,7 +1,7 @@
 """References and editions through the shipped parser: the 361 documents written as TXT files, parsed by
 ``parse_file`` (what ``stroidok ingest`` runs), compared with the judged reference lists of
-``eval/references/judgments.jsonl``; then every edition relation ``ingest/links.py`` finds between two documents
-of the archive, listed for a hand check.
+``evaluation/sets/references/judgments.jsonl``; then every edition relation ``ingest/links.py`` finds between two
+documents of the archive, listed for a hand check.
 
     python -m benchmarks.references ../shared/data
 """
@@ -16,7 +16,7 @@ from pathlib import Path
 from evaluation.sample import write_txt_corpus
 from ingest.links import Entry, plan_links
 from ingest.parse import parse_file
-from service.designations import find_designation
+from service.search.designations import find_designation
 
 JUDGMENTS = Path(__file__).resolve().parents[1] / "eval" / "references" / "judgments.jsonl"
 

@@ -25,11 +25,11 @@ from opensearchpy import OpenSearch
 
 from evaluation.evaluate import eval_settings
 from service.embedders.factory import build_embedder
-from service.opensearch import build_client
-from service.query.build import SOURCE_EXCLUDES, build_request
-from service.query.contract import validate_request
-from service.search import SearchService
-from service.security import stdio_principal
+from service.engine.gateway import build_client
+from service.search.query.build import SOURCE_EXCLUDES, build_request
+from service.search.query.contract import validate_request
+from service.search.service import SearchService
+from service.server.security import stdio_principal
 from service.settings import Settings
 from tests.support.load import percentile
 
@@ -161,7 +161,7 @@ def read_questions(path: Path) -> list[str]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--alias", default="eval-cf", help="Index alias to search (kept by `stroidok eval --keep`).")
-    parser.add_argument("--queries", type=Path, default=REPO / "eval/construction/queries.jsonl")
+    parser.add_argument("--queries", type=Path, default=REPO / "evaluation/sets/construction/queries.jsonl")
     parser.add_argument("--mode", default="hybrid", choices=["hybrid", "fulltext", "semantic"])
     parser.add_argument("--operator", default="AUTO")
     parser.add_argument("--target", help="Index to send the bodies to (default: the alias), e.g. a copy of it "

@@ -27,9 +27,9 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from evaluation.evaluate import engine_cpu_ms, eval_settings
-from service.opensearch import build_client
-from service.query.lookups import build_copies_lookup
-from service.query.map import content_hash
+from service.engine.gateway import build_client
+from service.search.query.lookups import build_copies_lookup
+from service.search.query.map import content_hash
 from service.settings import Settings
 from tests.support.load import percentile
 
@@ -44,11 +44,11 @@ try:
 except ImportError:  # a tree from before evaluation/ left ingest/
     from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
-from service.opensearch import build_client
-from service.query.build import build_request
-from service.query.contract import validate_request
-from service.search import SearchService
-from service.security import stdio_principal
+from service.engine.gateway import build_client
+from service.search.query.build import build_request
+from service.search.query.contract import validate_request
+from service.search.service import SearchService
+from service.server.security import stdio_principal
 from service.settings import Settings
 alias, operator, mode = sys.argv[1:4]
 settings = eval_settings(Settings(), alias)
@@ -75,9 +75,9 @@ try:
 except ImportError:  # a tree from before evaluation/ left ingest/
     from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
-from service.opensearch import build_client
-from service.search import SearchService
-from service.security import stdio_principal
+from service.engine.gateway import build_client
+from service.search.service import SearchService
+from service.server.security import stdio_principal
 from service.settings import Settings
 settings = eval_settings(Settings(), sys.argv[1])
 service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))
@@ -184,7 +184,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--alias", required=True, help="Index alias both trees search (kept by `stroidok eval`).")
     parser.add_argument("--previous", type=Path, required=True, help="Root of the other tree (a git worktree).")
-    parser.add_argument("--queries", type=Path, default=REPO / "eval/construction/queries.jsonl")
+    parser.add_argument("--queries", type=Path, default=REPO / "evaluation/sets/construction/queries.jsonl")
     parser.add_argument("--operators", nargs="+", default=["AUTO", "AND"])
     parser.add_argument("--mode", default="hybrid", choices=["hybrid", "fulltext", "semantic"])
     parser.add_argument("--rounds", type=int, default=5)

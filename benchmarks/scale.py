@@ -27,10 +27,10 @@ from evaluation.sample import DEFAULT_SHARED, write_txt_corpus
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.factory import build_embedder
-from service.index_admin.maintenance import optimize
-from service.opensearch import build_client
-from service.search import SearchService
-from service.security import Principal
+from service.engine.gateway import build_client
+from service.engine.index_admin.maintenance import optimize
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 from tests.support.load import percentile
 
@@ -79,7 +79,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=1, help="Rounds of the side-by-side settings.")
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/stroidok-scale"))
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
-    parser.add_argument("--queries", type=Path, default=REPO / "eval/construction/queries.jsonl")
+    parser.add_argument("--queries", type=Path, default=REPO / "evaluation/sets/construction/queries.jsonl")
     parser.add_argument("--out", type=Path, help="Append one JSON line per size here.")
     parser.add_argument("--keep", action="store_true", help="Keep the index (default: drop it at the end).")
     parser.add_argument("--resume", action="store_true", help="Go on filling an index kept by an earlier --keep "
@@ -132,7 +132,7 @@ def main() -> None:
                     handle.write(json.dumps(row) + "\n")
     finally:
         if not args.keep:
-            from service.index_admin.apply import drop_all
+            from service.engine.index_admin.apply import drop_all
 
             drop_all(client, settings.index)
 

@@ -6,7 +6,7 @@ shown in a passage of the first five documents, and shown there with a column he
     mkdir /tmp/tables && cp ../shared/data/real_files/gost_mechanical/{22696-2013,3722-2014,13568-97,24310-80,\\
 27365-87,7872-89,34-13-847-84,8338-75,28428-90,3635-78,7242-81,25255-82}.pdf /tmp/tables/
     STROIDOK_INDEX_ALIAS=tables .venv/bin/stroidok ingest /tmp/tables
-    STROIDOK_INDEX_ALIAS=tables .venv/bin/python -m benchmarks.table_cells eval/tables/questions.jsonl
+    STROIDOK_INDEX_ALIAS=tables .venv/bin/python -m benchmarks.table_cells evaluation/sets/tables/questions.jsonl
 """
 
 from __future__ import annotations

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import service.search
+import service.search.service
 from evaluation.answers import Judged, load_answers
 from evaluation.evaluate import (
     KeptClauseSet,
@@ -30,9 +30,9 @@ from evaluation.evaluate import (
 )
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
-from service.opensearch import build_client
-from service.search import SearchService
-from service.security import Principal
+from service.engine.gateway import build_client
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 
 
@@ -67,7 +67,7 @@ def open_kept_passage_set(alias: str, corpus: Path, queries: Path, qrels: Path, 
 
 def open_table_questions(alias: str, questions: Path, agent: bool,
                          embedder: Embedder) -> tuple[KeptClauseSet, Path | None]:
-    """The table-row questions (``eval/tables/questions.jsonl``) on an index of their PDFs ingested under
+    """The table-row questions (``evaluation/sets/tables/questions.jsonl``) on an index of their PDFs ingested under
     ``alias``, each judged by its row; ``agent``: asked in its phrasing (written to a temporary file)."""
     import json
     import tempfile
@@ -93,7 +93,7 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
     judged document (eval id) where the answers do not name it."""
     asked = load_phrasings(phrasings) if phrasings else {}
     by_eval_id = {eval_id: doc_id for doc_id, eval_id in kept.ids.items()}
-    original = getattr(service.search, "map_hits")  # noqa: B009 (the name the search calls, replaced below)
+    original = getattr(service.search.service, "map_hits")  # noqa: B009 (the name the search calls, replaced below)
     out: list[Captured] = []
 
     def recording(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
@@ -113,7 +113,7 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
         out[-1].vector = vector
         return unit_similarity(vector)
 
-    setattr(service.search, "map_hits", recording)  # noqa: B010
+    setattr(service.search.service, "map_hits", recording)  # noqa: B010
     kept.service._unit_similarity = remembering  # type: ignore[method-assign]
     try:
         for query_id, text in kept.questions.items():
@@ -123,7 +123,7 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
             out.append(Captured(query_id, request, judged, by_eval_id.get(document)))
             kept.service.search(request, Principal.of("eval", []))
     finally:
-        setattr(service.search, "map_hits", original)  # noqa: B010
+        setattr(service.search.service, "map_hits", original)  # noqa: B010
     return out
 
 
@@ -134,8 +134,8 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, help="a BEIR passage set: corpus.jsonl (with --queries, --qrels)")
     parser.add_argument("--queries", type=Path)
     parser.add_argument("--qrels", type=Path)
-    parser.add_argument("--tables", type=Path, help="the table-row questions (eval/tables/questions.jsonl) on an "
-                        "index of their PDFs; with --agent, asked in their phrasings")
+    parser.add_argument("--tables", type=Path, help="the table-row questions (evaluation/sets/tables/questions.jsonl) "
+                        "on an index of their PDFs; with --agent, asked in their phrasings")
     parser.add_argument("--agent", action="store_true")
     parser.add_argument("--answers", type=Path)
     parser.add_argument("--phrasings", type=Path)

@@ -10,9 +10,9 @@ import typer
 from rich.console import Console
 
 from service.embedders.factory import build_embedder
+from service.engine.gateway import build_client
 from service.errors import ConfigError
-from service.opensearch import build_client
-from service.query.contract import OPERATORS, SEARCH_MODES, default_of
+from service.search.query.contract import OPERATORS, SEARCH_MODES, default_of
 
 out = Console(soft_wrap=True)
 
@@ -33,12 +33,12 @@ def eval_command(
     qrels: Path = typer.Option(None, "--qrels", help="BEIR qrels.tsv (default with a clause set as --answers: "
                                                     "each question's judged document)."),
     answers: Path = typer.Option(None, "--answers", help="Judged answers for answer@1/@5: a clause set (JSONL "
-                                 "with quote, doc, clause, page: eval/construction/clauses.jsonl) or a SQuAD-style "
-                                 "JSON (TyDi, XQuAD)."),
+                                 "with quote, doc, clause, page: evaluation/sets/construction/clauses.jsonl) or a "
+                                 "SQuAD-style JSON (TyDi, XQuAD)."),
     phrasings: Path = typer.Option(None, "--phrasings", help="JSONL of phrasings per question: "
                                    "{\"_id\", \"queries\": [...]} adds them beside the user's words "
-                                   "(eval/construction/phrasings.jsonl); with a \"query\" the agent's own query "
-                                   "replaces the user's words: as the agent asks (the dev clause set's)."),
+                                   "(evaluation/sets/construction/phrasings.jsonl); with a \"query\" the agent's own "
+                                   "query replaces the user's words: as the agent asks (the dev clause set's)."),
     documents: Path = typer.Option(None, "--documents", help="Folder of page-level JSON documents "
                                                             "(document-level judging) instead of --corpus."),
     distractors: int = typer.Option(0, "--distractors", help="Add N construction pages as distractors."),

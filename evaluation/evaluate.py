@@ -34,12 +34,12 @@ from ingest.parse.model import Block, ParsedDocument
 from ingest.parse.text import page_blocks
 from ingest.pipeline import index_prepared
 from service.embedders.base import Embedder
-from service.index_admin.apply import apply_all, drop_all
-from service.query.budget import response_size
-from service.query.contract import eval_request
-from service.query.models import SearchResponse
-from service.search import SearchService
-from service.security import Principal
+from service.engine.index_admin.apply import apply_all, drop_all
+from service.search.query.budget import response_size
+from service.search.query.contract import eval_request
+from service.search.query.models import SearchResponse
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import IndexSettings, Settings
 
 MEASURES = [nDCG @ 10, R @ 5, R @ 10, RR @ 10, P @ 5, Success @ 5]
@@ -340,7 +340,7 @@ class KeptClauseSet:
 def open_kept_clause_set(alias: str, documents: Path, answers_path: Path, embedder: Embedder,
                          provider: str | None = None) -> KeptClauseSet:
     """The clause set of ``answers_path`` on the kept index ``alias`` built from ``documents``."""
-    from service.opensearch import build_client
+    from service.engine.gateway import build_client
     from service.settings import Settings
 
     settings = eval_settings(Settings(), alias, provider)

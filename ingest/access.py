@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from service.errors import ConfigError
-from service.groups import check_groups
+from service.server.groups import check_groups
 
 
 def _nfc(text: str) -> str:

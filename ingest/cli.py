@@ -20,8 +20,8 @@ from ingest.plan import IngestOptions, writes_vectors_later
 from ingest.report import compact_pages, print_report
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
+from service.engine.gateway import build_client
 from service.errors import Interrupted
-from service.opensearch import build_client
 from service.settings import Settings
 
 out = Console(soft_wrap=True)

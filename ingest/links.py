@@ -20,7 +20,7 @@ from opensearchpy import OpenSearch
 
 from ingest.index import first_chunks, load_registry
 from ingest.parse.titles import title_problems
-from service.designations import parse_designation
+from service.search.designations import parse_designation
 from service.settings import IndexSettings
 
 _UPDATE_SCRIPT = """

@@ -5,7 +5,7 @@ gone, then streams parsed documents into the one write path (``write_stream``: t
 embeds and writes batches of whole documents; every outcome goes to the run's reporter).
 ``index_prepared`` hands documents prepared elsewhere (the evaluation's passages) to the same path.
 The embedder's corpus statistics are fitted on the first batch ever written to an index and stored
-with it (``service.index_meta``), then reused by every later run and by query-time search.
+with it (``service.engine.index_meta``), then reused by every later run and by query-time search.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.watchdog import Watchdog
 from ingest.writer import Writer
 from service.embedders.base import Embedder
+from service.engine.index_admin.apply import apply_all
+from service.engine.index_admin.maintenance import optimize, pending_switch, split_if_grown
+from service.engine.index_meta import bump_generation, load_embedder_state, read_rules_record, record_rules
 from service.errors import AccessRulesChanged, IngestError, Interrupted, StroidokError
-from service.index_admin.apply import apply_all
-from service.index_admin.maintenance import optimize, pending_switch, split_if_grown
-from service.index_meta import bump_generation, load_embedder_state, read_rules_record, record_rules
 from service.settings import Settings
 
 

@@ -24,8 +24,8 @@ from ingest.index import (
 from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.watchdog import Watchdog
 from service.embedders.base import Embedder, keeps_unit_vectors
+from service.engine.index_meta import bump_generation, claim_embedder_meta
 from service.errors import DiskFull, StroidokError
-from service.index_meta import bump_generation, claim_embedder_meta
 from service.settings import Settings
 
 

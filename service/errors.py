@@ -33,7 +33,7 @@
         ├── DiskFull                   (DISK_FULL)       writes blocked at the flood-stage watermark
         └── PastLastPage               (PAST_LAST_PAGE)  internal: the service answers an empty page
 
-opensearch-py exceptions become members of this tree in exactly one place: ``service.opensearch``. The kinds
+opensearch-py exceptions become members of this tree in exactly one place: ``service.engine.gateway``. The kinds
 of an engine refusal that callers expect (a missing resource, a lost race) are classes of their own that keep
 their parent's public code.
 docs/errors.md lists every code with its meaning (``python -m service.errors`` prints the table).

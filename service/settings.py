@@ -16,7 +16,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from service.embedders.capabilities import capabilities_of
 from service.errors import ConfigError
-from service.groups import GroupNames, TokenGroups
+from service.server.groups import GroupNames, TokenGroups
 
 OPENSEARCH_VERSION = "3.6.0"  # the three Maven artifacts exist together only for this one (docs/engine.md)
 

@@ -15,8 +15,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.embedders.navec import NavecEmbedder
-from service.engine.process import EngineProcess
-from service.index_admin.apply import drop_all as drop_index_resources
+from service.engine.index_admin.apply import drop_all as drop_index_resources
+from service.engine.launcher.process import EngineProcess
 from service.settings import OPENSEARCH_VERSION, IndexSettings, Settings
 from tests.support.engine import docker_available, managed_engine_settings, new_alias, product_settings
 
@@ -47,7 +47,7 @@ def opensearch_url() -> Iterator[str]:
 @pytest.fixture(scope="session")
 def client(opensearch_url: str) -> OpenSearch:
     """The product's own client, as every command builds it: its failures arrive as the product's errors."""
-    from service.opensearch import build_client
+    from service.engine.gateway import build_client
     from service.settings import OpenSearchSettings, Settings
 
     return build_client(Settings(opensearch=OpenSearchSettings(url=opensearch_url, timeout_s=60)))

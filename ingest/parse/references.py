@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ingest.parse.model import Block
-from service.designations import DESIGNATION_RE, find_designations, normalize_designation, parse_designation
+from service.search.designations import DESIGNATION_RE, find_designations, normalize_designation, parse_designation
 
 _REFERENCES_HEADING_RE = re.compile(r"^\s*(?:\d{1,2}\.?\s+)?Нормативные\s+ссылки\s*$", re.IGNORECASE)
 _SECTION_HEADING_RE = re.compile(r"^\s*\d{1,2}\.?\s+[А-ЯЁ]")

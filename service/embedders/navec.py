@@ -67,7 +67,7 @@ def fit_stats(token_lists: list[list[str]], min_count: int = 2) -> dict[str, Any
 class NavecEmbedder:
     """SIF-weighted navec averages; thread-compatible, loads the vectors once."""
 
-    #: a text costs microseconds: the search may embed passage units per call (service/query/map.py)
+    #: a text costs microseconds: the search may embed passage units per call (service/search/query/map.py)
 
     def __init__(self, settings: EmbedderSettings) -> None:
         from navec import Navec

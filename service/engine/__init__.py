@@ -1,1 +1,2 @@
-"""The managed single-node OpenSearch: Java discovery, artifact assembly, process lifecycle."""
+"""The engine: the one door to it (``gateway``), the managed node (``launcher``), the index, its templates and
+pipelines (``index_admin``) and the side index of what built it (``index_meta``)."""

@@ -13,8 +13,8 @@ from loguru import logger
 from pydantic import ValidationError
 
 from service.errors import InvalidQuery, StroidokError
-from service.querylog import QueryLog, refused_entry
-from service.security import RateLimiter
+from service.server.security import RateLimiter
+from service.usage.querylog import QueryLog, refused_entry
 
 #: (tool, arguments, error, who: an address or caller) -> None; raises ``RateLimited`` past the refused-call limit
 Refusal = Callable[[str, dict[str, Any], StroidokError, str], None]

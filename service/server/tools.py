@@ -2,7 +2,7 @@
 schemas, served by the SDK's low-level ``Server`` through its public handlers only: it advertises what it
 serves (tools) and nothing else (no prompts, no resources).
 
-Each tool's input schema is generated from the contract (``service.query.contract``): bounds are published
+Each tool's input schema is generated from the contract (``service.search.query.contract``): bounds are published
 there and enforced by the service, so a bad argument comes back as the product's own ``INVALID_QUERY``.
 """
 
@@ -32,18 +32,17 @@ from mcp_types import (
 from pydantic import BaseModel
 
 from service.embedders.factory import build_embedder
+from service.engine.gateway import build_client
 from service.errors import InvalidQuery, RateLimited, StroidokError
-from service.opensearch import build_client
-from service.query.contract import (
+from service.search.query.contract import (
     DocumentRequest,
     SearchRequest,
     SourcesRequest,
     parameter_schemas,
     provided,
 )
-from service.query.models import DocumentResponse, SearchResponse, SourcesResponse
-from service.search import SearchService
-from service.security import Principal, RateLimiter, stdio_principal, token_principal
+from service.search.query.models import DocumentResponse, SearchResponse, SourcesResponse
+from service.search.service import SearchService
 from service.server.errors import (
     Refusal,
     admits_null,
@@ -55,6 +54,7 @@ from service.server.errors import (
     refused_nulls,
     unknown_arguments,
 )
+from service.server.security import Principal, RateLimiter, stdio_principal, token_principal
 from service.settings import Settings
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)

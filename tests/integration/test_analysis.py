@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from opensearchpy import OpenSearch
 
-from service.index_admin.apply import apply_all
+from service.engine.index_admin.apply import apply_all
 from service.settings import IndexSettings
 
 pytestmark = pytest.mark.integration

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
-from service.index_admin.apply import apply_all
-from service.query.build import build_hybrid_body, build_knn_leg, build_search_body
-from service.query.operators import build_bm25_leg
+from service.engine.index_admin.apply import apply_all
+from service.search.query.build import build_hybrid_body, build_knn_leg, build_search_body
+from service.search.query.operators import build_bm25_leg
 from service.settings import IndexSettings
 
 pytestmark = pytest.mark.integration

@@ -11,11 +11,11 @@ from opensearchpy import OpenSearch
 
 from service.embedders.base import EmbedderIdentity
 from service.embedders.capabilities import CAPABILITIES
+from service.engine.gateway import PRUNING_SETTING
+from service.engine.index_admin.apply import Change, apply_all, index_status
+from service.engine.index_admin.guards import read_pruning
+from service.engine.index_meta import claim_embedder_meta
 from service.errors import IndexSetupError, SearchError
-from service.index_admin.apply import Change, apply_all, index_status
-from service.index_admin.guards import read_pruning
-from service.index_meta import claim_embedder_meta
-from service.opensearch import PRUNING_SETTING
 from service.settings import IndexSettings
 
 pytestmark = pytest.mark.integration
@@ -145,10 +145,10 @@ def test_migrate_rebuilds_from_a_changed_template_and_keeps_vectors(client: Open
     from types import SimpleNamespace
 
     from service.embedders.base import EmbedderIdentity
-    from service.index_admin.apply import index_status
-    from service.index_admin.maintenance import migrate
-    from service.index_admin.templates import TEMPLATES_DIR
-    from service.index_meta import claim_embedder_meta, read_embedder_meta
+    from service.engine.index_admin.apply import index_status
+    from service.engine.index_admin.maintenance import migrate
+    from service.engine.index_admin.templates import TEMPLATES_DIR
+    from service.engine.index_meta import claim_embedder_meta, read_embedder_meta
 
     apply_all(client, index_settings)
     client.index(index=index_settings.alias, id="a", body={"text": "бетон", "embedding": [0.1, 0.2, 0.3, 0.4]},
@@ -178,7 +178,7 @@ def test_migrate_rebuilds_from_a_changed_template_and_keeps_vectors(client: Open
 
 def test_a_side_index_deleted_under_a_writer_comes_back_with_its_own_mapping(client: OpenSearch,
                                                                               index_settings: IndexSettings) -> None:
-    from service.querylog import QueryLog
+    from service.usage.querylog import QueryLog
 
     apply_all(client, index_settings)
     log = QueryLog(client, index_settings.queries_index, interval_s=0.05)
@@ -198,7 +198,7 @@ def test_a_side_index_deleted_under_a_writer_comes_back_with_its_own_mapping(cli
 
 
 def test_drop_all_leaves_no_template_behind(client: OpenSearch, index_settings: IndexSettings) -> None:
-    from service.index_admin.apply import drop_all
+    from service.engine.index_admin.apply import drop_all
 
     apply_all(client, index_settings)
     drop_all(client, index_settings)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from service.engine.java import find_jdk, registry_jdk_home
-from service.engine.process import EngineProcess
-from service.index_admin.apply import apply_all
-from service.opensearch import build_client
+from service.engine.gateway import build_client
+from service.engine.index_admin.apply import apply_all
+from service.engine.launcher.java import find_jdk, registry_jdk_home
+from service.engine.launcher.process import EngineProcess
 from service.settings import IndexSettings, OpenSearchSettings, Settings
 from tests.support.engine import managed_engine_settings, new_alias
 

@@ -15,8 +15,8 @@ from opensearchpy import OpenSearch
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
-from service.search import SearchService
-from service.security import Principal
+from service.search.service import SearchService
+from service.server.security import Principal
 from tests.support.engine import drop_index_resources, product_settings
 
 pytestmark = pytest.mark.integration

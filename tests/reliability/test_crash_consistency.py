@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from opensearchpy import OpenSearch
 
-from service.engine.process import EngineProcess, running_pid
+from service.engine.launcher.process import EngineProcess, running_pid
 from service.settings import IndexSettings
 from tests.support.crash import (
     chunk_state,

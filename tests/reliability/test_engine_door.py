@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from service.engine.gateway import build_client
 from service.errors import IndexUnavailable, SearchError
-from service.opensearch import build_client
 from service.settings import OpenSearchSettings, Settings
 from tests.support.tls import make_ca_and_server_cert
 

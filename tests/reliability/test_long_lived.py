@@ -26,15 +26,15 @@ from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.base import Embedder
 from service.embedders.navec import NavecEmbedder
-from service.engine.process import EngineProcess, running_pid
+from service.engine.gateway import build_client
+from service.engine.index_admin.apply import apply_all
+from service.engine.index_admin.maintenance import migrate
+from service.engine.launcher.process import EngineProcess, running_pid
 from service.errors import EngineBusy, IngestRunning, StroidokError
-from service.index_admin.apply import apply_all
-from service.index_admin.maintenance import migrate
-from service.opensearch import build_client
-from service.search import SearchService
-from service.security import Principal
+from service.search.service import SearchService
+from service.search.vectors import read_coverage
+from service.server.security import Principal
 from service.settings import IndexSettings, Settings
-from service.vectors import read_coverage
 from tests.support.crash import (
     REPO,
     chunks_per_document,

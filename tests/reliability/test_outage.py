@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
-from service.engine.process import EngineProcess
+from service.engine.launcher.process import EngineProcess
 from tests.support.engine import engine_client, managed_engine_settings, product_settings
 from tests.support.net import free_port
 from tests.support.servers import http_server, server_env

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from service.engine.config import NodePaths
-from service.engine.process import EngineProcess
-from service.engine.state import append_log, hand_over, write_pid
+from service.engine.launcher.config import NodePaths
+from service.engine.launcher.process import EngineProcess
+from service.engine.launcher.state import append_log, hand_over, write_pid
 from service.errors import EngineError
 from service.settings import EngineSettings
 

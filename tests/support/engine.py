@@ -8,7 +8,7 @@ import uuid
 
 from opensearchpy import OpenSearch
 
-from service.index_admin.apply import drop_all as drop_index_resources
+from service.engine.index_admin.apply import drop_all as drop_index_resources
 from service.settings import EngineSettings, IndexSettings, IngestSettings, OpenSearchSettings, Settings
 from tests.support.net import free_port
 
@@ -46,6 +46,6 @@ def product_settings(opensearch_url: str, alias: str | None = None, **ingest: ob
 
 def engine_client(url: str, timeout_s: float = 60.0) -> OpenSearch:
     """The product's own client to ``url`` (its error boundary included), as a command would build it."""
-    from service.opensearch import build_client
+    from service.engine.gateway import build_client
 
     return build_client(Settings(opensearch=OpenSearchSettings(url=url, timeout_s=timeout_s)))

@@ -11,7 +11,7 @@ from opensearchpy import OpenSearch
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.base import Embedder
-from service.search import SearchService
+from service.search.service import SearchService
 from tests.support.engine import drop_index_resources, product_settings
 
 

@@ -20,8 +20,8 @@ from evaluation.sample import load_standard, render_pdf, render_xlsx
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.base import Embedder
+from service.engine.gateway import RunningSearch, search_tasks
 from service.errors import StroidokError
-from service.opensearch import RunningSearch, search_tasks
 from service.settings import Settings
 from tests.support.corpus import set_date, write_file
 from tests.support.documents import CONSTRUCTION, SHARED

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from service.errors import ConfigError
-from service.feedback import Opening, RecentSearches, document_of
-from service.stats import build_stats_body
+from service.usage.feedback import Opening, RecentSearches, document_of
+from service.usage.stats import build_stats_body
 
 
 def test_an_opening_links_to_the_newest_search_of_the_same_client_that_showed_it() -> None:
@@ -21,7 +21,7 @@ def test_an_opening_links_to_the_newest_search_of_the_same_client_that_showed_it
 
 def test_searches_older_than_the_window_are_not_linked(monkeypatch: pytest.MonkeyPatch) -> None:
     clock = [1000.0]
-    monkeypatch.setattr("service.feedback.time.monotonic", lambda: clock[0])
+    monkeypatch.setattr("service.usage.feedback.time.monotonic", lambda: clock[0])
     recent = RecentSearches(window_s=60)
     recent.remember("a", "s1", ["d1"])
     clock[0] += 61

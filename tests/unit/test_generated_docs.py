@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from service.cli_doc import reference
+from service.reference.cli import reference
+from service.reference.settings import settings_table
 from service.settings import Settings
-from service.settings_doc import settings_table
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 
@@ -14,7 +14,7 @@ PAGE = Path(__file__).resolve().parents[2] / "docs" / "settings.md"
 def test_the_page_carries_the_table_as_generated() -> None:
     page = PAGE.read_text(encoding="utf-8")
     embedded = page.split("<!-- settings:begin -->\n", 1)[1].split("\n<!-- settings:end -->", 1)[0]
-    assert embedded == settings_table(), "regenerate with: python -m service.settings_doc"
+    assert embedded == settings_table(), "regenerate with: python -m service.reference.settings"
 
 
 def test_every_setting_has_a_row_under_its_variable() -> None:
@@ -31,7 +31,7 @@ def test_every_setting_has_a_row_under_its_variable() -> None:
 def test_the_command_page_carries_the_reference_as_generated() -> None:
     page = (PAGE.parent / "cli.md").read_text(encoding="utf-8")
     embedded = page.split("<!-- cli:begin -->\n", 1)[1].split("\n<!-- cli:end -->", 1)[0]
-    assert embedded == reference(), "regenerate with: python -m service.cli_doc"
+    assert embedded == reference(), "regenerate with: python -m service.reference.cli"
     for command in ("search", "serve", "ingest", "embed", "eval", "engine up", "index migrate"):
         assert f"### `stroidok {command}`" in embedded
 

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from service.index_admin.templates import (
+from service.engine.index_admin.templates import (
     HASH_KEY,
     build_hybrid_pipeline,
     build_index_template,
@@ -76,15 +76,15 @@ def test_default_weights_are_the_measured_best() -> None:
 
 
 def test_replicas_expand_to_a_second_node_unless_fixed() -> None:
-    from service.index_admin.templates import replica_settings
+    from service.engine.index_admin.templates import replica_settings
 
     assert replica_settings(IndexSettings()) == {"auto_expand_replicas": "0-1"}
     assert replica_settings(IndexSettings(replicas=2)) == {"number_of_replicas": 2, "auto_expand_replicas": False}
 
 
 def test_pruning_left_on_is_a_notice_naming_the_setting_and_why() -> None:
-    from service.index_admin.guards import PruningState
-    from service.opensearch import PRUNING_SETTING
+    from service.engine.gateway import PRUNING_SETTING
+    from service.engine.index_admin.guards import PruningState
 
     assert PruningState(0).notice is None and PruningState(0, changed=True).notice is None
     notice = PruningState(100, refused=True).notice

@@ -3,6 +3,7 @@ from __future__ import annotations
 import pytest
 from opensearchpy import exceptions as os_exc
 
+from service.engine.gateway import translate
 from service.errors import (
     AccessRefused,
     AlreadyExists,
@@ -15,7 +16,6 @@ from service.errors import (
     VersionConflict,
     WaitExpired,
 )
-from service.opensearch import translate
 
 
 def test_connection_failure_is_index_unavailable() -> None:
@@ -47,7 +47,7 @@ def test_bad_request_is_a_database_error_whose_engine_reason_is_logged_not_sent(
 
 
 def test_every_call_of_the_products_client_fails_with_the_products_error() -> None:
-    from service.opensearch import build_client
+    from service.engine.gateway import build_client
     from service.settings import OpenSearchSettings, Settings
     from tests.support.net import free_port
 
@@ -78,7 +78,7 @@ def test_other_engine_failures_are_not_timeouts() -> None:
 
 
 def test_each_client_keeps_its_own_connect_timeout() -> None:
-    from service.opensearch import build_client
+    from service.engine.gateway import build_client
     from service.settings import Settings
 
     fast, slow = Settings(), Settings()
@@ -106,7 +106,7 @@ def test_a_shard_that_has_not_started_is_busy_not_a_database_error() -> None:
 def _connection_answering(monkeypatch: pytest.MonkeyPatch, answers: list[Exception | str]) -> tuple[object, list[int]]:
     from opensearchpy import Urllib3HttpConnection
 
-    from service.opensearch import BoundedConnection
+    from service.engine.gateway import BoundedConnection
 
     calls: list[int] = []
 
@@ -138,7 +138,7 @@ def test_other_refusals_are_not_retried(monkeypatch: pytest.MonkeyPatch) -> None
 
 
 def test_a_shard_that_never_starts_is_given_up_on_after_a_few_tries(monkeypatch: pytest.MonkeyPatch) -> None:
-    from service.opensearch import SHARD_RETRIES
+    from service.engine.gateway import SHARD_RETRIES
 
     starting = os_exc.TransportError(503, "illegal_index_shard_state_exception", SHARD_STARTING)
     connection, calls = _connection_answering(monkeypatch, [starting] * SHARD_RETRIES)
@@ -150,7 +150,7 @@ def test_a_shard_that_never_starts_is_given_up_on_after_a_few_tries(monkeypatch:
 def test_what_is_not_there_gives_the_default_and_every_other_failure_goes_on() -> None:
     from collections.abc import Callable
 
-    from service.opensearch import unless_missing
+    from service.engine.gateway import unless_missing
 
     def raising(status: int, kind: str) -> Callable[[], str]:
         def call() -> str:

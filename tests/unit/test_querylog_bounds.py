@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from service.errors import InvalidQuery, Unauthorized
-from service.querylog import QueryLog, call_entry, refused_entry
+from service.usage.querylog import QueryLog, call_entry, refused_entry
 
 
 class StuckEngine:

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from service.errors import RateLimited, Unauthorized
-from service.query.models import SearchResponse
-from service.security import Principal, RateLimiter, stdio_principal, token_principal
+from service.search.query.models import SearchResponse
+from service.server.security import Principal, RateLimiter, stdio_principal, token_principal
 from service.settings import ServerSettings
 from tests.support.net import free_port
 
@@ -64,8 +64,8 @@ def test_the_in_process_limiter_starts_no_thread_per_call_and_still_drops_expire
 
 
 def test_a_redis_that_is_down_lets_calls_through_and_misses_the_cache() -> None:
-    from service.cache import RedisCache, cache_key
-    from service.security import RateLimiter
+    from service.server.cache import RedisCache, cache_key
+    from service.server.security import RateLimiter
 
     url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     limiter = RateLimiter("1/minute", url)
@@ -78,7 +78,7 @@ def test_a_redis_that_is_down_lets_calls_through_and_misses_the_cache() -> None:
 
 
 def test_cache_keys_differ_by_deployment_generation_groups_request_and_index() -> None:
-    from service.cache import cache_key
+    from service.server.cache import cache_key
 
     base = cache_key("c1", 1, ("public",), '{"q":1}', "a")
     assert len({base, cache_key("c1", 2, ("public",), '{"q":1}', "a"),
@@ -88,14 +88,14 @@ def test_cache_keys_differ_by_deployment_generation_groups_request_and_index() -
 
 
 def test_two_lists_of_groups_never_share_a_cache_key() -> None:
-    from service.cache import cache_key
+    from service.server.cache import cache_key
 
     assert cache_key("c", 1, ("a,b",), "{}", "x") != cache_key("c", 1, ("a", "b"), "{}", "x")
 
 
 def test_memory_cache_is_safe_when_many_threads_expire_and_insert_at_once() -> None:
     """The server answers calls from a thread pool: an unguarded TTLCache raised KeyError here (INTERNAL_ERROR)."""
-    from service.cache import MemoryCache
+    from service.server.cache import MemoryCache
 
     cache = MemoryCache(32, 0.001)  # entries expire while others are inserted
     response = SearchResponse.model_validate(EMPTY_RESPONSE)
@@ -119,7 +119,7 @@ def test_memory_cache_is_safe_when_many_threads_expire_and_insert_at_once() -> N
 
 
 def test_memory_cache_round_trips_a_response() -> None:
-    from service.cache import MemoryCache
+    from service.server.cache import MemoryCache
 
     cache = MemoryCache(4, 60)
     response = SearchResponse.model_validate(EMPTY_RESPONSE)

@@ -12,7 +12,7 @@ import pytest
 from opensearchpy import JSONSerializer
 from opensearchpy.exceptions import SerializationError
 
-from service.opensearch import FastJSONSerializer, build_client
+from service.engine.gateway import FastJSONSerializer, build_client
 from service.settings import Settings
 
 BODY = {"query": {"knn": {"embedding": {"vector": [0.25, -1.5e-07, 3.0], "k": 10}}}, "text": "Бетон «В25» — п. 5.2",

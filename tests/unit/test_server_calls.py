@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from service.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from service.search.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 from service.server.tools import build_server
 from service.settings import ServerSettings, Settings
 

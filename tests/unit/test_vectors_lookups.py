@@ -1,4 +1,4 @@
-"""The per-window lookups of service/vectors.py under many concurrent searches: one engine read per expiry."""
+"""The per-window lookups of service/search/vectors.py under many concurrent searches: one engine read per expiry."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-import service.vectors as vectors
+import service.search.vectors as vectors
+from service.search.vectors import Coverage, CoverageCache, EmbedderResolver
 from service.settings import Settings
-from service.vectors import Coverage, CoverageCache, EmbedderResolver
 
 CALLERS = 24
 

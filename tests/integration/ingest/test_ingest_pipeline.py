@@ -21,9 +21,9 @@ from ingest.plan import IngestOptions
 from ingest.report import RunReport
 from service.embedders.base import Embedder
 from service.embedders.navec import NavecEmbedder
+from service.engine.index_meta import concrete_index, embedder_meta_version, load_embedder_state, read_embedder_meta
 from service.errors import ConfigError
-from service.index_meta import concrete_index, embedder_meta_version, load_embedder_state, read_embedder_meta
-from service.query.passages import parse_spans, span_at
+from service.search.query.passages import parse_spans, span_at
 from service.settings import Settings
 from tests.support.documents import DOCX_DIR, GOST_PDF, make_scanned_pdf, make_txt, make_xlsx, requires_shared
 from tests.support.engine import drop_index_resources, product_settings

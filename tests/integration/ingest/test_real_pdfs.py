@@ -24,8 +24,8 @@ from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
 from service.errors import ParseError
-from service.search import SearchService
-from service.security import Principal
+from service.search.service import SearchService
+from service.server.security import Principal
 from tests.support.crash import REPO, ingest_env
 from tests.support.documents import SHARED, requires_shared
 from tests.support.engine import drop_index_resources, product_settings

@@ -13,10 +13,10 @@ from opensearchpy import OpenSearch
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
-from service.index_admin.maintenance import primary_shards
-from service.index_meta import concrete_index, read_embedder_meta
-from service.search import SearchService
-from service.security import Principal
+from service.engine.index_admin.maintenance import primary_shards
+from service.engine.index_meta import concrete_index, read_embedder_meta
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 from tests.support.documents import TOPICS
 
@@ -94,7 +94,7 @@ def test_a_failed_split_leaves_the_old_index_serving_and_writable(tmp_path: Path
                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     from opensearchpy.exceptions import ConnectionError as EngineConnectionError
 
-    from service.opensearch import translate
+    from service.engine.gateway import translate
 
     real_split = client.indices.split
 

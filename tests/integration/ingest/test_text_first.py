@@ -14,12 +14,12 @@ from opensearchpy import OpenSearch
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
+from service.engine.index_meta import read_embedder_meta
 from service.errors import StroidokError
-from service.index_meta import read_embedder_meta
-from service.search import SearchService
-from service.security import Principal
+from service.search.service import SearchService
+from service.search.vectors import read_coverage
+from service.server.security import Principal
 from service.settings import Settings
-from service.vectors import read_coverage
 from tests.support.crash import write_corpus
 
 pytestmark = pytest.mark.integration

@@ -23,13 +23,13 @@ from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.factory import build_embedder
 from service.embedders.navec import NavecEmbedder
+from service.engine.index_admin.apply import index_status
+from service.engine.index_admin.maintenance import EmbedderSwitch, migrate, pending_switch
 from service.errors import IngestError, Interrupted
-from service.index_admin.apply import index_status
-from service.index_admin.maintenance import EmbedderSwitch, migrate, pending_switch
-from service.search import SearchService
-from service.security import Principal
+from service.search.service import SearchService
+from service.search.vectors import read_coverage
+from service.server.security import Principal
 from service.settings import EmbedderSettings, Settings
-from service.vectors import read_coverage
 from tests.support.crash import REPO, ingest_env
 from tests.support.documents import TOPICS
 from tests.support.embedding_endpoint import embeddings_endpoint

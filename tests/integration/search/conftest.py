@@ -6,8 +6,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.embedders.navec import NavecEmbedder
-from service.search import SearchService
-from service.security import Principal
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 from tests.support.corpus import FILES, INSULATION_DOCS, corpus_settings, search_corpus  # noqa: F401
 

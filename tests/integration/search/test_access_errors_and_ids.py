@@ -13,8 +13,8 @@ from opensearchpy import OpenSearch
 from service.embedders.base import Embedder
 from service.embedders.navec import NavecEmbedder
 from service.errors import IndexUnavailable, InvalidQuery, NotFound, RateLimited, SearchError
-from service.search import SearchService
-from service.security import Principal
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 from tests.support.engine import engine_client
 
@@ -152,7 +152,7 @@ def test_a_request_the_engine_rejects_is_database_error(corpus_settings: Setting
 
 
 def apply_all_pipelines(client: OpenSearch, settings: Settings) -> None:
-    from service.index_admin.templates import wanted_pipelines
+    from service.engine.index_admin.templates import wanted_pipelines
 
     for pipeline_id, body in wanted_pipelines(settings.index).items():
         client.search_pipeline.put(id=pipeline_id, body=body)

@@ -16,10 +16,10 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.embedders.navec import NavecEmbedder
+from service.engine.gateway import GRACE_S, PRUNING_SETTING, bounded_search, cancel_searches, long_searches
 from service.errors import EngineTimeout
-from service.opensearch import GRACE_S, PRUNING_SETTING, bounded_search, cancel_searches, long_searches
-from service.search import SearchService
-from service.security import Principal
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 from tests.support.documents import require_shared
 from tests.support.engine import drop_index_resources, product_settings

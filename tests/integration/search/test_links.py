@@ -15,9 +15,9 @@ from ingest.parse.titles import title_problems
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
-from service.query.models import DocumentResult
-from service.search import SearchService
-from service.security import Principal
+from service.search.query.models import DocumentResult
+from service.search.service import SearchService
+from service.server.security import Principal
 from tests.support.engine import drop_index_resources, product_settings
 
 ANYONE = Principal.of("t", [])

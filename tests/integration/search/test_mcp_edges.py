@@ -19,8 +19,8 @@ from opensearchpy import OpenSearch
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
-from service.index_admin.apply import apply_all
-from service.search import SearchService
+from service.engine.index_admin.apply import apply_all
+from service.search.service import SearchService
 from service.server.tools import build_server
 from service.settings import Settings
 from tests.support.engine import drop_index_resources, product_settings

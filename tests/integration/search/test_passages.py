@@ -11,10 +11,10 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.embedders.navec import NavecEmbedder
-from service.query.budget import dumped
-from service.query.models import ChunkResult, SearchResponse
-from service.search import SearchService
-from service.security import Principal
+from service.search.query.budget import dumped
+from service.search.query.models import ChunkResult, SearchResponse
+from service.search.service import SearchService
+from service.server.security import Principal
 from tests.support.served import served_folder
 
 FILLER = "Требования настоящего раздела распространяются на здания всех классов функциональной пожарной опасности. "

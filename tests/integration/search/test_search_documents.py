@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from service.errors import InvalidQuery
-from service.query.budget import dumped
-from service.query.models import SearchResponse
-from service.search import SearchService
-from service.security import Principal
+from service.search.query.budget import dumped
+from service.search.query.models import SearchResponse
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -17,12 +17,12 @@ from opensearchpy import OpenSearch
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
+from service.engine.index_admin.apply import apply_all
 from service.errors import InvalidQuery, NotFound
-from service.index_admin.apply import apply_all
-from service.search import SearchService
-from service.security import Principal
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
-from service.stats import prune_log
+from service.usage.stats import prune_log
 from tests.support.documents import TOPICS
 from tests.support.servers import server_env
 
@@ -107,7 +107,7 @@ def test_entries_past_the_retention_are_deleted(client: OpenSearch, settings: Se
 
 
 def test_the_log_writer_prunes_as_it_starts(client: OpenSearch, settings: Settings) -> None:
-    from service.querylog import QueryLog
+    from service.usage.querylog import QueryLog
 
     apply_all(client, settings.index)
     index = settings.index.queries_index

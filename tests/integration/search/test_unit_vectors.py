@@ -15,9 +15,9 @@ from ingest.index import unit_spans
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
-from service.query.build import build_knn_leg
-from service.search import SearchService
-from service.security import Principal
+from service.search.query.build import build_knn_leg
+from service.search.service import SearchService
+from service.server.security import Principal
 from service.settings import Settings
 from tests.support.engine import drop_index_resources, product_settings
 
@@ -184,7 +184,7 @@ def test_an_index_built_before_unit_vectors_answers_the_dense_leg_by_chunk_vecto
 
 def test_units_are_off_by_default_and_migrate_drops_them_from_an_index_that_has_them(
         corpus: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
-    from service.index_admin.maintenance import migrate
+    from service.engine.index_admin.maintenance import migrate
     from service.settings import EmbedderSettings
 
     assert EmbedderSettings().unit_vectors == "off"

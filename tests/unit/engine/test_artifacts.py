@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from service.engine.artifacts import engine_artifacts
+from service.engine.launcher.artifacts import engine_artifacts
 
 
 def test_engine_artifacts_are_the_three_maven_coordinates_in_install_order() -> None:

@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from service.engine import java
-from service.engine.java import candidate_homes, find_jdk, parse_java_major
+from service.engine.launcher import java
+from service.engine.launcher.java import candidate_homes, find_jdk, parse_java_major
 from service.errors import JavaNotFound
 
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 import socket
 from pathlib import Path
 
-from service.engine.config import NodePaths, render_jvm_options, render_opensearch_yml
-from service.engine.process import port_is_free
+from service.engine.launcher.config import NodePaths, render_jvm_options, render_opensearch_yml
+from service.engine.launcher.process import port_is_free
 from service.settings import EngineSettings
 
 JVM_TEMPLATE = """-Xms1g

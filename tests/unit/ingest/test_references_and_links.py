@@ -10,7 +10,7 @@ from ingest.links import Entry, plan_links
 from ingest.parse.model import Block
 from ingest.parse.references import document_references, reference_names, replaced_designations
 from ingest.parse.titles import title_problems
-from service.designations import find_designations, parse_designation
+from service.search.designations import find_designations, parse_designation
 
 
 @pytest.mark.parametrize(("designation", "family", "edition"), [

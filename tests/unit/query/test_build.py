@@ -6,8 +6,8 @@ from typing import Any
 import pytest
 
 from service.errors import InvalidQuery
-from service.query.aggs import build_sources_body, document_count
-from service.query.build import (
+from service.search.query.aggs import build_sources_body, document_count
+from service.search.query.build import (
     CHUNK_FIELDS,
     DOCUMENT_FIELDS,
     EXTRA_CANDIDATES,
@@ -23,11 +23,11 @@ from service.query.build import (
     build_request,
     plan_search,
 )
-from service.query.contract import SearchRequest, validate_request
-from service.query.filters import build_access_filter, build_filters, build_folder_filter, build_source_filter
-from service.query.lookups import MAX_COPIES, build_copies_lookup
-from service.query.map import map_copies
-from service.query.operators import (
+from service.search.query.contract import SearchRequest, validate_request
+from service.search.query.filters import build_access_filter, build_filters, build_folder_filter, build_source_filter
+from service.search.query.lookups import MAX_COPIES, build_copies_lookup
+from service.search.query.map import map_copies
+from service.search.query.operators import (
     TEXT_FIELDS,
     build_binding,
     build_bm25_leg,
@@ -35,7 +35,7 @@ from service.query.operators import (
     build_multi_binding,
     build_text_query,
 )
-from service.query.parse import parse_query
+from service.search.query.parse import parse_query
 from service.settings import SearchSettings
 
 

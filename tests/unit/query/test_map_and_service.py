@@ -3,10 +3,10 @@ from __future__ import annotations
 import pytest
 
 from service.errors import InvalidQuery
-from service.query.budget import dumped, fit_budget
-from service.query.build import CHUNK_FIELDS, DOCUMENT_FIELDS
-from service.query.contract import validate_request
-from service.query.map import (
+from service.search.query.budget import dumped, fit_budget
+from service.search.query.build import CHUNK_FIELDS, DOCUMENT_FIELDS
+from service.search.query.contract import validate_request
+from service.search.query.map import (
     chunks_by_document,
     cut_at_word,
     document_chunks,
@@ -16,10 +16,18 @@ from service.query.map import (
     related_queries,
     snippet,
 )
-from service.query.models import DocumentResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
-from service.query.paging import encode_cursor, paginate, request_offset
-from service.query.parse import parse_query
-from service.query.passages import POST, PRE
+from service.search.query.models import (
+    DocumentResult,
+    Facets,
+    Pagination,
+    SearchMeta,
+    SearchResponse,
+    Suggestions,
+    Timings,
+)
+from service.search.query.paging import encode_cursor, paginate, request_offset
+from service.search.query.parse import parse_query
+from service.search.query.passages import POST, PRE
 
 
 def test_cut_at_word_never_splits_a_word_and_marks_the_cut() -> None:
@@ -184,7 +192,7 @@ def test_a_walk_whose_ranking_ends_on_a_page_boundary_says_so_on_the_empty_page_
 
 
 def _response(results: int, chunks: int, text: int = 500) -> SearchResponse:
-    from service.query.models import ChunkResult
+    from service.search.query.models import ChunkResult
 
     docs = [DocumentResult(id=f"{i:020d}", title="t", file_path="/p", file_type="pdf", relevance_score=0.5,
                            context_chunks=[ChunkResult(chunk_id=f"{i}:{j}", text="т" * text, page_number=1,

@@ -5,7 +5,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.query.passages import (
+from service.search.query.passages import (
     POST,
     PRE,
     Span,
@@ -15,7 +15,7 @@ from service.query.passages import (
     term_weights,
     unmark,
 )
-from service.query.words import paragraphs, phrase_spans, split_units, term_key
+from service.search.query.words import paragraphs, phrase_spans, split_units, term_key
 
 
 def _mark(text: str, *words: str) -> str:
@@ -140,7 +140,7 @@ def test_stems_are_right_when_many_threads_stem_at_once() -> None:
     # (IndexError inside the stemmer, found by the chaos run's 20 concurrent clients)
     from concurrent.futures import ThreadPoolExecutor
 
-    from service.query.words import stem
+    from service.search.query.words import stem
 
     words = [f"{root}{ending}" for root in ("строительн", "конструкци", "эвакуационн", "огнестойк", "железобетон")
              for ending in ("ый", "ого", "ому", "ым", "ом", "ая", "ой", "ую", "ые", "ых", "ыми", "ия", "ий")] * 400

@@ -1,0 +1,1 @@
+"""The ``stroidok`` command (``commands``): subcommands that parse flags and delegate."""

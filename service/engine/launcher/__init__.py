@@ -1,0 +1,1 @@
+"""The managed single-node OpenSearch: Java discovery, artifact assembly, process lifecycle."""

@@ -1,0 +1,351 @@
+"""The search contract, defined once.
+
+``SearchRequest`` below is the only place a search parameter is declared: name, type, bounds, default and
+description. Everything else is generated from it:
+
+- the MCP tool's input schema (``tool_parameters``: one JSON schema per argument, bounds included);
+- the CLI options of ``stroidok search`` (``cli_parameters``: same names, hyphenated, plus ``SHORT_FLAGS``);
+- the eval's request (``eval_request``: the defaults, so eval measures what a default call gets).
+
+``CLAUSES`` says which OpenSearch clause each parameter becomes (docs/tools.md prints it), and a test fails
+when any edge differs from the model.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import json
+import re
+from datetime import date
+from typing import Annotated, Any, Literal, TypeVar, get_args
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from service.errors import InvalidQuery
+from service.search.designations import find_designation
+
+SearchMode = Literal["hybrid", "semantic", "fulltext"]
+Operator = Literal["AUTO", "AND", "OR", "PHRASE"]
+#: every file type the ingest reads (ingest/parse takes its list from here); a filter on another is a mistake
+FileType = Literal["pdf", "docx", "doc", "xlsx", "xls", "pptx", "odt", "rtf", "html", "htm", "csv", "tsv", "txt",
+                   "md", "epub"]
+FILE_TYPES: tuple[str, ...] = get_args(FileType)
+SEARCH_MODES: tuple[str, ...] = get_args(SearchMode)
+OPERATORS: tuple[str, ...] = get_args(Operator)
+M = TypeVar("M", bound=BaseModel)
+MAX_PAGE_DEPTH = 1000
+
+Query = Annotated[str, Field(min_length=1, max_length=500)]
+#: the advice an agent sees in the tool's schema: norms answer in their own words, not the engineer's
+PHRASING_ADVICE = (
+    "Phrase it as a norm states the requirement, in the norms' terms (e.g. «расстояние между осями», "
+    "«предел огнестойкости», «не менее»), not in conversational words, and put one or two alternative "
+    "phrasings with other terms for the same thing in `queries`.")
+_WORD_RE = re.compile(r"\w")
+PathText = Annotated[str, Field(min_length=1, max_length=1000)]
+
+
+def stripped(value: Any) -> Any:
+    """Text without the spaces around it (a parameter's value as typed), anything else as it is."""
+    return value.strip() if isinstance(value, str) else value
+
+
+class DateRange(BaseModel):
+    """Modification dates, both ends included; either end may be left open."""
+
+    #: dates come as text ("2024-01-31") from every edge: parsed, unlike the request's strict scalars
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", strict=False)
+
+    from_: date | None = Field(default=None, alias="from", description="First day included (YYYY-MM-DD).")
+    to: date | None = Field(default=None, description="Last day included (YYYY-MM-DD).")
+
+    @model_validator(mode="after")
+    def _ordered(self) -> DateRange:
+        if self.from_ and self.to and self.from_ > self.to:
+            raise ValueError("date_range.from is after date_range.to")
+        return self
+
+
+class SearchRequest(BaseModel):
+    """The arguments of ``search_documents``; every bound here is the product's, not the engine's. Types are
+    strict, as published: "3", 3.0 or true for an integer, "yes" for a boolean are refused, not coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    query: Query = Field(description="What to find, in Russian: 1-500 characters. " + PHRASING_ADVICE
+                         + " \"Quoted\" parts are exact phrases.")
+    queries: list[Query] = Field(default_factory=list, max_length=5, description=(
+        "Up to 5 further phrasings searched together in the same one request (results merged, deduplicated): "
+        "add the norms' synonyms and terms for the same question here rather than calling again."))
+    limit: int = Field(default=10, ge=1, le=50, description="Documents per page, 1-50.")
+    page: int = Field(default=1, ge=1, le=200, description="Page number, from 1 (page × limit ≤ 1000).")
+    cursor: str | None = Field(default=None, min_length=1, max_length=200, description=(
+        "next_cursor of a previous response: continues exactly where it stopped (overrides page)."))
+    document_types: list[FileType] = Field(default_factory=list, max_length=20, description=(
+        "File types, any of them, e.g. [\"pdf\", \"docx\"]."))
+    path: list[PathText] = Field(default_factory=list, max_length=50, description=(
+        "Only these files: exact file_path values as results and list_sources show them."))
+    folder: PathText | None = Field(default=None, description=(
+        "Only files below this folder (whole path segments): an absolute folder from list_sources, or a "
+        "relative part such as \"norms/fire\" matched anywhere in the path."))
+    date_range: DateRange | None = Field(default=None, description=(
+        "{\"from\": \"YYYY-MM-DD\", \"to\": \"YYYY-MM-DD\"} on the file's modification date; either end optional."))
+    source_filter: str | None = Field(default=None, min_length=1, max_length=200, description=(
+        "A fragment of the file path or name (case-sensitive); prefer path or folder."))
+    cites: str | None = Field(default=None, min_length=3, max_length=100, description=(
+        "Only documents that cite this designation: \"СП 63.13330.2018\" (that edition, as cited) or \"СП "
+        "63.13330\" (any edition of it)."))
+    current_only: bool = Field(default=False, description=(
+        "Leave out editions the archive holds a newer one of (results marked superseded_by)."))
+    include_context: bool = Field(default=True, description="Return the matching chunks' text.")
+    max_chunks: int = Field(default=3, ge=1, le=10, description="Chunks per document, 1-10.")
+    search_mode: SearchMode = Field(default="hybrid", description=(
+        "hybrid (BM25 + vectors, default), semantic (vectors) or fulltext (BM25)."))
+    operator: Operator = Field(default="AUTO", description=(
+        "AUTO (default, for questions): the configured share of the words must match (default: any word, "
+        "ranked by how many), \"straight-quoted\" parts are required phrases; "
+        "AND: every word and quoted part (a word may be in the chunk's text, its document's title or designation, "
+        "or its section title: «высота комнат СП 54.13330» finds the clause of СП 54.13330.2016); OR: any word; "
+        "PHRASE: the whole query as one phrase. AND, PHRASE and "
+        "required phrases bind in every search_mode."))
+    threshold: float | None = Field(default=None, ge=0, le=1, description=(
+        "Minimum similarity 0-1 (cosine of query and chunk vectors, the results' `similarity`), applied "
+        "inside the engine to every chunk before ranking, totals and facets."))
+
+    _trim = field_validator("query", "source_filter", "folder", mode="before")(stripped)
+
+    @field_validator("cites", mode="after")
+    @classmethod
+    def _designation(cls, value: str | None) -> str | None:
+        """The designation as the index stores it («сп 63.13330» → «СП 63.13330»)."""
+        if value is None:
+            return None
+        designation = find_designation(value)
+        if designation is None:
+            raise ValueError("cites must be a designation such as \"СП 63.13330.2018\" or \"ГОСТ 10180\"")
+        return designation
+
+    @field_validator("query", mode="after")
+    @classmethod
+    def _has_words(cls, value: str) -> str:
+        """A query of quotes or punctuation alone would match everything (AND of nothing) or nothing."""
+        if not _WORD_RE.search(value):
+            raise ValueError("the query has no words or numbers to search for")
+        return value
+
+    @field_validator("queries", mode="after")
+    @classmethod
+    def _all_have_words(cls, value: list[str]) -> list[str]:
+        if any(not _WORD_RE.search(v) for v in value):
+            raise ValueError("every phrasing needs words or numbers to search for")
+        return value
+
+    @field_validator("queries", mode="before")
+    @classmethod
+    def _trim_all(cls, value: Any) -> Any:
+        if not isinstance(value, list):
+            return value
+        return [v.strip() if isinstance(v, str) else v for v in value if not isinstance(v, str) or v.strip()]
+
+    @field_validator("document_types", mode="before")
+    @classmethod
+    def _lower(cls, value: Any) -> Any:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            return value  # not strings: the field's own validation names the item that is wrong
+        return sorted({v.strip().lower().lstrip(".") for v in value})
+
+    @field_validator("path", mode="before")
+    @classmethod
+    def _unique(cls, value: Any) -> Any:
+        return list(dict.fromkeys(value)) if isinstance(value, list) and all(isinstance(v, str) for v in value) \
+            else value
+
+    @model_validator(mode="after")
+    def _depth(self) -> SearchRequest:
+        if self.page * self.limit > MAX_PAGE_DEPTH:
+            raise ValueError(f"page × limit may not exceed {MAX_PAGE_DEPTH}; narrow the query or the filters")
+        return self
+
+    @property
+    def all_queries(self) -> list[str]:
+        return list(dict.fromkeys([self.query, *self.queries]))
+
+
+#: which part of the engine request each parameter becomes (service/search/query/build.py builds it)
+CLAUSES: dict[str, str] = {
+    "query": "hybrid.queries: multi_match (+ match_phrase for quotes) and the k-NN leg's query vector",
+    "queries": "dis_max over each phrasing's text leg; the mean of their vectors for the k-NN leg",
+    "limit": "size (documents, after collapse on doc_id)",
+    "page": "from = (page - 1) × limit",
+    "cursor": "from = the offset the cursor carries",
+    "document_types": "filter: terms file_type",
+    "path": "filter: terms file_path",
+    "folder": "filter: prefix file_path \"<folder>/\" (absolute) or wildcard \"*/<folder>/*\" (relative)",
+    "date_range": "filter: range updated_at (gte from, lte to||/d)",
+    "source_filter": "filter: prefix file_path (absolute) or wildcard *fragment*",
+    "cites": "filter: term cites (an edition) or cites_family (no edition)",
+    "current_only": "filter: must_not exists superseded_by",
+    "include_context": "the chunks request's passages shown whole, or as short highlights",
+    "max_chunks": "the chunks request's top_hits size (plus the candidates re-ranked)",
+    "search_mode": "which hybrid.queries legs run and with which search pipeline",
+    "operator": "multi_match operator / minimum_should_match / match_phrase, and a hybrid-level filter for "
+                "AND, PHRASE and required phrases",
+    "threshold": "hybrid-level filter: radial k-NN (min_score = (1 + threshold) / 2, cosine space)",
+}
+
+class DocumentRequest(BaseModel):
+    """The arguments of ``get_document``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    id: str = Field(min_length=1, max_length=40,
+                    description="A result id (document) or a chunk_id (<document id>:<n>).")
+    clause: str | None = Field(default=None, min_length=1, max_length=60,
+                               description="Open this clause of the document: «5.2.3», «п. 5.2.3», «Приложение Б», "
+                                           "«Таблица 4».")
+    query: Query | None = Field(default=None, description=(
+        "Rank every passage of the document by this question and return its best few (`passages`, each with its "
+        "clause and page) instead of a chunk and its neighbours: the call to make when the document is the "
+        "right one but no passage shown so far answers. Phrase it as the norm states the requirement, in its terms."))
+
+    @model_validator(mode="after")
+    def _one_way_in(self) -> DocumentRequest:
+        if self.clause is not None and self.query is not None:
+            raise ValueError("give clause (open that clause) or query (its best passages), not both")
+        return self
+
+
+class SourcesRequest(BaseModel):
+    """The arguments of ``list_sources``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    folder: PathText | None = Field(default=None, description=(
+        "Only what lies below this folder (whole path segments): an absolute folder, or a folder name anywhere "
+        "in the path; omit it for the whole archive."))
+
+    _trim = field_validator("folder", mode="before")(stripped)
+
+
+def validate_sources_request(arguments: dict[str, Any]) -> SourcesRequest:
+    """``list_sources``' arguments → ``SourcesRequest`` (one ``INVALID_QUERY`` naming the field)."""
+    return _validated(SourcesRequest, arguments, "list_sources request")
+
+
+def validate_request(arguments: dict[str, Any]) -> SearchRequest:
+    """Tool/CLI arguments → ``SearchRequest``; pydantic's complaints become one ``INVALID_QUERY``."""
+    return _validated(SearchRequest, arguments, "search request")
+
+
+def validate_document_request(arguments: dict[str, Any]) -> DocumentRequest:
+    """``get_document``'s arguments → ``DocumentRequest`` (one ``INVALID_QUERY`` naming the field)."""
+    return _validated(DocumentRequest, arguments, "get_document request")
+
+
+def _validated(model: type[M], arguments: dict[str, Any], what: str) -> M:
+    try:
+        return model.model_validate(arguments)
+    except ValidationError as exc:
+        raise InvalidQuery.from_validation(exc, what, "request") from exc
+
+
+#: short CLI flags; the long flag is always the parameter's name hyphenated
+SHORT_FLAGS: dict[str, str] = {"limit": "-l", "page": "-p", "document_types": "-t", "search_mode": "-m",
+                               "operator": "-o", "queries": "-q", "max_chunks": "-c"}
+
+
+def cli_flag(name: str) -> str:
+    """The long CLI flag of parameter ``name``: its name hyphenated."""
+    return "--" + name.replace("_", "-")
+
+
+def inline_refs(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
+    """``schema`` with every ``$ref`` into ``defs`` replaced by the definition itself."""
+    if "$ref" in schema:
+        return inline_refs(copy.deepcopy(defs[schema["$ref"].rsplit("/", 1)[-1]]), defs)
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if isinstance(value, dict):
+            out[key] = inline_refs(value, defs)
+        elif isinstance(value, list):
+            out[key] = [inline_refs(v, defs) if isinstance(v, dict) else v for v in value]
+        else:
+            out[key] = value
+    return out
+
+
+def parameter_schemas(model: type[BaseModel] = SearchRequest) -> dict[str, dict[str, Any]]:
+    """Each parameter's JSON schema (bounds, enum, default, description), self-contained."""
+    schema = model.model_json_schema()
+    defs = schema.get("$defs", {})
+    out = {name: inline_refs(prop, defs) for name, prop in schema["properties"].items()}
+    for name, prop in out.items():
+        if (default := default_of(name, model)) is not inspect.Parameter.empty:
+            prop.setdefault("default", default)
+    return out
+
+
+def default_of(name: str, model: type[BaseModel] = SearchRequest) -> Any:
+    """The default of parameter ``name`` (``inspect.Parameter.empty`` when it is required)."""
+    field = model.model_fields[name]
+    return inspect.Parameter.empty if field.is_required() else field.get_default(call_default_factory=True)
+
+
+def tool_parameters(model: type[BaseModel] = SearchRequest) -> list[inspect.Parameter]:
+    """The MCP tool's keyword parameters: typed ``Any`` with the model's own JSON schema, so the SDK
+    publishes the exact contract and passes the arguments through untouched: the service validates them
+    once and answers ``INVALID_QUERY`` with the field."""
+    from pydantic import WithJsonSchema
+
+    return [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY,
+                              annotation=Annotated[Any, WithJsonSchema(schema)], default=default_of(name, model))
+            for name, schema in parameter_schemas(model).items()]
+
+
+def provided(arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments a caller set (None means "not given" at every edge)."""
+    return {k: v for k, v in arguments.items() if v is not None}
+
+
+def eval_request(query: str, **overrides: Any) -> dict[str, Any]:
+    """The request ``stroidok eval`` sends: the contract's defaults, the query cut to its bound."""
+    bound = SearchRequest.model_fields["query"].metadata
+    max_length = next(m.max_length for m in bound if getattr(m, "max_length", None))
+    return {"query": query[:max_length], **overrides}
+
+
+def schema_type(schema: dict[str, Any]) -> str:
+    """A parameter's type and bounds in a few words, for the docs table."""
+    options = [s for s in schema.get("anyOf", [schema]) if s.get("type") != "null"]
+    part = options[0] if options else schema
+    kind = part.get("type", "object")
+    if kind == "object":
+        return "object {" + ", ".join(part.get("properties", {})) + "}"
+    if "enum" in part:
+        return " \\| ".join(f"`{v}`" for v in part["enum"])
+    if kind == "array":
+        items = part.get("items", {})
+        inner = "one of the file types" if "enum" in items else items.get("type", "value")
+        return f"list of ≤ {part.get('maxItems', '∞')} ({inner})"
+    bounds = [f"{part[k]}–{part[m]}" for k, m in (("minimum", "maximum"),) if k in part and m in part]
+    bounds += [f"{part['minLength']}–{part['maxLength']} chars"] if "maxLength" in part else []
+    return f"{kind}" + (f", {bounds[0]}" if bounds else "")
+
+
+def contract_table() -> str:
+    """The contract as a markdown table (docs/tools.md embeds it; a test keeps the two equal)."""
+    rows = ["| parameter | CLI | type | default | meaning | engine clause |", "|---|---|---|---|---|---|"]
+    for name, schema in parameter_schemas().items():
+        flag = "argument" if name == "query" else f"`{cli_flag(name)}`" + (
+            f" `{SHORT_FLAGS[name]}`" if name in SHORT_FLAGS else "")
+        default = default_of(name)
+        shown = "required" if default is inspect.Parameter.empty else f"`{json.dumps(default, ensure_ascii=False)}`"
+        description = schema.get("description", "").replace("|", "\\|")
+        clause = CLAUSES[name].replace("|", "\\|")
+        rows.append(f"| `{name}` | {flag} | {schema_type(schema)} | {shown} | {description} | {clause} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    print(contract_table())

@@ -1,0 +1,415 @@
+"""Engine responses → the public result models. Pure functions."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from service.search.query.build import CHUNKS, UNITS_FIELD
+from service.search.query.models import ChunkResult, Copy, DocumentResult, Edition, Facets
+from service.search.query.parse import ParsedQuery
+from service.search.query.passages import (
+    Marked,
+    Passage,
+    Span,
+    candidate_windows,
+    choose_passage,
+    is_contents,
+    lexical_scores,
+    parse_spans,
+    passage_of,
+    term_weights,
+    unmark,
+)
+from service.search.query.ranker import (
+    MODEL,
+    ChunkContext,
+    DocumentTerms,
+    Model,
+    best_window,
+    best_windows,
+    digits_and_chars,
+    leading_clause_trimmed,
+    unit_values,
+    window_features,
+)
+from service.search.query.words import split_units
+
+#: a text → cosine with the query, for many texts at once (None: no semantic signal for units)
+Similarity = Callable[[list[str]], list[float]]
+
+MARK = "**"  # how a highlight shows the query's words
+HIGHLIGHT_CHARS = 120
+#: how much a chunk's best passage counts in ranking a document's chunks (the rest: its fused relevance)
+PASSAGE_SHARE = 0.5
+#: a unit's cosine to the query, in units of the answer's highest term weight (docs/relevance.md)
+SEMANTIC_WEIGHT = 0.5
+#: the most units of one document embedded for the semantic signal (its best-matching ones)
+SEMANTIC_UNITS = 10
+#: the same in a call inside one document, which ranks every chunk of it (navec: ~20 µs a unit)
+WHOLE_DOCUMENT_SEMANTIC_UNITS = 40
+#: the most passages one chunk gives a call inside one document (the rest of its windows compete with the others')
+WHOLE_DOCUMENT_PER_CHUNK = 3
+
+
+def cut_at_word(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` characters at a word boundary, with an ellipsis when cut."""
+    return _cut(" ".join(text.split()), limit)
+
+
+def _cut(text: str, limit: int) -> str:
+    """``cut_at_word`` of a text whose whitespace is already single spaces."""
+    if len(text) <= limit:
+        return text
+    cut = text.rfind(" ", 0, limit - 1)
+    return text[: cut if cut > limit // 2 else limit - 1].rstrip(" ,;:") + "…"
+
+
+def snippet(passage: str, limit: int) -> str | None:
+    """A highlight: up to ``limit`` characters of ``passage`` from shortly before its first marked word, with
+    its marks paired; None when nothing in it is marked (a dense-only hit's opening)."""
+    return _snippet(" ".join(passage.split()), limit)
+
+
+def _snippet(text: str, limit: int) -> str | None:
+    """``snippet`` of a passage whose whitespace is already single spaces."""
+    first = text.find(MARK)
+    if first < 0:
+        return None
+    start = 0 if first <= limit // 5 else text.rfind(" ", 0, first - limit // 5) + 1
+    cut = ("…" if start else "") + _cut(text[start:], limit - (1 if start else 0))
+    return cut if cut.count(MARK) % 2 == 0 else cut.rstrip("…") + MARK + ("…" if cut.endswith("…") else "")
+
+
+def similarity_of(hit: dict[str, Any]) -> float | None:
+    """The chunk's cosine to the query (the ``similarity`` script field), clamped to 0-1; None without one."""
+    values = hit.get("fields", {}).get("similarity") or [None]
+    return None if values[0] is None else clamp(float(values[0]))
+
+
+def map_chunk(hit: dict[str, Any], score: float, limit: int) -> ChunkResult:
+    """A chunk looked up by id: its stored text, cut at a word to ``limit`` characters."""
+    src = hit["_source"]
+    return ChunkResult(chunk_id=src["chunk_id"], chunk_index=src["chunk_index"],
+                       text=cut_at_word(src.get("text", ""), limit),
+                       page_number=src.get("page_number"), page_label=src.get("page_label"),
+                       page_end=src.get("page_end") if src.get("page_end") != src.get("page_number") else None,
+                       section_title=src.get("section_title"), clause=src.get("clause"),
+                       relevance_score=round(score, 4), similarity=similarity_of(hit))
+
+
+def clamp(score: float | None) -> float:
+    return round(min(1.0, max(0.0, score or 0.0)), 4)
+
+
+def map_document(src: dict[str, Any], score: float) -> DocumentResult:
+    """A document's fields as the source has them (a search asks only for the ones it shows)."""
+    return DocumentResult(id=src["doc_id"], title=src.get("title") or src["file_name"],
+                          designation=src.get("designation"), file_path=src["file_path"],
+                          file_type=src["file_type"], file_size=src.get("file_size"),
+                          created_at=src.get("created_at"), updated_at=src.get("updated_at"),
+                          page_count=src.get("page_count"), relevance_score=clamp(score),
+                          superseded_by=Edition(id=src["superseded_by"], designation=src.get(
+                              "superseded_by_designation") or "") if src.get("superseded_by") else None)
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A chunk of a document, whole and marked, with what ranks it."""
+
+    hit: dict[str, Any]
+    marked: Marked
+    spans: list[Span]
+    fused: float
+
+
+def inner_hits(hit: dict[str, Any], name: str = CHUNKS) -> list[dict[str, Any]]:
+    hits: list[dict[str, Any]] = hit.get("inner_hits", {}).get(name, {}).get("hits", {}).get("hits", [])
+    return hits
+
+
+def chunks_by_document(raw: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
+    """A chunks request's answer (``build_chunks_request``) → document id → its best chunks, best first."""
+    buckets = raw.get("aggregations", {}).get(CHUNKS, {}).get("buckets", [])
+    return {str(b["key"]): b[CHUNKS]["hits"]["hits"] for b in buckets}
+
+
+def document_chunks(hits: list[dict[str, Any]],
+                    found: dict[str, list[dict[str, Any]]] | None) -> list[list[dict[str, Any]]]:
+    """Each collapsed hit's candidate chunks: those a chunks request ``found`` for its document, or, without
+    one, the collapse's inner hits."""
+    if found is None:
+        return [inner_hits(hit) for hit in hits]
+    return [found.get(str(hit["_source"]["doc_id"]), []) for hit in hits]
+
+
+def content_hash(hit: dict[str, Any]) -> str | None:
+    """The content a collapsed hit stands for (the collapse key the engine returns with it)."""
+    values = hit.get("fields", {}).get("doc_hash") or [None]
+    return values[0] if isinstance(values[0], str) else None
+
+
+def map_copies(raw: dict[str, Any]) -> dict[str, list[Copy]]:
+    """A copies lookup's answer → content hash → every path the caller may read, where there is more than one."""
+    found = {str(content["key"]): [Copy(id=str(path["ids"]["buckets"][0]["key"]), file_path=str(path["key"]))
+                                   for path in content["paths"]["buckets"] if path["ids"]["buckets"]]
+             for content in raw.get("aggregations", {}).get("copies", {}).get("buckets", [])}
+    return {key: copies for key, copies in found.items() if len(copies) > 1}
+
+
+def marked_of(hit: dict[str, Any]) -> Marked:
+    """The chunk's whole text with the query's terms located (the engine's highlighter sends it whole)."""
+    texts = hit.get("highlight", {}).get("text") or [hit["_source"].get("text", "")]
+    return unmark(str(texts[0]))
+
+
+def spans_of(src: dict[str, Any]) -> list[Span]:
+    """The chunk's page and clause changes; an index written before spans existed gives its start alone."""
+    return parse_spans(src.get("spans")) or [Span(0, src.get("page_number"), src.get("clause"))]
+
+
+def fused_score(score: float, top: float, similarity: float | None, lexical_weight: float) -> float:
+    """A chunk's relevance on the pipeline's terms: its leg score scaled to the answer's best, weighted with
+    its similarity as the hybrid pipeline weights the two legs (inner hits come scored by one leg only)."""
+    return lexical_weight * (score / top if top > 0 else 0.0) + (1 - lexical_weight) * (similarity or 0.0)
+
+
+def overlaps(passage: Passage, shown: list[Passage]) -> bool:
+    """Whether ``passage`` repeats text already shown (neighbouring chunks share an overlap)."""
+    head = passage.text[:60]
+    return any(head in p.text or p.text[:60] in passage.text for p in shown)
+
+
+def with_marks(marked: Marked, start: int, end: int) -> str:
+    """``marked.text[start:end]`` with its query terms marked **like this**."""
+    out, last = [], start
+    for a, b in marked.marks:
+        if start <= a and b <= end:
+            out += [marked.text[last:a], MARK, marked.text[a:b], MARK]
+            last = b
+    out.append(marked.text[last:end])
+    return "".join(out)
+
+
+def map_chunk_passage(candidate: Candidate, passage: Passage, score: float) -> ChunkResult:
+    src = candidate.hit["_source"]
+    return ChunkResult(chunk_id=src["chunk_id"], text=passage.text, page_number=passage.page,
+                       page_end=passage.page_end, page_label=src.get("page_label"), clause=passage.clause,
+                       clause_end=passage.clause_end, relevance_score=round(score, 4),
+                       similarity=similarity_of(candidate.hit),
+                       # the query's phrase is in the chunk's heading, not its text: the heading is shown
+                       section_title=None if passage.has_phrases else src.get("section_title"))
+
+
+def engine_cosines(hit: dict[str, Any], floor: float | None = None) -> dict[int, float]:
+    """Unit start → cosine to the query, for the chunk's nearest units the dense leg named (its ``units``
+    inner hits; a cosine-space k-NN score is (1 + cosine) / 2); empty when the leg did not reach the chunk.
+    ``floor``: the dense leg's score floor (the fusion's, per embedder): a model whose cosines crowd near 1
+    (e5: 0.75–0.95 for any text of the language) is measured from it, ``(score - floor) / (1 - floor)``, as
+    the fusion scales it, so a unit's cosine tells it from its neighbours as navec's do."""
+    def scaled(score: float) -> float:
+        return 2 * score - 1 if floor is None or floor >= 1 else max(0.0, (score - floor) / (1 - floor))
+    return {int(u["_source"]["o"]): scaled(float(u.get("_score") or 0.0))
+            for u in inner_hits(hit, UNITS_FIELD) if isinstance(u.get("_source", {}).get("o"), int)}
+
+
+def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list[float]]],
+                      similarity: Similarity | None, floor: float | None = None,
+                      per_document: int = SEMANTIC_UNITS) -> list[list[dict[int, float]]]:
+    """Per document, per candidate, unit start → the unit's cosine to the query: the engine's (the dense leg's
+    inner hits), or, for an answer without any (an index written before unit vectors) and ``similarity``
+    given, those of the units that match a term — each document's best-matching ``per_document`` by their
+    ``lexical`` scores: what one document shows does not depend on the others — embedded in one batch."""
+    out = [[engine_cosines(candidate.hit, floor) for candidate in group] for group in candidates]
+    if similarity is None or any(cosines for group in out for cosines in group):
+        return out
+    chosen: list[tuple[int, int, int, str]] = []
+    for d, (group, scores_of) in enumerate(zip(candidates, lexical, strict=True)):
+        units = [(score, d, i, a, candidate.marked.text[a:b])
+                 for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True))
+                 for score, (a, b) in zip(scores, split_units(candidate.marked.text), strict=True) if score > 0]
+        chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:per_document]]
+    for (d, i, start, _), cosine in zip(chosen, similarity([u[3] for u in chosen]) if chosen else [], strict=True):
+        out[d][i][start] = cosine
+    return out
+
+
+def document_candidates(chunks: list[dict[str, Any]], lexical_weight: float) -> list[Candidate]:
+    """A document's candidate chunks, each fused on the document's own scale (its best chunk's score), so
+    its passages do not depend on the rest of the answer."""
+    top = max((h.get("_score") or 0.0 for h in chunks), default=0.0)
+    return [Candidate(h, marked_of(h), spans_of(h["_source"]),
+                      fused_score(h.get("_score") or 0.0, top, similarity_of(h), lexical_weight)) for h in chunks]
+
+
+Signals = tuple[list[list[Candidate]], list[dict[str, float]], list[list[list[float]]], list[list[dict[int, float]]]]
+
+
+def document_signals(hits: list[dict[str, Any]], lexical_weight: float, similarity: Similarity | None,
+                     dense_floor: float | None, chunks: dict[str, list[dict[str, Any]]] | None,
+                     whole_document: bool = False) -> Signals:
+    """Per document: its candidate chunks, its term weights, each chunk's unit scores and unit cosines. In a
+    call inside one document (``whole_document``: every chunk of it came) the candidates are its chunks that
+    hold a query term (all of them when none does), and more of its units are embedded where the engine named
+    none."""
+    groups = [document_candidates(found, lexical_weight) for found in document_chunks(hits, chunks)]
+    if whole_document:  # a chunk without a term is not read for the answer (measured: no set loses by it)
+        groups = [[c for c in group if c.marked.marks] or group for group in groups]
+    semantic_units = WHOLE_DOCUMENT_SEMANTIC_UNITS if whole_document else SEMANTIC_UNITS
+    weights = [term_weights([c.marked for c in group]) for group in groups]
+    lexical = [[lexical_scores(c.marked, split_units(c.marked.text), w) for c in group]
+               for group, w in zip(groups, weights, strict=True)]
+    return groups, weights, lexical, unit_similarities(groups, lexical, similarity, dense_floor, semantic_units)
+
+
+def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
+             lexical_weight: float, similarity: Similarity | None = None,
+             phrases: tuple[str, ...] = (), dense_floor: float | None = None,
+             chunks: dict[str, list[dict[str, Any]]] | None = None,
+             model: Model | None = None, whole_document: bool = False) -> list[DocumentResult]:
+    """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
+    context, a few short highlights. Everything a document's passages are chosen by — term weights, the
+    fused scale, the units embedded — is taken over that document's candidate chunks alone: the same
+    document shows the same passages whatever else the answer holds (its limit, its page).
+    ``phrases``: what the query binds word for word; a passage holding them is shown first.
+    ``dense_floor``: the fusion's dense score floor, from which the engine's unit scores are measured.
+    ``chunks``: each document's candidate chunks by document id (a chunks request), else the inner hits.
+    ``model``: the passage ranker's weights (the shipped ``ranker.MODEL`` by default).
+    ``whole_document``: a call inside one document, whose candidates are every chunk of it: its best windows
+    are shown wherever they are, several of one chunk if they rank so."""
+    groups, weights, lexical, cosines = document_signals(hits, lexical_weight, similarity, dense_floor, chunks,
+                                                         whole_document)
+    results = []
+    for hit, group, w, cos, lex in zip(hits, groups, weights, cosines, lexical, strict=True):
+        top_weight = max(w.values(), default=0.0)
+        results.append(map_hit(hit, group, w, include_context, max_chunks, passage_chars, cos,
+                               SEMANTIC_WEIGHT * top_weight, phrases, lex, model or MODEL,
+                               WHOLE_DOCUMENT_PER_CHUNK if whole_document else 1))
+    return results
+
+
+def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str, float], include_context: bool,
+            max_chunks: int, passage_chars: int, cosines: list[dict[int, float]] | None = None,
+            semantic_weight: float = 0.0, phrases: tuple[str, ...] = (),
+            lexical: list[list[float]] | None = None, model: Model | None = None,
+            per_chunk: int = 1) -> DocumentResult:
+    """A collapsed hit: the document and the passages of its chunks that answer best (scores scaled to the
+    document's). In a normative document (one with a designation) that holds a query term every window of every
+    candidate chunk is scored by the learned ``model`` and the chunks are shown in the order of their best window's
+    score; in any other a chunk ranks by its fused relevance and its best passage's coverage and meaning, equally.
+    ``per_chunk``: how many of a chunk's best windows may be shown in a normative document (one, but inside
+    a document, where its passages are all the answer holds)."""
+    doc = map_document(hit["_source"], hit.get("_score") or 0.0)
+    # the document's similarity is its most similar chunk's (what ``threshold`` admits it by), not its top one's
+    doc.similarity = max((s for s in [similarity_of(hit), *(similarity_of(c.hit) for c in candidates)]
+                          if s is not None), default=None)
+    cosines = cosines or [{} for _ in candidates]
+    given: list[list[float] | None] = list(lexical) if lexical else [None] * len(candidates)
+    # a document found by meaning alone (no query term in its candidates) shows the passages nearest in meaning:
+    # the learned weights read terms first, and no judged question was answered without one
+    rows: list[tuple[Candidate, Passage, float, float]]
+    if model is not None and doc.designation and weights:
+        # shown by their learned scores; each as relevant as its document (the scores are not on the fused
+        # scale), so the answer's size admits further passages document by document, the best documents first
+        rows = [(candidates[i], p, p.score, 1.0) for i, p in learned_passages(
+            candidates, weights, cosines, given, phrases, passage_chars, model.normative, per_chunk)]
+    else:
+        passages = [choose_passage(c.marked, c.spans, weights, passage_chars, similarity=cos,
+                                   semantic_weight=semantic_weight, phrases=phrases, lexical=scores)
+                    for c, cos, scores in zip(candidates, cosines, given, strict=True)]
+        top_fused = max((c.fused for c in candidates), default=0.0) or 1.0
+        top_passage = max((p.score for p in passages), default=0.0) or 1.0
+        rows = [(c, p, r, r) for c, p in zip(candidates, passages, strict=True)
+                for r in [PASSAGE_SHARE * p.score / top_passage + (1 - PASSAGE_SHARE) * c.fused / top_fused]]
+    shown: list[tuple[Candidate, Passage, float]] = []
+    # a passage holding the bound phrase first (a chunk can match it in its title or heading alone)
+    for candidate, passage, _, rank in sorted(rows, key=lambda t: (not t[1].has_phrases, -t[2])):
+        if passage.text and not is_contents(passage.text) and not overlaps(passage, [p for _, p, _ in shown]):
+            shown.append((candidate, passage, rank))
+        if len(shown) == max_chunks:
+            break
+    best = shown[0][2] if shown and shown[0][2] > 0 else 1.0
+    if include_context:
+        doc.context_chunks = [map_chunk_passage(c, p, doc.relevance_score * r / best) for c, p, r in shown]
+    else:
+        lines = (_snippet(" ".join(with_marks(c.marked, p.start, p.end).split()), HIGHLIGHT_CHARS)
+                 for c, p, _ in shown)
+        doc.highlights = list(dict.fromkeys(line for line in lines if line))[:3]
+    return doc
+
+
+def chunk_contexts(candidates: list[Candidate], cosines: list[dict[int, float]],
+                   lexical: list[list[float] | None], weights: dict[str, float], size: int,
+                   values: bool = True) -> list[ChunkContext]:
+    """Each candidate chunk's units and signals, on the document's scale (``values``: with whether each unit
+    states a value, read now)."""
+    out = []
+    for c, cos, scores in zip(candidates, cosines, lexical, strict=True):
+        units = split_units(c.marked.text) or [(0, len(c.marked.text))]
+        if scores is None or len(scores) != len(units):
+            scores = lexical_scores(c.marked, units, weights)
+        counts = [digits_and_chars(c.marked.text[a:b]) for a, b in units]
+        out.append(ChunkContext(c.marked, c.spans, frozenset(s.offset for s in c.spans), units, scores, cos,
+                                unit_values(c.marked, units) if values else None,
+                                [c.marked.terms(a, b) for a, b in units], [d for d, _ in counts],
+                                [n for _, n in counts], size))
+    return out
+
+
+Windows = list[tuple[tuple[int, int], list[float]]]
+
+
+def document_windows(contexts: list[ChunkContext], doc: DocumentTerms, phrases: tuple[str, ...]
+                     ) -> list[tuple[Windows, list[tuple[int, int]]]]:
+    """Per chunk, its candidate windows with their features, and where the bound phrases occur in it."""
+    out = []
+    for ctx in contexts:
+        windows, occurrences = candidate_windows(ctx.chunk, ctx.spans, ctx.units, ctx.lexical, ctx.similarity,
+                                                 phrases, ctx.size)
+        out.append(([(w, window_features(ctx, w, doc)) for w in windows], occurrences))
+    return out
+
+
+def learned_passages(candidates: list[Candidate], weights: dict[str, float], cosines: list[dict[int, float]],
+                     lexical: list[list[float] | None], phrases: tuple[str, ...], size: int,
+                     model: dict[str, float], per_chunk: int = 1) -> list[tuple[int, Passage]]:
+    """Each candidate's best window by the learned score (its ``per_chunk`` best that do not overlap), as
+    passages scored by it, each with its candidate's index."""
+    contexts = chunk_contexts(candidates, cosines, lexical, weights, size, values=False)
+    doc = DocumentTerms.of(weights)
+    passages = []
+    for i, (ctx, (windows, occurrences)) in enumerate(zip(contexts, document_windows(contexts, doc, phrases),
+                                                          strict=True)):
+        chosen = best_windows(ctx, windows, model, per_chunk) if per_chunk > 1 else [best_window(ctx, windows, model)]
+        passages += [(i, passage_of(ctx.chunk, ctx.spans, ctx.units, leading_clause_trimmed(ctx, window), size,
+                                    occurrences, phrases, score)) for score, window in chosen]
+    return passages
+
+
+def map_facets(aggs: dict[str, Any]) -> Facets:
+    return Facets(
+        document_types={b["key"]: b["docs"]["value"] for b in aggs.get("document_types", {}).get("buckets", [])},
+        date_distribution={b["key_as_string"]: b["docs"]["value"]
+                           for b in aggs.get("date_distribution", {}).get("buckets", [])},
+    )
+
+
+def map_correction(suggest: dict[str, Any] | None, original: str) -> str | None:
+    """The suggester's best correction, if it differs from what was asked."""
+    for entry in (suggest or {}).get("corrected", []):
+        for option in entry.get("options", []):
+            if option["text"].strip().lower() != " ".join(original.lower().replace("ё", "е").split()):
+                return str(option["text"])
+    return None
+
+
+def related_queries(parsed: ParsedQuery, correction: str | None) -> list[str]:
+    """Broader variants an agent can try when little was found: the correction, unquoted, one term fewer."""
+    related = [correction] if correction else []
+    if parsed.phrases:
+        related.append(parsed.plain)
+    words = parsed.terms.split()
+    if len(words) > 1:
+        related += [" ".join(w for j, w in enumerate(words) if j != i) for i in range(len(words))][:3]
+    return list(dict.fromkeys(r for r in related if r))[:5]

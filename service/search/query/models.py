@@ -1,0 +1,173 @@
+"""The public contract of ``search_documents`` / ``get_document`` / ``list_sources`` as pydantic models."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from service.search.query.contract import Operator
+
+Route = Literal["hybrid", "bm25", "knn"]
+SIMILARITY = ("Cosine of the query's and the chunk's vectors, 0-1 (negative cosines are 0): the same for the same "
+              "chunk and query whatever the filters, page or limit; null when the query has no vector.")
+RELEVANCE = "Rank score of this result set, 0-1 (relative: compare within one response only)."
+
+
+class ChunkResult(BaseModel):
+    chunk_id: str = Field(description="Pass it to get_document for the whole chunk and its neighbours.")
+    chunk_index: int | None = Field(default=None, description="The chunk's position in its document "
+                                    "(get_document; in a search it is the number after the colon of chunk_id).")
+    text: str = Field(description="In a search, the passage of the chunk that answers the query: the whole "
+                      "clause where it fits, cut at clause or sentence boundaries (never inside a word), at most "
+                      "passage_chars (600) characters. get_document gives the whole chunk.")
+    page_number: int | None = Field(default=None, description="The page the text starts on.")
+    page_end: int | None = Field(default=None, description="The page it ends on, when it runs over pages.")
+    page_label: str | None = Field(default=None, description="The sheet (XLSX) or the page's own label.")
+    section_title: str | None = Field(default=None, description="get_document: the heading the chunk is under; "
+                                      "in a search, only when the query's quoted phrase is in that heading and "
+                                      "not in the text shown.")
+    clause: str | None = Field(default=None, description="The clause in effect where the text starts: «5.2.3», "
+                               "«Приложение Б», «Таблица 4»; pass it to get_document to open it.")
+    clause_end: str | None = Field(default=None, description="The clause in effect where the text ends, when "
+                                   "the text runs from one clause into another.")
+    relevance_score: float = Field(description=RELEVANCE)
+    similarity: float | None = Field(default=None, description=SIMILARITY)
+
+
+class Copy(BaseModel):
+    id: str = Field(description="The copy's document id (get_document).")
+    file_path: str
+
+
+class Edition(BaseModel):
+    id: str | None = Field(default=None, description="Its document id (get_document), when the archive holds it "
+                           "and you may read it.")
+    designation: str
+
+
+class CitingDocument(BaseModel):
+    id: str
+    designation: str | None = None
+    title: str
+
+
+class DocumentResult(BaseModel):
+    id: str = Field(description="Stable document id; pass it (or a chunk_id) to get_document.")
+    title: str = Field(description="Designation and name («ГОСТ 10180-2012 Бетоны. Методы …»), as cited.")
+    designation: str | None = Field(default=None, description="«СП 63.13330.2018», «ГОСТ 10180-2012», when the "
+                                    "document has one.")
+    file_path: str
+    file_type: str
+    copies: list[Copy] | None = Field(default=None, description="The same file (identical content) kept at other "
+                                      "paths too: every path you may read, this one among them; absent when "
+                                      "there is one.")
+    superseded_by: Edition | None = Field(default=None, description="A newer edition of this document the "
+                                          "archive holds (a later edition of its family, or one that says it "
+                                          "replaces it): cite that one unless you mean this edition.")
+    file_size: int | None = Field(default=None, description="get_document: bytes.")
+    created_at: str | None = Field(default=None, description="get_document: the file's creation time.")
+    updated_at: str | None = Field(default=None, description="get_document: the file's modification time "
+                                   "(date_range filters on it).")
+    page_count: int | None = Field(default=None, description="get_document: pages (sheets for XLSX).")
+    relevance_score: float = Field(ge=0, le=1, description=RELEVANCE)
+    similarity: float | None = Field(default=None, description="The similarity of the document's best chunk. "
+                                     + SIMILARITY)
+    highlights: list[str] | None = Field(default=None, description="With include_context false only: up to 3 "
+                                         "short lines (~120 characters) around the query's words, marked **like "
+                                         "this** (with context, the passages are the text; nothing is repeated).")
+    context_chunks: list[ChunkResult] = Field(default_factory=list, description="The document's chunks that "
+                                              "answer best, best first: its best one, then up to max_chunks while "
+                                              "the answer stays within its size (docs/tools.md).")
+
+
+class Timings(BaseModel):
+    embedding_ms: float = 0.0
+    search_ms: float = 0.0
+    total_ms: float = 0.0
+
+
+class Facets(BaseModel):
+    document_types: dict[str, int] = Field(default_factory=dict)
+    date_distribution: dict[str, int] = Field(default_factory=dict, description="Documents per month (YYYY-MM).")
+
+
+class Suggestions(BaseModel):
+    corrected_query: str | None = None
+    related_queries: list[str] = Field(default_factory=list)
+
+
+class Pagination(BaseModel):
+    page: int
+    limit: int
+    total_pages: int = Field(description="Pages of total_results; where the ranking ran out (``reachable`` "
+                             "set), the pages that hold results: there is no page after them.")
+    has_more: bool
+    next_cursor: str | None = None
+    reachable: int | None = Field(default=None, description="Set when the walk ended before total_results: the "
+                                  "documents the ranking reaches (the pages up to this one; up to the previous one "
+                                  "when this page came back empty); the rest match too but rank below its depth — "
+                                  "narrow the query or add filters to see them.")
+
+
+class VectorCoverage(BaseModel):
+    share: float = Field(description="Share of the chunks you may read that have their vector (1.0: all). Below "
+                         "1, vectors are still being filled in: the dense leg sees only those chunks, BM25 all.")
+    pending_chunks: int = Field(description="Chunks still waiting for their vector.")
+
+
+class SearchMeta(BaseModel):
+    query: str
+    total_results: int = Field(description="Documents that match the query (one per content), the engine's count: "
+                               "the same on every page of a walk. The pages show the best of them and can end "
+                               "(has_more false) before the count on a broad OR query of a large archive.")
+    route_used: Route
+    operator_used: Operator = Field(default="AUTO", description="The operator applied to the text (see docs/tools.md).")
+    fallback_reason: str | None = None
+    timings: Timings
+    facets: Facets
+    suggestions: Suggestions
+    pagination: Pagination
+    truncated: bool = False
+    cached: bool = False
+    vectors: VectorCoverage = Field(default_factory=lambda: VectorCoverage(share=1.0, pending_chunks=0))
+
+
+class SearchResponse(BaseModel):
+    status: Literal["ok"] = "ok"
+    results: list[DocumentResult]
+    meta: SearchMeta
+
+
+class DocumentResponse(BaseModel):
+    status: Literal["ok"] = "ok"
+    id: str
+    document: DocumentResult
+    chunk: ChunkResult | None = Field(default=None, description="The requested chunk when a chunk id was given.")
+    neighbours: list[ChunkResult] = Field(default_factory=list, description="Chunks just before and after it.")
+    passages: list[ChunkResult] | None = Field(default=None, description=(
+        "With query: the document's passages that answer it best, best first, each with its clause and page "
+        "(every chunk of the document ranked); empty when nothing in it matches."))
+    cites: list[Edition] | None = Field(default=None, description=(
+        "The designations the document cites, as cited («СП 63.13330» without an edition means the current one), "
+        "each with the id of the archive's document it resolves to among those you may read (without an edition: "
+        "the newest you may read); at most 200."))
+    cited_by: list[CitingDocument] | None = Field(default=None, description=(
+        "Documents of the archive citing this edition (and, for the current edition, its designation without an "
+        "edition); at most 100."))
+    replaces: list[str] | None = Field(default=None, description="The editions it says it replaces («Взамен …», "
+                                       "«Актуализированная редакция СНиП …»).")
+
+
+class SourcesResponse(BaseModel):
+    status: Literal["ok"] = "ok"
+    total_documents: int
+    total_chunks: int
+    document_types: dict[str, int]
+    folders: dict[str, int]
+    earliest: str | None = Field(default=None, description="The oldest document's modification date; absent "
+                                 "when no visible document has one (an empty index).")
+    latest: str | None = Field(default=None, description="The newest document's modification date; absent when "
+                               "no visible document has one.")
+    most_cited: dict[str, int] = Field(default_factory=dict, description=(
+        "The designations most documents cite (documents citing each, as cited), top 20."))
