@@ -300,7 +300,7 @@ class IngestSettings(BaseSettings):
     pdf_parser: Literal["pdfium", "unstructured"] = Field(default="pdfium", description="The PDF text layer "
                                                           "through pypdfium2 (fast) or unstructured.")
     pdf_tables: bool = Field(default=True, description="Ruled tables of born-digital PDF pages that caption one "
-                             "read as rows under their headers (pdfplumber, ~0.15 s a page: docs/ingest.md).")
+                             "read as rows under their headers (pdfplumber, ~0.15 s a page: docs/scale.md).")
     chunk_chars: int = Field(default=2000, ge=200, le=20000, description="Measured best: docs/relevance.md.")
     chunk_overlap: int = Field(default=250, ge=0, le=5000, description="Characters a chunk repeats of the one "
                                "before it.")

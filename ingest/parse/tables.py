@@ -9,7 +9,7 @@ then the layer's text above, between and below the tables with the tables in the
 carries a mark ``page_blocks`` turns into a table block (the chunker keeps its caption and repeats its
 header in every chunk of a long table). A "table" of one column or of paragraphs (a framed note) is not a
 table and is left to the text layer. Only pages that caption a table («Таблица N», «Продолжение таблицы N»)
-are searched: pdfplumber costs ~0.15 s a page (docs/ingest.md).
+are searched: pdfplumber costs ~0.15 s a page (docs/scale.md).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ _CAPTION_RE = re.compile(r"(?m)^\s*(?:Таблица|ТАБЛИЦА|Продол
 
 def has_caption(text: str) -> bool:
     """Whether a page's text captions a table or continues one: only such pages are worth a pdfplumber pass
-    (~0.15 s a page, ~40× the rest of parsing a born-digital page: docs/ingest.md)."""
+    (~0.15 s a page, ~40× the rest of parsing a born-digital page: docs/scale.md)."""
     return bool(_CAPTION_RE.search(text))
 
 
