@@ -106,7 +106,7 @@ async def inside_calls(server: Server, questions: list[str]) -> list[dict[str, A
 
 
 def server_pid(tree: Path) -> int:
-    """The newest ``service.cli.commands serve`` child of this process started in ``tree``."""
+    """The newest ``service.cli serve`` child of this process started in ``tree``."""
     mine = str(os.getpid())
     found = []
     for proc in Path("/proc").iterdir():

@@ -12,7 +12,7 @@ from opensearchpy import OpenSearch
 
 from service.embedders.base import Embedder
 from service.embedders.navec import NavecEmbedder
-from service.errors import IndexUnavailable, InvalidQuery, NotFound, RateLimited, SearchError
+from service.errors import IndexUnavailable, InvalidQuery, NotFound, RateLimited, RequestRejected, SearchError
 from service.search.service import SearchService
 from service.server.security import Principal
 from service.settings import Settings
@@ -147,7 +147,7 @@ def test_a_request_the_engine_rejects_is_database_error(corpus_settings: Setting
                                                                    public)
     finally:
         client.indices.delete(index=f"{settings.index.alias}-x")
-    assert type(caught.value) is SearchError and caught.value.code == "DATABASE_ERROR"
+    assert isinstance(caught.value, RequestRejected) and caught.value.code == "DATABASE_ERROR"
     assert caught.value.details["status"] == 400
 
 
