@@ -34,6 +34,7 @@ from pydantic import BaseModel
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.errors import InvalidQuery, RateLimited, StroidokError
+from service.search.query.budget import sent
 from service.search.query.contract import (
     DocumentRequest,
     SearchRequest,
@@ -130,8 +131,9 @@ class AppState:
 
 def answer(reply: BaseModel, returns: type[BaseModel]) -> CallToolResult:
     """A tool's reply as structured content plus the same JSON, compact, as its text block (indented JSON is
-    whitespace an agent's context pays for), checked against its own published output schema."""
-    structured = reply.model_dump(mode="json", by_alias=True, exclude_none=True)
+    whitespace an agent's context pays for), absent what is empty, checked against its own published output
+    schema."""
+    structured = sent(reply)
     returns.model_validate(structured)  # a reply of ours that breaks its schema is our error, not the caller's
     return CallToolResult(content=[TextContent(type="text", text=orjson.dumps(structured).decode())],
                           structured_content=structured)

@@ -72,3 +72,19 @@ def test_an_answer_is_structured_content_and_the_same_json_compact_as_text() -> 
     assert json.loads(text) == result.structured_content
     assert result.structured_content["meta"]["query"] == "ширина «эвакуационного» выхода"
     assert "\n" not in text and ": " not in text and "эвакуационного" in text  # compact, UTF-8
+
+
+def test_an_answer_leaves_out_empty_passages_and_neighbours_but_keeps_empty_results() -> None:
+    from service.search.query.models import DocumentResponse, DocumentResult
+    from service.server.tools import answer
+
+    document = DocumentResult(id="0" * 20, title="СП 1.13130.2020", file_path="/a.pdf", file_type="pdf",
+                              relevance_score=1.0)
+    reply = answer(DocumentResponse(id="0" * 20, document=document, passages=[]), DocumentResponse)
+    assert "neighbours" not in reply.structured_content
+    assert "context_chunks" not in reply.structured_content["document"]
+    assert reply.structured_content["passages"] == []  # asked for, and none matched: said so
+    meta = SearchMeta(query="x", total_results=0, route_used="bm25", timings=Timings(), facets=Facets(),
+                      suggestions=Suggestions(), pagination=Pagination(page=1, limit=10, total_pages=0,
+                                                                        has_more=False))
+    assert answer(SearchResponse(results=[], meta=meta), SearchResponse).structured_content["results"] == []

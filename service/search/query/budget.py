@@ -4,16 +4,40 @@ results left to the next page when it does not.
 
 from __future__ import annotations
 
+from typing import Any
+
+import orjson
 from pydantic import BaseModel
 
 from service.search.query.models import (
     SearchResponse,
 )
 
+#: lists a reply leaves out when they are empty: a document's passages (none asked for, or shown as
+#: ``passages`` by ``get_document`` with a query) and a chunk's neighbours (none, or a query answer)
+LEFT_OUT_WHEN_EMPTY = frozenset({"context_chunks", "neighbours"})
+
+
+def without_empty(value: Any) -> Any:
+    """``value`` with every ``LEFT_OUT_WHEN_EMPTY`` key whose list is empty removed, at any depth (an empty
+    ``results`` stays: it is the answer)."""
+    if isinstance(value, dict):
+        return {key: without_empty(item) for key, item in value.items()
+                if not (key in LEFT_OUT_WHEN_EMPTY and item == [])}
+    if isinstance(value, list):
+        return [without_empty(item) for item in value]
+    return value
+
+
+def sent(model: BaseModel) -> dict[str, Any]:
+    """A reply as it is sent, as JSON data: absent fields and empty passages or neighbours left out (every edge
+    serializes this way)."""
+    return without_empty(model.model_dump(mode="json", exclude_none=True))  # type: ignore[no-any-return]
+
 
 def dumped(model: BaseModel) -> str:
-    """A reply as it is sent: compact JSON, absent fields left out (every edge serializes this way)."""
-    return model.model_dump_json(exclude_none=True)
+    """A reply as it is sent: compact JSON of ``sent``."""
+    return orjson.dumps(sent(model)).decode()
 
 
 def response_size(response: SearchResponse) -> int:
