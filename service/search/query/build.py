@@ -112,15 +112,7 @@ def build_chunks_request(plan: SearchPlan, doc_ids: list[str]) -> dict[str, Any]
     ``bool`` (the inner hits' scoring), under the search's own filters; ``max_chunks`` plus the candidates
     to re-rank, each whole with the text leg's terms marked (offsets from the postings, no re-analysis), and
     its similarity to the query."""
-    chunks: dict[str, Any] = {"size": plan.max_chunks + plan.extra_candidates,
-                              "_source": {"includes": CHUNK_FIELDS if plan.text_leg else [*CHUNK_FIELDS, "text"]}}
-    if plan.text_leg is not None:
-        highlight = build_passage_highlight()
-        # the text leg alone: with the dense leg in it, the highlighter could not read terms off the postings
-        highlight["highlight_query"] = plan.text_leg
-        chunks["highlight"] = highlight
-    if plan.vector is not None:
-        chunks["script_fields"] = build_similarity_field(plan.vector)
+    chunks = {"size": plan.max_chunks + plan.extra_candidates, **chunk_fetch(plan)}
     query = {"bool": {"should": list(plan.legs), "minimum_should_match": 1,
                       "filter": [plan.filters, {"terms": {"doc_id": doc_ids}}]}}
     return {"size": 0, "query": query, "track_total_hits": False,
@@ -134,17 +126,24 @@ def build_document_chunks_request(plan: SearchPlan, doc_id: str, size: int = WHO
     leg's terms marked and its similarity to the query: a call inside one document ranks all its passages,
     not only those of the chunks the legs scored best."""
     query: dict[str, Any] = {"bool": {"filter": [plan.filters, {"term": {"doc_id": doc_id}}]}}
-    body: dict[str, Any] = {"size": size, "query": query, "track_total_hits": False,
-                            "sort": ["_score", {"chunk_index": "asc"}],
-                            "_source": {"includes": CHUNK_FIELDS if plan.text_leg else [*CHUNK_FIELDS, "text"]}}
     if plan.text_leg is not None:
         query["bool"].update({"should": [plan.text_leg], "minimum_should_match": 1})
+    return {"size": size, "query": query, "track_total_hits": False, "sort": ["_score", {"chunk_index": "asc"}],
+            **chunk_fetch(plan)}
+
+
+def chunk_fetch(plan: SearchPlan) -> dict[str, Any]:
+    """What a passage needs of each chunk fetched: its fields (the text whole, read off the highlight when the
+    text leg marks it), the text leg's terms marked, and its similarity to the query."""
+    fetch: dict[str, Any] = {"_source": {"includes": CHUNK_FIELDS if plan.text_leg else [*CHUNK_FIELDS, "text"]}}
+    if plan.text_leg is not None:
         highlight = build_passage_highlight()
+        # the text leg alone: with the dense leg in it, the highlighter could not read terms off the postings
         highlight["highlight_query"] = plan.text_leg
-        body["highlight"] = highlight
+        fetch["highlight"] = highlight
     if plan.vector is not None:
-        body["script_fields"] = build_similarity_field(plan.vector)
-    return body
+        fetch["script_fields"] = build_similarity_field(plan.vector)
+    return fetch
 
 
 def build_suggest(text: str, groups: list[str]) -> dict[str, Any]:
