@@ -27,11 +27,10 @@ from ingest.progress import ProgressBar
 from ingest.signals import StopFlag, stop_on_signals
 from service.embedders.base import Embedder, keeps_unit_vectors
 from service.embedders.capabilities import capabilities_of
+from service.engine.fields import PENDING, UNITS_FIELD
 from service.engine.gateway import bulk_outcomes, scan
 from service.engine.index_admin.maintenance import optimize
 from service.engine.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
-from service.search.query.build import UNITS_FIELD
-from service.search.query.filters import PENDING
 from service.search.vectors import read_coverage
 from service.settings import Settings
 

@@ -1,2 +1,3 @@
 """The engine: the one door to it (``gateway``), the managed node (``launcher``), the index, its templates and
-pipelines (``index_admin``) and the side index of what built it (``index_meta``)."""
+pipelines (``index_admin``), the side index of what built it (``index_meta``), and the field names the
+product reads with its standard queries (``fields``)."""

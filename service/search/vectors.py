@@ -19,10 +19,11 @@ from opensearchpy import OpenSearch
 
 from service.embedders.base import Embedder
 from service.embedders.capabilities import capabilities_of
+from service.engine.fields import FIRST_CHUNK, PENDING
 from service.engine.gateway import bounded_search
 from service.engine.index_meta import concrete_index, embedder_meta_version, read_embedder_meta, same_embedder
 from service.errors import ConfigError
-from service.search.query.filters import FIRST_CHUNK, PENDING, build_access_filter
+from service.search.query.filters import build_access_filter
 from service.settings import Settings
 
 

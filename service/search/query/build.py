@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS, UNITS_FIELD, VECTOR_FIELD
 from service.errors import InvalidQuery
 from service.search.designations import find_designation
 from service.search.query.aggs import build_aggregations
@@ -25,19 +26,9 @@ from service.settings import SearchSettings
 
 Route = Literal["hybrid", "bm25", "knn"]
 
-VECTOR_FIELD = "embedding"
-UNITS_FIELD = "units"
 SOURCE_EXCLUDES = {"excludes": [VECTOR_FIELD, UNITS_FIELD]}
 #: a chunk's nearest units the dense leg names (its inner hits): the seeds of a semantic passage
 UNIT_HITS = 5
-# What a search result shows: the document's fields on the collapsed hit, the chunk's on its inner hits
-# (the rest — whole text of the top chunk, hashes, clause lists, groups — would triple the response).
-# A chunk's text comes through the engine's highlighter, whole, with the query's terms marked: the service
-# cuts the answering passage from it (service/search/query/passages.py), labelled by the chunk's ``spans``.
-DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "file_type", "superseded_by",
-                   "superseded_by_designation"]
-CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "clause", "spans",
-                "section_title"]
 #: the name of the chunks a document's passages are chosen from, in a response (inner hits or aggregation)
 CHUNKS = "chunks"
 HIGHLIGHT_TAGS = {"pre_tags": [PRE], "post_tags": [POST]}

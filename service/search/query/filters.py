@@ -5,18 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from service.engine.fields import REPLACED
 from service.search.designations import parse_designation
 from service.search.query.contract import SearchRequest
-
-#: a chunk of an edition the archive holds a newer one of (set by the ingest, ingest/links.py)
-REPLACED = {"exists": {"field": "superseded_by"}}
-
-
-#: one chunk per document: a lookup or count of documents reads their first chunks (document fields are on each)
-FIRST_CHUNK = {"term": {"chunk_index": 0}}
-#: chunks indexed text first whose vectors ``stroidok embed`` has still to fill in
-PENDING = {"term": {"vector_pending": True}}
-
 
 #: evaluation/sets/editions: 12 of 12 current first, both shown in 6; 0.5 hid the old edition from most
 REPLACED_BOOST = 0.75

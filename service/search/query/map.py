@@ -6,7 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from service.search.query.build import CHUNKS, UNITS_FIELD
+from service.engine.fields import UNITS_FIELD
+from service.search.query.build import CHUNKS
 from service.search.query.models import ChunkResult, Copy, DocumentResult, Edition, Facets
 from service.search.query.parse import ParsedQuery
 from service.search.query.passages import (

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from service.engine.fields import PHRASE_FIELDS
 from service.engine.index_admin.templates import synonym_phrases
 from service.search.query.contract import Operator
 from service.search.query.parse import ParsedQuery
@@ -18,7 +19,6 @@ from service.search.query.words import term_key
 from service.settings import DEFAULT_TEXT_FIELDS
 
 TEXT_FIELDS = DEFAULT_TEXT_FIELDS
-PHRASE_FIELDS = ("text", "title", "section_title", "text.codes")
 
 def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...] = TEXT_FIELDS,
                    match_type: str = "most_fields", minimum_should_match: str | None = None) -> dict[str, Any]:

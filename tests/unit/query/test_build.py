@@ -5,11 +5,10 @@ from typing import Any
 
 import pytest
 
+from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS
 from service.errors import InvalidQuery
 from service.search.query.aggs import build_sources_body, document_count
 from service.search.query.build import (
-    CHUNK_FIELDS,
-    DOCUMENT_FIELDS,
     EXTRA_CANDIDATES,
     EXTRA_CANDIDATES_WITHOUT_UNITS,
     ONE_DOCUMENT_CANDIDATES,

@@ -2,9 +2,9 @@ from __future__ import annotations
 
 import pytest
 
+from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS
 from service.errors import InvalidQuery
 from service.search.query.budget import dumped, fit_budget
-from service.search.query.build import CHUNK_FIELDS, DOCUMENT_FIELDS
 from service.search.query.contract import validate_request
 from service.search.query.map import (
     chunks_by_document,
