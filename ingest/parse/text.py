@@ -7,6 +7,7 @@ import re
 from ingest.parse.model import Block, BlockKind, PageRole
 from ingest.parse.repair import join_broken_words, repair_text
 from ingest.parse.tables import TABLE_ROW, TABLE_START
+from service.search.query.passages import is_number_row
 
 _HEADING_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3})*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+"
                          r"|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",
@@ -98,19 +99,8 @@ def page_role(text: str) -> PageRole | None:
     return None
 
 
-#: one cell of a table's row as a text layer gives it: a number, a range, a fraction or a size («0,2», «10–16»,
-#: «3/8», «6×10», «(12)», «45 %» as two tokens)
-_NUMBER_CELL_RE = re.compile(r"^[(\[]?[-+−–]?\d[\d.,/×x:–-]*[)\]]?%?$|^[%—–-]$")
 #: the most characters of the lines above a table's first row taken as its column headers
 HEADER_CHARS = 300
-
-
-def is_number_row(line: str) -> bool:
-    """A row of a table without ruling as a text layer (or a TXT render) gives it: three or more numbers and
-    (almost) nothing else («6 10 0,2 0,5 2,20»)."""
-    cells = line.split()
-    numbers = sum(1 for cell in cells if _NUMBER_CELL_RE.match(cell))
-    return numbers >= 3 and numbers >= 0.8 * len(cells)
 
 
 def header_lines(buffer: list[str]) -> list[str]:

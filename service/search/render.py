@@ -42,7 +42,7 @@ def render_text(response: SearchResponse) -> str:
             lines.append(f"   заменён: {doc.superseded_by.designation}")
         for chunk in doc.context_chunks:
             where = place(chunk)
-            lines.append(f"   — {where}: {chunk.text}")
+            lines.append(f"   — {where}: " + chunk.text.replace("\n", "\n     "))  # a table's rows, indented
         if not doc.context_chunks:
             lines += [f"   … {h}" for h in doc.highlights or []]
     if meta.facets.document_types:
@@ -63,5 +63,5 @@ def render_markdown(response: SearchResponse) -> str:
         out.append(f"### {doc.title}\n`{doc.file_path}` — {doc.file_type}, relevance {doc.relevance_score:.2f}\n")
         if doc.superseded_by:
             out.append(f"_Заменён: {doc.superseded_by.designation}_\n")
-        out += [f"> {place(c)}: {c.text}\n" for c in doc.context_chunks]
+        out += [f"> {place(c)}: " + c.text.replace("\n", "\n> ") + "\n" for c in doc.context_chunks]
     return "\n".join(out)

@@ -20,6 +20,7 @@ from service.search.query.passages import (
     lexical_scores,
     parse_spans,
     passage_of,
+    passage_text,
     term_weights,
     unmark,
 )
@@ -55,12 +56,13 @@ WHOLE_DOCUMENT_PER_CHUNK = 3
 
 
 def cut_at_word(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` characters at a word boundary, with an ellipsis when cut."""
-    return _cut(" ".join(text.split()), limit)
+    """``text`` as a passage shows it (spacing folded, a table's rows one to a line) cut to at most ``limit``
+    characters at a word boundary, with an ellipsis when cut."""
+    return _cut(passage_text(text), limit)
 
 
 def _cut(text: str, limit: int) -> str:
-    """``cut_at_word`` of a text whose whitespace is already single spaces."""
+    """``cut_at_word`` of a text whose spacing is already folded."""
     if len(text) <= limit:
         return text
     cut = text.rfind(" ", 0, limit - 1)

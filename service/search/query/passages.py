@@ -25,7 +25,6 @@ import re
 from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from itertools import pairwise
 
 from service.search.query.words import UNIT_CHARS, phrase_spans, split_units, term_key
 
@@ -238,14 +237,29 @@ def is_row(line: str) -> bool:
     return " | " in line
 
 
+#: one cell of a table's row as a text layer gives it: a number, a range, a fraction or a size («0,2», «10–16»,
+#: «3/8», «6×10», «(12)», «45 %» as two tokens)
+NUMBER_CELL_RE = re.compile(r"^[(\[]?[-+−–]?\d[\d.,/×x:–-]*[)\]]?%?$|^[%—–-]$")
+
+
+def is_number_row(line: str) -> bool:
+    """A row of a table without ruling as a text layer (or a TXT render) gives it: three or more numbers and
+    (almost) nothing else («6 10 0,2 0,5 2,20»); the ingest keeps it a line of its own."""
+    cells = line.split()
+    numbers = sum(1 for cell in cells if NUMBER_CELL_RE.match(cell))
+    return numbers >= 3 and numbers >= 0.8 * len(cells)
+
+
 def passage_text(raw: str) -> str:
     """A passage as shown: each line's spacing folded and lines joined by a space (a PDF wraps sentences at
-    line ends), except around table rows, which stay one to a line."""
+    line ends), except around table rows, ruled (cells joined by `` | ``) or rows of numbers, which stay one
+    to a line."""
     lines = [" ".join(line.split()) for line in raw.split("\n")]
     lines = [line for line in lines if line]
+    kept = [is_row(line) or is_number_row(line) for line in lines]
     out = lines[:1]
-    for before, line in pairwise(lines):
-        out.append(("\n" if is_row(before) or is_row(line) else " ") + line)
+    for i in range(1, len(lines)):
+        out.append(("\n" if kept[i - 1] or kept[i] else " ") + lines[i])
     return "".join(out)
 
 

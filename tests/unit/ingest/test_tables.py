@@ -73,3 +73,9 @@ def test_a_passage_opening_inside_a_table_shows_the_header_row_first() -> None:
 
 def test_table_rows_stay_one_to_a_line_and_wrapped_prose_joins() -> None:
     assert passage_text("Текст до\nпереноса.\nА | Б\n1 | 2\nПосле") == "Текст до переноса.\nА | Б\n1 | 2\nПосле"
+
+
+def test_rows_of_numbers_stay_one_to_a_line_under_their_joined_caption_and_header() -> None:
+    raw = "Таблица 1 — Размеры, мм\nДиаметр d Шаг P\nРазмер S\n6 1 10\n8 1,25 13\nПосле таблицы\nтекст."
+    shown = "Таблица 1 — Размеры, мм Диаметр d Шаг P Размер S\n6 1 10\n8 1,25 13\nПосле таблицы текст."
+    assert passage_text(raw) == shown

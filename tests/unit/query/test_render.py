@@ -36,3 +36,14 @@ def test_a_replaced_edition_says_which_replaces_it_in_text_and_markdown() -> Non
     response = SearchResponse(results=[doc], meta=meta)
     assert "заменён: СП 134.13330.2022" in render_text(response)
     assert "Заменён: СП 134.13330.2022" in render_markdown(response)
+
+
+def test_a_passages_table_rows_stay_under_it_in_text_and_markdown() -> None:
+    rows = chunk(clause="Таблица 1", page_number=3).model_copy(update={"text": "Таблица 1 — Размеры\n6 1 10\n8 2 13"})
+    doc = DocumentResult(id="a", title="ГОСТ 1", file_path="/x.txt", file_type="txt", relevance_score=1.0,
+                         context_chunks=[rows])
+    meta = SearchMeta(query="q", total_results=1, route_used="bm25", timings=Timings(), facets=Facets(),
+                      suggestions=Suggestions(), pagination=Pagination(page=1, limit=10, total_pages=1, has_more=False))
+    response = SearchResponse(results=[doc], meta=meta)
+    assert "Таблица 1 — Размеры\n     6 1 10\n     8 2 13" in render_text(response)
+    assert "Таблица 1 — Размеры\n> 6 1 10\n> 8 2 13" in render_markdown(response)
