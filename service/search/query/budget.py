@@ -32,7 +32,7 @@ def without_empty(value: Any) -> Any:
 def sent(model: BaseModel) -> dict[str, Any]:
     """A reply as it is sent, as JSON data: absent fields and empty passages or neighbours left out (every edge
     serializes this way)."""
-    return without_empty(model.model_dump(mode="json", exclude_none=True))  # type: ignore[no-any-return]
+    return without_empty(model.model_dump(mode="json", by_alias=True, exclude_none=True))  # type: ignore[no-any-return]
 
 
 def dumped(model: BaseModel) -> str:
