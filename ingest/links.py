@@ -5,7 +5,9 @@ Each document's registry entry keeps what its own text says (its designation, pa
 the names its references section gives the documents it cites). From all of them, ``plan_links`` decides — a
 pure function — each document's ``superseded_by`` (the newest document of its family, or one that says it
 replaces it) and, when its own title is imperfect (``title_problems``), the name most documents citing it give
-it. ``settle_links`` writes the differences into every chunk of the documents concerned, so a newer edition or
+it. A document lends another only what every reader of the receiving document may read (``may_lend``): a name from
+a restricted document's references never titles a public one, a restricted newer edition never marks a public one
+as replaced (nor hides it from ``current_only``). ``settle_links`` writes the differences into every chunk of the documents concerned, so a newer edition or
 a citing document ingested later marks or names an earlier document without re-parsing it.
 """
 
@@ -21,6 +23,7 @@ from opensearchpy import OpenSearch
 from ingest.index import first_chunks, load_registry
 from ingest.parse.titles import title_problems
 from service.search.designations import parse_designation
+from service.server.security import PUBLIC
 from service.settings import IndexSettings
 
 _UPDATE_SCRIPT = """
@@ -43,11 +46,21 @@ class Entry:
     title: str
     replaces: tuple[str, ...] = ()
     cited_names: tuple[tuple[str, str], ...] = ()
+    groups: frozenset[str] = frozenset({PUBLIC})
 
     @classmethod
     def of(cls, doc_id: str, source: dict[str, Any]) -> Entry:
         return cls(doc_id, source.get("designation"), source.get("parsed_title") or "",
-                   tuple(source.get("replaces") or ()), tuple((source.get("cited_names") or {}).items()))
+                   tuple(source.get("replaces") or ()), tuple((source.get("cited_names") or {}).items()),
+                   frozenset(source.get("access_groups") or ()))
+
+
+def may_lend(source: frozenset[str], receiver: frozenset[str]) -> bool:
+    """Every reader of a document of groups ``receiver`` may read one of groups ``source``. Every reader holds
+    ``public``; a reader holding any one group of a document reads it. So: the source is public, or the receiver
+    is not public and each of its groups is one of the source's. A document without groups (none readable)
+    lends nothing and is lent anything."""
+    return PUBLIC in source or (PUBLIC not in receiver and receiver <= source)
 
 
 @dataclass(frozen=True)
@@ -64,23 +77,23 @@ class Archive:
     """The entries indexed once: the names cited for each designation and family, the documents of each family,
     and who says they replace what (so each document's links are looked up, not searched for among all)."""
 
-    by_designation: dict[str, Counter[str]]
-    by_family: dict[str, Counter[str]]
+    by_designation: dict[str, list[tuple[str, Entry]]]
+    by_family: dict[str, list[tuple[str, Entry]]]
     members: dict[str, list[Entry]]
     replacers: dict[str | tuple[str, int], list[Entry]]
     position: dict[str, int]
 
     @classmethod
     def of(cls, entries: list[Entry]) -> Archive:
-        by_designation: dict[str, Counter[str]] = {}
-        by_family: dict[str, Counter[str]] = {}
+        by_designation: dict[str, list[tuple[str, Entry]]] = {}
+        by_family: dict[str, list[tuple[str, Entry]]] = {}
         members: dict[str, list[Entry]] = {}
         replacers: dict[str | tuple[str, int], list[Entry]] = {}
         for entry in entries:
             for cited, name in entry.cited_names:
                 if name and not title_problems(name, None):
-                    by_designation.setdefault(cited, Counter())[name] += 1
-                    by_family.setdefault(parse_designation(cited).family, Counter())[name] += 1
+                    by_designation.setdefault(cited, []).append((name, entry))
+                    by_family.setdefault(parse_designation(cited).family, []).append((name, entry))
             if entry.designation:
                 members.setdefault(parse_designation(entry.designation).family, []).append(entry)
             for said in entry.replaces:
@@ -92,16 +105,22 @@ class Archive:
 
     def name_for(self, entry: Entry) -> str | None:
         """The name the archive's references give ``entry``'s designation (that edition first, then any
-        edition of its family), the most frequent; its own references never count (they cite others)."""
+        edition of its family), the most frequent; its own references never count (they cite others), nor those
+        of a document some reader of ``entry`` may not read."""
         if not entry.designation:
             return None
-        ranked = (self.by_designation.get(entry.designation)
-                  or self.by_family.get(parse_designation(entry.designation).family))
+        ranked = (self._names(self.by_designation.get(entry.designation, []), entry)
+                  or self._names(self.by_family.get(parse_designation(entry.designation).family, []), entry))
         return max(ranked, key=lambda n: (ranked[n], len(n))) if ranked else None
+
+    @staticmethod
+    def _names(given: list[tuple[str, Entry]], receiver: Entry) -> Counter[str]:
+        return Counter(name for name, source in given if may_lend(source.groups, receiver.groups))
 
     def successor(self, entry: Entry) -> Entry | None:
         """The newest document that replaces ``entry``: one that says so («Взамен», «Актуализированная
-        редакция»: the same designation, or its family and edition), or a later edition of its family."""
+        редакция»: the same designation, or its family and edition), or a later edition of its family; among
+        those every reader of ``entry`` may read."""
         if not entry.designation:
             return None
         own = parse_designation(entry.designation)
@@ -110,8 +129,8 @@ class Archive:
         newer = [o for o in self.members.get(own.family, []) if own.edition is not None
                  and (parse_designation(o.designation or "").edition or 0) > own.edition]
         # in the archive's order, once each: the first of equal editions wins, as it always has
-        found = sorted({o.doc_id: o for o in said + newer if o.designation and o.designation != entry.designation}
-                       .values(), key=lambda o: self.position[o.doc_id])
+        found = sorted({o.doc_id: o for o in said + newer if o.designation and o.designation != entry.designation
+                        and may_lend(o.groups, entry.groups)}.values(), key=lambda o: self.position[o.doc_id])
         return max(found, key=lambda o: (parse_designation(o.designation or "").edition or 0,
                                          o.designation or "")) if found else None
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ingest.links import Entry, plan_links
+from ingest.links import Entry, may_lend, plan_links
 from ingest.parse.model import Block
 from ingest.parse.references import document_references, reference_names, replaced_designations
 from ingest.parse.titles import title_problems
@@ -121,6 +121,40 @@ def test_an_imperfect_title_takes_the_name_the_archive_cites_it_by_and_a_clean_o
     plan = plan_links(entries)
     assert plan["bare"].title == "СП 42.13330.2016 Градостроительство. Планировка и застройка"
     assert plan["a"].title == "СП 1.1 Название документа"  # clean: kept, whatever others call it
+
+
+def _in(entry: Entry, *groups: str) -> Entry:
+    return Entry(entry.doc_id, entry.designation, entry.title, entry.replaces, entry.cited_names, frozenset(groups))
+
+
+def test_a_restricted_document_names_no_public_one_and_a_public_one_names_any() -> None:
+    bare = _in(_entry("bare", "ГОСТ 88888-2001", title="ГОСТ 88888-2001"), "public")
+    secret = _in(_entry("s", "СП 1.1", names=(("ГОСТ 88888-2001", "Тайные требования к вентиляции бункера"),)),
+                 "legal")
+    assert plan_links([bare, secret])["bare"].title == "ГОСТ 88888-2001"
+    shared = _in(_entry("p", "СП 1.2", names=(("ГОСТ 88888-2001", "Открытые требования к вентиляции"),)), "public")
+    assert plan_links([bare, secret, shared])["bare"].title == "ГОСТ 88888-2001 Открытые требования к вентиляции"
+    legal_bare = _in(bare, "legal")
+    assert plan_links([legal_bare, secret])["bare"].title.endswith("Тайные требования к вентиляции бункера")
+
+
+def test_a_restricted_newer_edition_marks_no_public_edition_as_replaced() -> None:
+    old = _in(_entry("old", "СП 777.13330.2010"), "public")
+    mid = _in(_entry("mid", "СП 777.13330.2016"), "public")
+    new = _in(_entry("new", "СП 777.13330.2024"), "legal")
+    assert plan_links([old, new])["old"].superseded_by is None
+    assert plan_links([old, mid, new])["old"].superseded_by == "mid"  # the newest every reader of it may read
+    assert plan_links([_in(old, "legal"), new])["old"].superseded_by == "new"
+
+
+@pytest.mark.parametrize(("source", "receiver", "lent"), [
+    ({"public"}, {"public"}, True), ({"public"}, {"legal"}, True), ({"legal"}, {"public"}, False),
+    ({"legal"}, {"legal"}, True), ({"legal", "hr"}, {"legal"}, True), ({"legal"}, {"legal", "hr"}, False),
+    ({"legal"}, {"public", "legal"}, False), (set(), {"legal"}, False),
+])
+def test_a_document_lends_only_what_every_reader_of_the_receiver_may_read(source: set[str], receiver: set[str],
+                                                                           lent: bool) -> None:
+    assert may_lend(frozenset(source), frozenset(receiver)) is lent
 
 
 @pytest.mark.parametrize(("head", "file", "title"), [
