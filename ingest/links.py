@@ -5,10 +5,11 @@ Each document's registry entry keeps what its own text says (its designation, pa
 the names its references section gives the documents it cites). From all of them, ``plan_links`` decides — a
 pure function — each document's ``superseded_by`` (the newest document of its family, or one that says it
 replaces it) and, when its own title is imperfect (``title_problems``), the name most documents citing it give
-it. A document lends another only what every reader of the receiving document may read (``may_lend``): a name from
-a restricted document's references never titles a public one, a restricted newer edition never marks a public one
-as replaced (nor hides it from ``current_only``). ``settle_links`` writes the differences into every chunk of the documents concerned, so a newer edition or
-a citing document ingested later marks or names an earlier document without re-parsing it.
+it. A document lends another only what every reader of the receiving document may read (``may_lend``): a name
+from a restricted document's references never titles a public one, a restricted newer edition never marks a
+public one as replaced (nor hides it from ``current_only``). ``settle_links`` writes the differences into every
+chunk of the documents concerned, so a newer edition or a citing document ingested later marks or names an
+earlier document without re-parsing it.
 """
 
 from __future__ import annotations

@@ -65,6 +65,8 @@ class RunningSearch:
     opaque_id: str | None
     cancellable: bool
     description: str
+    #: the engine accepted a cancel: it stops at its next check (between hits, segments or intervals of documents)
+    cancelled: bool = False
 
 
 def search_tasks(client: OpenSearch, detailed: bool = True, timeout_s: float | None = None) -> list[RunningSearch]:
@@ -74,7 +76,8 @@ def search_tasks(client: OpenSearch, detailed: bool = True, timeout_s: float | N
                                **({"request_timeout": timeout_s} if timeout_s is not None else {}))
     return [RunningSearch(task=task_id, node=task.get("node", ""), running_s=task["running_time_in_nanos"] / 1e9,
                           opaque_id=task.get("headers", {}).get("X-Opaque-Id"),
-                          cancellable=bool(task.get("cancellable")), description=str(task.get("description", ""))[:300])
+                          cancellable=bool(task.get("cancellable")), description=str(task.get("description", ""))[:300],
+                          cancelled=bool(task.get("cancelled")))
             for node in listed.get("nodes", {}).values() for task_id, task in node.get("tasks", {}).items()
             if not task.get("parent_task_id")]
 

@@ -91,9 +91,21 @@ def slow_fetch(hits: int = 10_000) -> dict[str, Any]:
 
 
 def slow_query() -> dict[str, Any]:
-    """A request the engine spends seconds on in its query phase, where its own timeout is checked."""
-    script = {"source": "String s = ''; for (int i = 0; i < 20000; i++) { s += 'x'; } return s.length();"}
+    """A request the engine spends about a second on in its query phase (a script per document, ~0.5 ms each over
+    ~1,250 chunks), where its own timeout is checked between intervals of documents."""
+    script = {"source": "String s = ''; for (int i = 0; i < 4000; i++) { s += 'x'; } return s.length();"}
     return {"size": 1, "query": {"script_score": {"query": {"match_all": {}}, "script": script}}}
+
+
+#: how long a cancelled task may take to reach its next check on a slow, busy machine (one step of the requests
+#: above is milliseconds; what is asserted promptly is that the engine took the cancel)
+SETTLE_S = 60
+
+
+def cancelled_or_gone(client: OpenSearch) -> bool:
+    """Every search still running has been told to stop (the product's part; the engine stops it at its next
+    check)."""
+    return all(task.cancelled for task in running_searches(client))
 
 
 def test_a_search_the_client_stops_waiting_for_is_cancelled_in_the_engine(
@@ -103,26 +115,29 @@ def test_a_search_the_client_stops_waiting_for_is_cancelled_in_the_engine(
     with pytest.raises(EngineTimeout) as raised:
         bounded_search(client, settings.index.alias, slow_fetch(), {}, 0.5)
     assert raised.value.code == "ENGINE_TIMEOUT" and raised.value.details == {"timeout_s": 0.5}
-    assert time.monotonic() - began < 10
-    assert searches_left(client, within_s=5) == []
+    assert time.monotonic() - began < 0.5 + GRACE_S + 4  # the client's own bound, then the cancel
+    assert cancelled_or_gone(client)
+    assert searches_left(client, within_s=SETTLE_S) == []
 
 
 def test_a_slow_query_phase_answers_engine_timeout_within_its_bound_and_leaves_nothing_running(
         every_kind: tuple[Settings, Path], client: OpenSearch) -> None:
-    # the engine checks its own timeout between windows of documents (sooner or later with the machine's load);
+    # the engine checks its own timeout between intervals of documents (sooner or later with the machine's load);
     # either way the caller hears ENGINE_TIMEOUT within the bound and the client's grace, and nothing runs on
     settings, _ = every_kind
     began = time.monotonic()
     with pytest.raises(EngineTimeout) as raised:
         bounded_search(client, settings.index.alias, slow_query(), {"allow_partial_search_results": "false"}, 0.2)
     assert raised.value.details == {"timeout_s": 0.2}
-    assert time.monotonic() - began < 0.2 + GRACE_S + 2
-    assert searches_left(client, within_s=5) == []
+    assert time.monotonic() - began < 0.2 + GRACE_S + 4
+    assert cancelled_or_gone(client)
+    assert searches_left(client, within_s=SETTLE_S) == []
 
 
 def test_a_search_running_past_the_bound_is_listed_with_its_opaque_id_until_cancelled(
         every_kind: tuple[Settings, Path], client: OpenSearch) -> None:
     settings, _ = every_kind
+    assert searches_left(client, within_s=SETTLE_S) == []  # nothing of an earlier test listed as this one
     outcome: list[str] = []
 
     def wait_for_it() -> None:
@@ -137,8 +152,9 @@ def test_a_search_running_past_the_bound_is_listed_with_its_opaque_id_until_canc
     while not (listed := long_searches(client, 1.0)) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(listed) == 1 and (listed[0].opaque_id or "").startswith("stroidok-search-")
-    assert listed[0].cancellable and listed[0].running_s > 1.0
+    assert listed[0].cancellable and listed[0].running_s > 1.0 and not listed[0].cancelled
     assert cancel_searches(client, listed[0].opaque_id or "") == 1
-    waiting.join(30)
+    assert cancelled_or_gone(client)  # the engine took the cancel at once
+    waiting.join(SETTLE_S)
     assert outcome == ["ENGINE_TIMEOUT"]  # cancelled in the engine: its caller told so, not a crash
-    assert long_searches(client, 0.0) == []
+    assert searches_left(client, within_s=SETTLE_S) == []
