@@ -1,7 +1,10 @@
 """Walk the given roots and describe each candidate file (no parsing here).
 
-The walk is defensive, because archives are hostile: a symbolic link is followed only where its target would be
-taken by itself (inside an ingested root, not hidden, not excluded; same access groups, checked by the plan), FIFOs,
+The walk is defensive, because archives are hostile: it descends through directory descriptors (``os.fwalk``), so a
+folder swapped for a link while it runs is never entered; each file is described by what ``lstat`` says of it there
+(its device and inode are checked again when it is read, ``ingest.place``); a symbolic link to a file is taken only
+where its target would be taken by itself (inside an ingested root, not hidden, not excluded; same access groups,
+checked by the plan) and then only as another name of that target, never read through; FIFOs,
 sockets and devices are never opened, an unreadable directory or file becomes a reported ``Rejected`` entry instead of
 stopping the run, and a name that is not valid UTF-8 (cp1251 names from Windows zips) gets a printable display form
 while its id comes from the raw bytes.
@@ -32,6 +35,10 @@ class SourceFile:
     size: int
     modified: datetime
     created: datetime
+    #: (device, inode) of the file the walk found at ``path``: what reading it checks (None: not from a walk)
+    identity: tuple[int, int] | None = None
+    #: ``path`` is a symbolic link (taken only as another name of its target, never read through)
+    link: bool = False
 
     @property
     def relative(self) -> str:
@@ -43,7 +50,8 @@ class SourceFile:
 
     @property
     def doc_id(self) -> str:
-        return document_id(self.path)
+        """The id of the place the walk found (a link: its target's, so it is known as another name of it)."""
+        return document_id(self.path) if self.link else place_id(self.path)
 
     @property
     def display(self) -> str:
@@ -89,7 +97,12 @@ class Shard:
 
 def document_id(path: Path) -> str:
     """Stable id of a document: derived from its absolute path (raw bytes), never exposing it."""
-    return hashlib.sha256(os.fsencode(Path(path).resolve())).hexdigest()[:20]
+    return place_id(Path(path).resolve())
+
+
+def place_id(path: Path) -> str:
+    """The id of a document at ``path`` as given (absolute, no link resolved): the walk's own place for a file."""
+    return hashlib.sha256(os.fsencode(os.path.abspath(path))).hexdigest()[:20]
 
 
 def display_path(path: Path | str) -> str:
@@ -124,10 +137,10 @@ def matches(relative: str, include: list[str], exclude: list[str]) -> bool:
     return (not include or any(map(hit, include))) and not any(map(hit, exclude))
 
 
-def _stat(path: Path, root: Path, st: os.stat_result) -> SourceFile:
+def _stat(path: Path, root: Path, st: os.stat_result, link: bool = False) -> SourceFile:
     created = getattr(st, "st_birthtime", None) or min(st.st_ctime, st.st_mtime)
     return SourceFile(path, root, st.st_size, datetime.fromtimestamp(st.st_mtime, UTC),
-                      datetime.fromtimestamp(created, UTC))
+                      datetime.fromtimestamp(created, UTC), (st.st_dev, st.st_ino), link)
 
 
 def os_reason(exc: OSError) -> str:
@@ -158,22 +171,25 @@ def link_refusal(target: Path, roots: tuple[Path, ...], include: list[str], excl
 
 
 def check_candidate(path: Path, root: Path, roots: tuple[Path, ...], include: list[str] | None = None,
-                    exclude: list[str] | None = None) -> SourceFile | Rejected:
-    """Describe one candidate file, or say why it is not ingested."""
+                    exclude: list[str] | None = None, dir_fd: int | None = None) -> SourceFile | Rejected:
+    """Describe one candidate file (``dir_fd``: its folder as the walk opened it), or say why it is not ingested."""
     shown = display_path(path)
+    here: Path | str = path.name if dir_fd is not None else path
     try:
-        st = path.stat()
-        if path.is_symlink():
+        st = os.stat(here, dir_fd=dir_fd, follow_symlinks=False)
+        link = stat.S_ISLNK(st.st_mode)
+        if link:
             refusal = link_refusal(path.resolve(), roots, include or [], exclude or [])
             if refusal is not None:
                 return Rejected(shown, refusal)
+            st = path.stat()
         if not stat.S_ISREG(st.st_mode):
             return Rejected(shown, "not a regular file (FIFO, socket or device): not opened")
-        if not os.access(path, os.R_OK):
+        if not (os.access(path, os.R_OK) if link else os.access(here, os.R_OK, dir_fd=dir_fd)):
             return Rejected(shown, "unreadable: permission denied")
     except OSError as exc:
         return Rejected(shown, os_reason(exc))
-    return _stat(path, root, st)
+    return _stat(path, root, st, link)
 
 
 def discover(roots: list[Path], include: list[str], exclude: list[str]) -> Iterator[SourceFile | Rejected]:
@@ -185,7 +201,7 @@ def discover(roots: list[Path], include: list[str], exclude: list[str]) -> Itera
             yield check_candidate(root, root.parent, resolved)
             continue
         problems: list[OSError] = []
-        for directory, dirnames, filenames in os.walk(root, onerror=problems.append):
+        for directory, dirnames, filenames, folder in os.fwalk(root, onerror=problems.append):
             while problems:
                 failed = problems.pop()
                 yield Rejected(display_path(failed.filename or directory), f"folder {os_reason(failed)}")
@@ -196,6 +212,6 @@ def discover(roots: list[Path], include: list[str], exclude: list[str]) -> Itera
                 if name.startswith((".", "~$")) or file_type(path) not in SUPPORTED_TYPES:
                     continue
                 if matches(relative, include, exclude):
-                    yield check_candidate(path, root, resolved, include, exclude)
+                    yield check_candidate(path, root, resolved, include, exclude, folder)
         for failed in problems:
             yield Rejected(display_path(failed.filename or root), f"folder {os_reason(failed)}")

@@ -5,6 +5,8 @@ dry run reports this plan, and the run reports the same outcomes for the files i
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,8 +16,10 @@ from ingest.access import AccessRules
 from ingest.discover import Rejected, Shard, SourceFile, content_hash, os_reason
 from ingest.parse import PARSER_VERSION
 from ingest.parse.pdf import OcrMode
+from ingest.place import hash_descriptor, open_in_place
 from ingest.report import FileOutcome
 from service.embedders.capabilities import capabilities_of
+from service.errors import FileMoved
 from service.settings import Settings
 
 
@@ -73,7 +77,7 @@ def fingerprint(digest: str, processing: str) -> str:
 def link_groups_refusal(f: SourceFile, rules: AccessRules) -> str | None:
     """A link whose access groups (decided on its own path) are not its target's is not followed: a link in a
     public folder would publish another group's document."""
-    if not f.path.is_symlink() or rules.groups_for(f.path) == rules.groups_for(f.path.resolve()):
+    if not f.link or rules.groups_for(f.path) == rules.groups_for(f.path.resolve()):
         return None
     return "symbolic link to a file of other access groups (not followed)"
 
@@ -87,7 +91,7 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
     each file before it is hashed (a run's watchdog: hashing a large archive is progress too)."""
     plan = Plan([], [], [], [])
     seen = set()
-    for f in sorted(files, key=lambda f: isinstance(f, SourceFile) and f.path.is_symlink()):  # real names first
+    for f in sorted(files, key=lambda f: isinstance(f, SourceFile) and f.link):  # real names first
         if isinstance(f, Rejected):
             plan.rejected.append(f)
             continue
@@ -97,6 +101,10 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
         if f.doc_id in seen:
             plan.aliases.append(f)
             continue
+        if f.link:
+            plan.rejected.append(Rejected(f.display, "symbolic link to a file this run does not take under its own "
+                                                     "name (not followed)"))
+            continue
         seen.add(f.doc_id)
         if f.size > max_bytes:
             plan.too_big.append(f)
@@ -104,9 +112,12 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
         if on_file is not None:
             on_file(f.display)
         try:
-            digest = fingerprint(content_hash(f.path), processing)
+            digest = fingerprint(planned_hash(f), processing)
         except OSError as exc:
             plan.rejected.append(Rejected(f.display, os_reason(exc)))
+            continue
+        except FileMoved as exc:
+            plan.rejected.append(Rejected(f.display, exc.message))
             continue
         groups = rules.groups_for(f.path) if rules else list((registry.get(f.doc_id) or {}).get("access_groups", []))
         if is_current(registry.get(f.doc_id), digest, groups) and not force:
@@ -116,9 +127,33 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
     resolved = [r.resolve() for r in roots]
     plan.gone = [e for e in registry.values()
                  if e.get("doc_id") not in seen and (shard is None or shard.holds(str(e.get("doc_id"))))
-                 and any(Path(e["file_path"]).is_relative_to(r) for r in resolved)
-                 and not Path(e["file_path"]).exists()]
+                 and (root := next((r for r in resolved if Path(e["file_path"]).is_relative_to(r)), None)) is not None
+                 and not in_place(Path(e["file_path"]), root)]
     return plan
+
+
+def planned_hash(f: SourceFile) -> str:
+    """The bytes' digest of the file the walk found, read where it was found (no link on the way); a file
+    described without a walk (no identity) is read by its path."""
+    if f.identity is None:
+        return content_hash(f.path)
+    fd = open_in_place(f.path, f.root, f.identity)
+    try:
+        return hash_descriptor(fd)
+    finally:
+        os.close(fd)
+
+
+def in_place(path: Path, root: Path) -> bool:
+    """A regular file is at ``path``, reached from ``root`` through no symbolic link: an indexed file whose place
+    is now a link (or behind one) is gone, whatever the link points to."""
+    try:
+        for place in [*reversed(path.relative_to(root).parents[:-1]), path.relative_to(root)]:
+            if stat.S_ISLNK(os.lstat(root / place).st_mode):
+                return False
+        return stat.S_ISREG(os.lstat(path).st_mode)
+    except (OSError, ValueError):
+        return False
 
 
 def planned_outcomes(plan: Plan) -> list[FileOutcome]:

@@ -103,7 +103,7 @@ def parsed_documents(plan: Plan, options: IngestOptions, settings: Settings, rul
         with stop_on_signals((signal.SIGTERM, signal.SIGHUP)) as stop:
             futures: dict[cf.Future[ParseResult], tuple[SourceFile, str]] = {
                 pool.schedule(run_job, (ParseJob(str(f.path), parse_options, ingest.chunk_chars, ingest.chunk_overlap,
-                                                 digest),)): (f, digest)
+                                                 digest, str(f.root), f.identity),)): (f, digest)
                 for f, digest in plan.todo
             }
             shown = {str(f.path): f.display for f, _ in plan.todo}

@@ -33,6 +33,7 @@ from ingest.chunk import ChunkText, chunk_blocks
 from ingest.discover import content_hash
 from ingest.parse import ParseOptions, parse_file
 from ingest.parse.model import ParsedDocument
+from ingest.place import hash_descriptor, open_in_place, readable_path
 from service.errors import ParseError
 
 _PR_SET_PDEATHSIG = 1
@@ -48,6 +49,10 @@ class ParseJob:
     chunk_chars: int
     chunk_overlap: int
     content_hash: str = ""
+    #: the folder the walk started from and (device, inode) of the file it found: read only that file, reached
+    #: from ``root`` through no link (None: a file given without a walk, read by its path)
+    root: str | None = None
+    identity: tuple[int, int] | None = None
 
 
 @dataclass
@@ -131,14 +136,25 @@ def encodable_path(path: Path) -> Iterator[Path]:
 
 
 def run_job(job: ParseJob) -> ParseResult:
-    """Parse and chunk one file; a file whose bytes changed while it was read is refused (its old or
-    new version is indexed by the next run, never a mix)."""
+    """Parse and chunk one file: the very file the walk found (``ingest.place``: another file there, or a link on
+    its way, fails it); a file whose bytes changed while it was read is refused (its old or new version is
+    indexed by the next run, never a mix)."""
     began = time.perf_counter()
     path = Path(job.path)
     heartbeat.start(job.path)
-    with encodable_path(path) as readable:
-        parsed = parse_file(readable, job.options)
+    if job.root is None or job.identity is None:
+        with encodable_path(path) as readable:
+            parsed = parse_file(readable, job.options)
+        read_hash = content_hash(path) if job.content_hash else ""
+    else:
+        fd = open_in_place(path, Path(job.root), job.identity)
+        try:
+            with readable_path(fd, path) as readable:
+                parsed = parse_file(readable, job.options)
+            read_hash = hash_descriptor(fd) if job.content_hash else ""
+        finally:
+            os.close(fd)
     chunks = chunk_blocks(parsed.blocks, job.chunk_chars, job.chunk_overlap)
-    if job.content_hash and content_hash(path) != job.content_hash.split("+", 1)[0]:
+    if job.content_hash and read_hash != job.content_hash.split("+", 1)[0]:
         raise ParseError("the file changed while it was being read; the next run indexes its new version")
     return ParseResult(parsed, chunks, time.perf_counter() - began)

@@ -12,6 +12,7 @@
     ├── EmbeddingError                 (EMBEDDING_ERROR)
     ├── IngestError                    (INGEST_ERROR)
     │   ├── ParseError                 (PARSE_ERROR)     one file could not be read
+    │   │   └── FileMoved              (PARSE_ERROR)     not the file the walk found, or reached through a link
     │   ├── IngestRunning              (INGEST_RUNNING)  another run holds the index's lease (ingest.lease)
     │   ├── AccessRulesChanged         (ACCESS_RULES_CHANGED) the run's access rules are not the index's
     │   └── Interrupted                (INTERRUPTED)     the run was stopped by a signal (ingest.signals)
@@ -160,6 +161,11 @@ class ParseError(IngestError):
     never indexed."""
 
     code = "PARSE_ERROR"
+
+
+class FileMoved(ParseError):
+    """The file at a planned place is no longer the one the walk found (another file, or a folder on its way
+    replaced by a link): not read; the next run plans it anew."""
 
 
 class InvalidQuery(StroidokError):

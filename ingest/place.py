@@ -1,0 +1,86 @@
+"""Where a file really is: reached from its root one folder at a time without following a link at any
+component (``O_NOFOLLOW`` beneath a directory descriptor), and checked to be the very file the walk found
+(device and inode). A folder swapped for a link between the walk and the read, or a file replaced by another,
+fails that file (``FileMoved``) instead of publishing what the link points to under the walked path's groups.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from service.errors import FileMoved
+
+#: a file's identity on its file system: (device, inode)
+Identity = tuple[int, int]
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+
+
+def identity_of(st: os.stat_result) -> Identity:
+    return st.st_dev, st.st_ino
+
+
+def open_beneath(root: Path, relative: Path) -> int:
+    """A descriptor of ``root/relative`` opened for reading, no component below ``root`` followed as a link
+    (``ELOOP``/``ENOTDIR`` where one is)."""
+    parts = relative.parts
+    if not parts or any(part in ("", ".", "..") for part in parts):
+        raise FileMoved(f"not a path below its folder: {relative}")
+    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, _DIRECTORY, dir_fd=folder)
+            os.close(folder)
+            folder = inner
+        return os.open(parts[-1], _FILE, dir_fd=folder)
+    finally:
+        os.close(folder)
+
+
+def open_in_place(path: Path, root: Path, identity: Identity) -> int:
+    """A descriptor of the regular file the walk found at ``path`` below ``root``; ``FileMoved`` when a link
+    stands on the way or another file (or no regular file) is there now."""
+    try:
+        fd = open_beneath(root, path.relative_to(root) if path != root else Path(path.name))
+    except OSError as exc:
+        raise FileMoved("the file or a folder on its way was replaced (by a link, or removed) after the walk: "
+                        f"not read ({(exc.strerror or type(exc).__name__).lower()})") from exc
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or identity_of(st) != identity:
+        os.close(fd)
+        raise FileMoved("another file stands at this place than the one the walk found: not read")
+    return fd
+
+
+def hash_descriptor(fd: int, block: int = 1 << 20) -> str:
+    """SHA-256 of an open file's bytes from its start (the descriptor's offset is left at its end)."""
+    os.lseek(fd, 0, os.SEEK_SET)
+    digest = hashlib.sha256()
+    while chunk := os.read(fd, block):
+        digest.update(chunk)
+    return digest.hexdigest()
+
+
+@contextmanager
+def readable_path(fd: int, path: Path) -> Iterator[Path]:
+    """A path that opens the file behind ``fd`` (and only it), under ``path``'s own name when that is valid UTF-8
+    (some parsers read the name or its suffix): a link in a private temporary folder to this process's descriptor
+    (``/proc/PID/fd/N``, which a converter the parser starts can open too; ``/dev/fd/N`` elsewhere)."""
+
+    try:
+        path.name.encode("utf-8")
+        name = path.name
+    except UnicodeEncodeError:
+        name = f"document{path.suffix.encode('ascii', 'ignore').decode() or '.bin'}"
+    with tempfile.TemporaryDirectory(prefix="stroidok-") as folder:
+        link = Path(folder) / name
+        link.symlink_to(f"/proc/{os.getpid()}/fd/{fd}" if sys.platform.startswith("linux") else f"/dev/fd/{fd}")
+        yield link
