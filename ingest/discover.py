@@ -179,10 +179,10 @@ def check_candidate(path: Path, root: Path, roots: tuple[Path, ...], include: li
         st = os.stat(here, dir_fd=dir_fd, follow_symlinks=False)
         link = stat.S_ISLNK(st.st_mode)
         if link:
+            st = path.stat()  # a dangling link or a loop: OSError, reported
             refusal = link_refusal(path.resolve(), roots, include or [], exclude or [])
             if refusal is not None:
                 return Rejected(shown, refusal)
-            st = path.stat()
         if not stat.S_ISREG(st.st_mode):
             return Rejected(shown, "not a regular file (FIFO, socket or device): not opened")
         if not (os.access(path, os.R_OK) if link else os.access(here, os.R_OK, dir_fd=dir_fd)):

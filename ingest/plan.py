@@ -77,7 +77,13 @@ def fingerprint(digest: str, processing: str) -> str:
 def link_groups_refusal(f: SourceFile, rules: AccessRules) -> str | None:
     """A link whose access groups (decided on its own path) are not its target's is not followed: a link in a
     public folder would publish another group's document."""
-    if not f.link or rules.groups_for(f.path) == rules.groups_for(f.path.resolve()):
+    if not f.link:
+        return None
+    try:
+        target = f.path.resolve(strict=True)
+    except (OSError, RuntimeError):  # gone or looping since the walk
+        return "symbolic link whose target changed since the walk (not followed)"
+    if rules.groups_for(f.path) == rules.groups_for(target):
         return None
     return "symbolic link to a file of other access groups (not followed)"
 
