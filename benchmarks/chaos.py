@@ -44,12 +44,12 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from evaluation.sample import DEFAULT_SHARED, write_txt_corpus
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.engine.gateway import PRUNING_SETTING
 from service.engine.index_admin.maintenance import migrate
 from service.engine.launcher.process import EngineProcess, running_pid
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import EmbedderSettings
 from tests.support import hostile, probes
 from tests.support.crash import (

@@ -56,12 +56,12 @@ from opensearchpy import OpenSearch
 from pydantic import BaseModel
 
 from evaluation.evaluate import eval_settings
+from service.caller.principal import stdio_principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.search.query.build import SearchPlan, build_chunks_request, build_request
 from service.search.query.contract import validate_request
 from service.search.service import SearchService
-from service.server.security import stdio_principal
 from service.settings import ServerSettings, Settings
 from tests.support.documents import REPO
 from tests.support.load import Run, control_line, percentile

@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from service.caller.principal import Principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 
 QUESTIONS = Path(__file__).resolve().parents[1] / "eval" / "editions" / "questions.jsonl"

@@ -14,10 +14,10 @@ import os
 from pathlib import Path
 
 from evaluation.evaluate import engine_cpu_ms, eval_settings, load_questions
+from service.caller.principal import Principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 from tests.support.load import percentile
 

@@ -22,12 +22,12 @@ from typing import Any
 from evaluation.sample import DEFAULT_SHARED, write_txt_corpus
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.engine.gateway import build_client
 from service.engine.launcher.java import find_jdk, registry_jdk_home
 from service.engine.launcher.process import EngineProcess
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import EmbedderSettings, IndexSettings, OpenSearchSettings, Settings
 from tests.support.documents import REPO
 from tests.support.engine import managed_engine_settings

@@ -48,7 +48,7 @@ from service.engine.gateway import build_client
 from service.search.query.build import build_request
 from service.search.query.contract import validate_request
 from service.search.service import SearchService
-from service.server.security import stdio_principal
+from service.caller.principal import stdio_principal
 from service.settings import Settings
 alias, operator, mode = sys.argv[1:4]
 settings = eval_settings(Settings(), alias)
@@ -77,7 +77,7 @@ except ImportError:  # a tree from before evaluation/ left ingest/
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.search.service import SearchService
-from service.server.security import stdio_principal
+from service.caller.principal import stdio_principal
 from service.settings import Settings
 settings = eval_settings(Settings(), sys.argv[1])
 service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))

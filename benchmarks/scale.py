@@ -26,11 +26,11 @@ from benchmarks.request_cost import VARIANTS, format_table, measure, read_questi
 from evaluation.sample import DEFAULT_SHARED, write_txt_corpus
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.engine.index_admin.maintenance import optimize
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 from tests.support.load import percentile
 

@@ -28,11 +28,11 @@ from evaluation.evaluate import (
     phrased_request,
     reuse_index,
 )
+from service.caller.principal import Principal
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 
 

@@ -33,13 +33,13 @@ from ingest.index import PreparedDocument
 from ingest.parse.model import Block, ParsedDocument
 from ingest.parse.text import page_blocks
 from ingest.pipeline import index_prepared
+from service.caller.principal import Principal
 from service.embedders.base import Embedder
 from service.engine.index_admin.apply import apply_all, drop_all
 from service.search.query.budget import response_size
 from service.search.query.contract import eval_request
 from service.search.query.models import SearchResponse
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import IndexSettings, Settings
 
 MEASURES = [nDCG @ 10, R @ 5, R @ 10, RR @ 10, P @ 5, Success @ 5]

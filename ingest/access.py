@@ -19,8 +19,8 @@ import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
+from service.caller.groups import check_groups
 from service.errors import ConfigError
-from service.server.groups import check_groups
 
 
 def _nfc(text: str) -> str:

@@ -14,9 +14,9 @@ from typing import Literal
 from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from service.caller.groups import GroupNames, TokenGroups
 from service.embedders.capabilities import capabilities_of
 from service.errors import ConfigError
-from service.server.groups import GroupNames, TokenGroups
 
 OPENSEARCH_VERSION = "3.6.0"  # the three Maven artifacts exist together only for this one (docs/engine.md)
 

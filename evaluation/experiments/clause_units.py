@@ -107,7 +107,7 @@ def measure(alias: str, units: str, pipeline: str, per_doc: int) -> None:
     from service.search.query.budget import fit_budget
     from service.search.query.build import build_hybrid_body, build_passage_highlight
     from service.search.service import SearchService, validate_request
-    from service.server.security import Principal
+    from service.caller.principal import Principal
     from service.settings import Settings
 
     settings = Settings()

@@ -205,11 +205,11 @@ def as_published_type(value: Any, kind: str | None) -> Any:
 
 def search_cmd(fmt: str = "text", **values: Any) -> None:
     """Search the index as a person would: the MCP tool's parameters and service, results on stdout."""
+    from service.caller.principal import stdio_principal
     from service.embedders.factory import build_embedder
     from service.search.query.budget import dumped
     from service.search.render import render_markdown, render_text
     from service.search.service import SearchService
-    from service.server.security import stdio_principal
 
     if fmt not in ("text", "json", "markdown"):
         raise typer.BadParameter("--format must be text, json or markdown")
@@ -256,7 +256,7 @@ def stats_cmd(since: str = typer.Option("7d", "--since", help="Entries of the la
                                          "STROIDOK_SEARCH_LOG_RETENTION_DAYS.")) -> None:
     """Usage, speed, errors and what agents opened, from the query log (the engine's aggregations); only the
     calls of callers whose access groups are all this one's (STROIDOK_SERVER_GROUPS) are counted."""
-    from service.server.security import stdio_principal
+    from service.caller.principal import stdio_principal
     from service.usage.stats import format_stats, prune_log, read_stats
 
     settings, client = state.settings, build_client(state.settings)

@@ -9,6 +9,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 from service.embedders.base import Embedder
+from service.engine.fields import PENDING
 from service.engine.gateway import unless_missing
 from service.errors import ConfigError, VersionConflict
 from service.settings import IndexSettings
@@ -143,3 +144,8 @@ def read_rules_record(client: OpenSearch, settings: IndexSettings) -> dict[str, 
 def record_rules(client: OpenSearch, settings: IndexSettings, digest: str, summary: str) -> None:
     body = {"kind": RULES_DOC, "digest": digest, "summary": summary, "updated_at": datetime.now(UTC).isoformat()}
     client.index(index=settings.meta_index, id=RULES_DOC, body=body, refresh=True)
+
+
+def pending_vectors(client: OpenSearch, index: str) -> int:
+    """How many chunks of ``index`` wait for their vectors."""
+    return int(client.count(index=index, body={"query": PENDING})["count"])

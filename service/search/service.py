@@ -19,6 +19,8 @@ from loguru import logger
 from opensearchpy import OpenSearch
 from pydantic import BaseModel
 
+from service.caller.limits import RateLimiter
+from service.caller.principal import Principal
 from service.embedders.base import Embedder, is_static, keeps_static_unit_vectors, keeps_unit_vectors
 from service.engine.gateway import bounded_search, engine_timeout
 from service.engine.index_meta import read_generation
@@ -30,6 +32,7 @@ from service.errors import (
     StroidokError,
     redact,
 )
+from service.search.cache import build_cache, cache_key
 from service.search.documents import DOCUMENT_PASSAGES, Documents, document_id
 from service.search.query.aggs import build_sources_body, document_count
 from service.search.query.budget import fit_budget
@@ -72,8 +75,6 @@ from service.search.query.operators import binding_phrases
 from service.search.query.paging import paginate, request_offset
 from service.search.query.parse import ParsedQuery, parse_query
 from service.search.vectors import Coverage, CoverageCache, EmbedderResolver
-from service.server.cache import build_cache, cache_key
-from service.server.security import Principal, RateLimiter
 from service.settings import Settings
 from service.usage.feedback import RecentSearches
 from service.usage.querylog import QueryLog, call_entry

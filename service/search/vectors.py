@@ -21,15 +21,16 @@ from service.embedders.base import Embedder
 from service.embedders.capabilities import capabilities_of
 from service.engine.fields import FIRST_CHUNK, PENDING
 from service.engine.gateway import bounded_search
-from service.engine.index_meta import concrete_index, embedder_meta_version, read_embedder_meta, same_embedder
+from service.engine.index_meta import (
+    concrete_index,
+    embedder_meta_version,
+    read_embedder_meta,
+    same_embedder,
+)
 from service.errors import ConfigError
 from service.search.query.filters import build_access_filter
 from service.settings import Settings
 
-
-def pending_vectors(client: OpenSearch, index: str) -> int:
-    """How many chunks of ``index`` wait for their vectors."""
-    return int(client.count(index=index, body={"query": PENDING})["count"])
 #: contents kept at several paths that a coverage read lists; past that, every search looks its copies up
 MAX_SHARED = 1000
 

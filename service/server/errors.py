@@ -12,8 +12,8 @@ from typing import Any
 from loguru import logger
 from pydantic import ValidationError
 
+from service.caller.limits import RateLimiter
 from service.errors import InvalidQuery, StroidokError
-from service.server.security import RateLimiter
 from service.usage.querylog import QueryLog, refused_entry
 
 #: (tool, arguments, error, who: an address or caller) -> None; raises ``RateLimited`` past the refused-call limit

@@ -13,9 +13,9 @@ from loguru import logger
 from mcp.server.transport_security import TransportSecuritySettings
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
+from service.caller.principal import known_token
 from service.errors import ConfigError, RateLimited, StroidokError, Unauthorized
 from service.server.errors import error_text
-from service.server.security import known_token
 from service.server.tools import ProductServer, build_server, run_stdio
 from service.settings import ServerSettings, Settings
 

@@ -31,6 +31,8 @@ from mcp_types import (
 )
 from pydantic import BaseModel
 
+from service.caller.limits import RateLimiter
+from service.caller.principal import Principal, stdio_principal, token_principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.errors import InvalidQuery, RateLimited, StroidokError
@@ -55,7 +57,6 @@ from service.server.errors import (
     refused_nulls,
     unknown_arguments,
 )
-from service.server.security import Principal, RateLimiter, stdio_principal, token_principal
 from service.settings import Settings
 
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)

@@ -20,13 +20,13 @@ from opensearchpy import OpenSearch
 from ingest.discover import document_id
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.engine.gateway import build_client
 from service.engine.index_admin.apply import drop_all
 from service.engine.launcher.process import EngineCluster, EngineProcess, port_is_free, running_pid
 from service.errors import StroidokError
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import EmbedderSettings, EngineSettings
 from tests.support.crash import REPO, chunks_per_document, ingest_env, registry_chunks, registry_count, wait_until
 from tests.support.engine import product_settings

@@ -14,9 +14,9 @@ from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.service import SearchService
-from service.server.security import Principal
 from tests.support.engine import drop_index_resources, product_settings
 
 pytestmark = pytest.mark.integration

@@ -24,6 +24,7 @@ from ingest.index import unit_spans
 from ingest.lease import KIND, acquire, expires_at, lease_body, lease_id
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.base import Embedder
 from service.embedders.navec import NavecEmbedder
 from service.engine.gateway import build_client
@@ -33,7 +34,6 @@ from service.engine.launcher.process import EngineProcess, running_pid
 from service.errors import EngineBusy, IngestRunning, StroidokError
 from service.search.service import SearchService
 from service.search.vectors import read_coverage
-from service.server.security import Principal
 from service.settings import IndexSettings, Settings
 from tests.support.crash import (
     REPO,

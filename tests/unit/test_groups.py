@@ -11,8 +11,8 @@ from pydantic import ValidationError
 from ingest.access import AccessRules, load_rules, rules_refusal
 from ingest.discover import Rejected, SourceFile, discover
 from ingest.plan import plan_run
+from service.caller.groups import check_groups
 from service.errors import ConfigError
-from service.server.groups import check_groups
 from service.settings import IngestSettings, ServerSettings
 
 BAD = ["a,b", "", " legal", "a b", "-x", "_x", "x" * 65, "a\nb", "a\x00"]

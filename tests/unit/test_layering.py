@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.support.documents import REPO
 
 SERVICE = REPO / "service"
@@ -27,3 +29,22 @@ def test_the_model_switch_filler_is_found_through_its_entry_point() -> None:
     from service.cli.commands import model_switch_filler
 
     assert model_switch_filler().__module__ == "ingest.backfill"
+
+
+#: each package of ``service/`` and the packages it may not import (arrows point down: server → search →
+#: usage, caller, engine; nothing below looks up)
+FORBIDDEN = {
+    "caller": {"server", "search", "usage", "engine", "cli"},
+    "engine": {"server", "search", "usage", "caller", "cli"},
+    "search": {"server", "cli"},
+    "usage": {"server", "cli"},
+}
+
+
+@pytest.mark.parametrize("package", sorted(FORBIDDEN))
+def test_a_lower_package_imports_nothing_above_it(package: str) -> None:
+    offenders = {str(p.relative_to(SERVICE)): sorted(m for m in imported_modules(p)
+                                                     if m.split(".")[:1] == ["service"]
+                                                     and m.split(".")[1:2] and m.split(".")[1] in FORBIDDEN[package])
+                 for p in (SERVICE / package).rglob("*.py")}
+    assert {p: m for p, m in offenders.items() if m} == {}

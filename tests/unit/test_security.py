@@ -6,9 +6,10 @@ from typing import Any
 
 import pytest
 
+from service.caller.limits import RateLimiter
+from service.caller.principal import Principal, stdio_principal, token_principal
 from service.errors import RateLimited, Unauthorized
 from service.search.query.models import SearchResponse
-from service.server.security import Principal, RateLimiter, stdio_principal, token_principal
 from service.settings import ServerSettings
 from tests.support.net import free_port
 
@@ -64,8 +65,8 @@ def test_the_in_process_limiter_starts_no_thread_per_call_and_still_drops_expire
 
 
 def test_a_redis_that_is_down_lets_calls_through_and_misses_the_cache() -> None:
-    from service.server.cache import RedisCache, cache_key
-    from service.server.security import RateLimiter
+    from service.caller.limits import RateLimiter
+    from service.search.cache import RedisCache, cache_key
 
     url = f"redis://127.0.0.1:{free_port()}/0"  # nothing listens there
     limiter = RateLimiter("1/minute", url)
@@ -78,7 +79,7 @@ def test_a_redis_that_is_down_lets_calls_through_and_misses_the_cache() -> None:
 
 
 def test_cache_keys_differ_by_deployment_generation_groups_request_and_index() -> None:
-    from service.server.cache import cache_key
+    from service.search.cache import cache_key
 
     base = cache_key("c1", 1, ("public",), '{"q":1}', "a")
     assert len({base, cache_key("c1", 2, ("public",), '{"q":1}', "a"),
@@ -88,14 +89,14 @@ def test_cache_keys_differ_by_deployment_generation_groups_request_and_index() -
 
 
 def test_two_lists_of_groups_never_share_a_cache_key() -> None:
-    from service.server.cache import cache_key
+    from service.search.cache import cache_key
 
     assert cache_key("c", 1, ("a,b",), "{}", "x") != cache_key("c", 1, ("a", "b"), "{}", "x")
 
 
 def test_memory_cache_is_safe_when_many_threads_expire_and_insert_at_once() -> None:
     """The server answers calls from a thread pool: an unguarded TTLCache raised KeyError here (INTERNAL_ERROR)."""
-    from service.server.cache import MemoryCache
+    from service.search.cache import MemoryCache
 
     cache = MemoryCache(32, 0.001)  # entries expire while others are inserted
     response = SearchResponse.model_validate(EMPTY_RESPONSE)
@@ -119,7 +120,7 @@ def test_memory_cache_is_safe_when_many_threads_expire_and_insert_at_once() -> N
 
 
 def test_memory_cache_round_trips_a_response() -> None:
-    from service.server.cache import MemoryCache
+    from service.search.cache import MemoryCache
 
     cache = MemoryCache(4, 60)
     response = SearchResponse.model_validate(EMPTY_RESPONSE)

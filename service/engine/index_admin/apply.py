@@ -28,10 +28,9 @@ from service.engine.index_admin.templates import (
     wanted_pipelines,
     wanted_template,
 )
-from service.engine.index_meta import read_embedder_meta
+from service.engine.index_meta import pending_vectors, read_embedder_meta
 from service.engine.launcher.status import write_blocked
 from service.errors import IndexSetupError, RequestRejected
-from service.search.vectors import pending_vectors
 from service.settings import IndexSettings
 
 Action = Literal["created", "updated", "unchanged"]

@@ -15,9 +15,14 @@ from opensearchpy import OpenSearch
 from service.engine.index_admin.apply import alias_indices, apply_pipeline, apply_template
 from service.engine.index_admin.create import create_index
 from service.engine.index_admin.templates import HASH_KEY, TEMPLATES_DIR, wanted_pipelines, wanted_template
-from service.engine.index_meta import EMBEDDER_DOC, bump_generation, carry_embedder_meta, embedder_doc_id
+from service.engine.index_meta import (
+    EMBEDDER_DOC,
+    bump_generation,
+    carry_embedder_meta,
+    embedder_doc_id,
+    pending_vectors,
+)
 from service.errors import IndexSetupError
-from service.search.vectors import pending_vectors
 from service.settings import IndexSettings
 
 

@@ -13,10 +13,10 @@ from opensearchpy import OpenSearch, helpers
 from evaluation.sample import write_txt_corpus
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.errors import NotFound
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 from tests.support.documents import SHARED, requires_shared
 from tests.support.engine import drop_index_resources, product_settings

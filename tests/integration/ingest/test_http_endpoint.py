@@ -18,10 +18,10 @@ from opensearchpy import OpenSearch
 from ingest.backfill import BackfillOptions, run_backfill
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.factory import build_embedder
 from service.engine.index_admin.apply import drop_all
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import EmbedderSettings, IndexSettings, Settings
 from tests.support.documents import TOPICS
 from tests.support.engine import new_alias

@@ -22,10 +22,10 @@ from ingest.parse.model import ParsedDocument
 from ingest.parse.pdf import PdfOptions
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.errors import ParseError
 from service.search.service import SearchService
-from service.server.security import Principal
 from tests.support.crash import REPO, ingest_env
 from tests.support.documents import SHARED, requires_shared
 from tests.support.engine import drop_index_resources, product_settings

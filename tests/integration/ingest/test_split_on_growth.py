@@ -12,11 +12,11 @@ from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.engine.index_admin.maintenance import primary_shards
 from service.engine.index_meta import concrete_index, read_embedder_meta
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 from tests.support.documents import TOPICS
 

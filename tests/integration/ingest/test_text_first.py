@@ -13,12 +13,12 @@ from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.engine.index_meta import read_embedder_meta
 from service.errors import StroidokError
 from service.search.service import SearchService
 from service.search.vectors import read_coverage
-from service.server.security import Principal
 from service.settings import Settings
 from tests.support.crash import write_corpus
 

@@ -21,6 +21,7 @@ from opensearchpy import OpenSearch
 from ingest.backfill import BackfillOptions, run_backfill
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.factory import build_embedder
 from service.embedders.navec import NavecEmbedder
 from service.engine.index_admin.apply import index_status
@@ -28,7 +29,6 @@ from service.engine.index_admin.maintenance import EmbedderSwitch, migrate, pend
 from service.errors import IngestError, Interrupted
 from service.search.service import SearchService
 from service.search.vectors import read_coverage
-from service.server.security import Principal
 from service.settings import EmbedderSettings, Settings
 from tests.support.crash import REPO, ingest_env
 from tests.support.documents import TOPICS

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from opensearchpy import OpenSearch
 
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 from tests.support.corpus import FILES, INSULATION_DOCS, corpus_settings, search_corpus  # noqa: F401
 

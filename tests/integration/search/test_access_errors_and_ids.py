@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 from opensearchpy import OpenSearch
 
+from service.caller.principal import Principal
 from service.embedders.base import Embedder
 from service.embedders.navec import NavecEmbedder
 from service.errors import IndexUnavailable, InvalidQuery, NotFound, RateLimited, RequestRejected, SearchError
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 from tests.support.engine import engine_client
 

@@ -15,11 +15,11 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.engine.gateway import GRACE_S, PRUNING_SETTING, bounded_search, cancel_searches, long_searches
 from service.errors import EngineTimeout
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 from tests.support.documents import require_shared
 from tests.support.engine import drop_index_resources, product_settings

@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
+from service.caller.principal import Principal
 from service.search.query.contract import validate_request
 from service.search.query.models import SearchResponse
 from service.search.service import SearchService
-from service.server.security import Principal
 
 pytestmark = pytest.mark.integration
 

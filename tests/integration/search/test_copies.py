@@ -11,11 +11,11 @@ from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.query.models import DocumentResult
 from service.search.service import SearchService
 from service.search.vectors import read_coverage
-from service.server.security import Principal
 from tests.support.engine import drop_index_resources, product_settings
 
 GOST = ("ГОСТ 27772-2021 Прокат для строительных стальных конструкций. Общие технические условия.\n"

@@ -10,11 +10,11 @@ import pytest
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.engine.launcher.process import EngineProcess
 from service.errors import IndexUnavailable
 from service.search.service import SearchService
-from service.server.security import Principal
 from tests.support.engine import engine_client, managed_engine_settings, product_settings
 
 pytestmark = pytest.mark.integration

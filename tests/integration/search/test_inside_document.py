@@ -9,11 +9,11 @@ from collections.abc import Iterator
 import pytest
 from opensearchpy import OpenSearch
 
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.errors import InvalidQuery, NotFound
 from service.search.query.models import ChunkResult
 from service.search.service import SearchService
-from service.server.security import Principal
 from tests.support.served import served_folder
 
 ANSWER = "Работа струйных вентиляторов при пожаре должна продолжаться не менее 2 ч при температуре 400 °С."

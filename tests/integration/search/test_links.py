@@ -14,10 +14,10 @@ from opensearchpy import OpenSearch
 from ingest.parse.titles import title_problems
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.query.models import DocumentResult
 from service.search.service import SearchService
-from service.server.security import Principal
 from tests.support.engine import drop_index_resources, product_settings
 
 ANYONE = Principal.of("t", [])

@@ -9,9 +9,9 @@ from collections.abc import Iterator
 import pytest
 from opensearchpy import OpenSearch
 
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.service import SearchService
-from service.server.security import Principal
 from tests.support.served import served_folder
 
 pytestmark = pytest.mark.integration

@@ -10,11 +10,11 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch
 
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.query.budget import dumped
 from service.search.query.models import ChunkResult, SearchResponse
 from service.search.service import SearchService
-from service.server.security import Principal
 from tests.support.served import served_folder
 
 FILLER = "Требования настоящего раздела распространяются на здания всех классов функциональной пожарной опасности. "

@@ -11,10 +11,10 @@ from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.query.models import ChunkResult
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 from tests.support.engine import drop_index_resources, product_settings
 

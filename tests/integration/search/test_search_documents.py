@@ -8,11 +8,11 @@ from typing import Any
 
 import pytest
 
+from service.caller.principal import Principal
 from service.errors import InvalidQuery
 from service.search.query.budget import dumped
 from service.search.query.models import SearchResponse
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 
 pytestmark = pytest.mark.integration

@@ -16,11 +16,11 @@ from opensearchpy import OpenSearch
 
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.engine.index_admin.apply import apply_all
 from service.errors import InvalidQuery, NotFound
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 from service.usage.stats import prune_log
 from tests.support.documents import TOPICS

@@ -14,10 +14,10 @@ from ingest.backfill import chunk_text, run_backfill
 from ingest.index import unit_spans
 from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
+from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.query.build import build_knn_leg
 from service.search.service import SearchService
-from service.server.security import Principal
 from service.settings import Settings
 from tests.support.engine import drop_index_resources, product_settings
 
