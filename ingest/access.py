@@ -4,9 +4,12 @@ The rule file is JSON: ``{"rules": [{"pattern": "contracts/**", "groups": ["lega
 "default": ["public"]}``. The first matching rule wins. A pattern is a glob that matches a file when
 it matches the file's path below *any* of its folders (as a .gitignore pattern does), so the groups
 of a file never depend on which root was given to ``stroidok ingest`` (``ingest docs`` and
-``ingest docs/secret`` agree); a pattern starting with ``/`` is matched against the absolute path. A
+``ingest docs/secret`` agree); a pattern starting with ``/`` is matched against the absolute path, as the rule
+file writes it and with the links of its folder part resolved (the walk sees resolved paths). A
 trailing ``/`` means the folder and everything in it. Paths and patterns are compared in Unicode NFC,
-so a folder name written in NFD (macOS) still matches its rule.
+so a folder name written in NFD (macOS) still matches its rule. The file fails closed: a key it does not know
+(``"rule"`` for ``"rules"``), an entry without a pattern or groups, a pattern of the wrong type is
+``CONFIG_ERROR``, never "no rules, every file public".
 """
 
 from __future__ import annotations
@@ -15,11 +18,14 @@ import fnmatch
 import hashlib
 import json
 import os
+import re
 import unicodedata
 from dataclasses import dataclass
 from pathlib import Path
 
-from service.caller.groups import check_groups
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from service.caller.groups import GroupNames, check_groups
 from service.errors import ConfigError
 
 
@@ -38,9 +44,26 @@ def path_suffixes(path: Path) -> list[str]:
     return ["/".join(parts[i:]) for i in range(len(parts) - 1, -1, -1)]
 
 
+_GLOB = re.compile(r"[*?\[]")
+
+
+def resolved_pattern(pattern: str) -> str:
+    """An absolute pattern with the links of its folder part (the components before the first wildcard)
+    resolved, as the walk's paths are; a relative one unchanged."""
+    if not pattern.startswith("/"):
+        return pattern
+    parts = pattern.split("/")
+    fixed = next((i for i, part in enumerate(parts) if _GLOB.search(part)), len(parts))
+    folder = "/".join(parts[:fixed]) or "/"
+    rest = "/".join(parts[fixed:])
+    real = _nfc(os.path.realpath(folder))
+    return f"{real.rstrip('/')}/{rest}" if rest else real
+
+
 def rule_matches(pattern: str, path: Path) -> bool:
     if pattern.startswith("/"):
-        return fnmatch.fnmatchcase(_nfc(os.fsdecode(os.path.abspath(path))), pattern)
+        absolute = _nfc(os.fsdecode(os.path.abspath(path)))
+        return any(fnmatch.fnmatchcase(absolute, p) for p in {pattern, resolved_pattern(pattern)})
     return any(fnmatch.fnmatchcase(tail, pattern) for tail in path_suffixes(path))
 
 
@@ -66,16 +89,37 @@ class AccessRules:
                 else f"no rules (every file {', '.join(sorted(set(self.default)))})")
 
 
+class Rule(BaseModel):
+    """One entry of the rule file: exactly a pattern and its groups."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    pattern: str = Field(min_length=1)
+    groups: GroupNames
+
+
+class RuleFile(BaseModel):
+    """The rule file: ``rules`` and ``default``, nothing else."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    rules: list[Rule]
+    default: GroupNames | None = None
+
+
 def load_rules(path: Path | None, default: list[str]) -> AccessRules:
+    """The rules of ``path`` (none: every file gets ``default``); CONFIG_ERROR for a file that is not exactly
+    the rule file's form."""
     if path is None:
         return AccessRules((), tuple(default))
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        rules = tuple((normalise_pattern(r["pattern"]), tuple(check_groups(r["groups"])))
-                      for r in data.get("rules", []))
-        return AccessRules(rules, tuple(check_groups(data.get("default", default))))
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        data = RuleFile.model_validate_json(path.read_bytes())
+    except OSError as exc:
         raise ConfigError(f"access rule file {path} is unreadable: {exc}") from exc
+    except ValidationError as exc:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}" for e in exc.errors())
+        raise ConfigError(f"access rule file {path} is not a rule file ({problems[:600]}); expected "
+                          '{"rules": [{"pattern": "...", "groups": ["..."]}], "default": ["..."]}') from exc
+    rules = tuple((normalise_pattern(r.pattern), tuple(r.groups)) for r in data.rules)
+    return AccessRules(rules, tuple(data.default if data.default is not None else check_groups(default)))
 
 
 def rules_refusal(recorded: dict[str, str] | None, rules: AccessRules, changed: bool) -> str | None:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterable
+from pathlib import Path
 from typing import Any
 
 from loguru import logger
@@ -19,7 +20,7 @@ from opensearchpy import OpenSearch
 
 from ingest.access import AccessRules, load_rules, rules_refusal
 from ingest.backfill import run_backfill
-from ingest.discover import Rejected, SourceFile, discover
+from ingest.discover import Rejected, SourceFile, discover, display_path
 from ingest.index import (
     PreparedDocument,
     delete_document,
@@ -151,6 +152,8 @@ def check_rules(client: OpenSearch, settings: Settings, rules: AccessRules, opti
     changed); a run that will write records its rules first, so a stopped run's successor goes on with them."""
     recorded, digest = read_rules_record(client, settings.index), rules.digest()
     refusal = rules_refusal(recorded, rules, options.access_rules_changed)
+    if refusal is None and recorded is not None and recorded.get("digest") != digest:
+        refusal = partial_change_refusal(load_registry(client, settings.index), options)
     if refusal is not None:
         raise AccessRulesChanged(refusal, details={"recorded": (recorded or {}).get("digest"), "this_run": digest})
     if not options.dry_run and (recorded or {}).get("digest") != digest:
@@ -158,6 +161,20 @@ def check_rules(client: OpenSearch, settings: Settings, rules: AccessRules, opti
         if recorded is not None:
             logger.warning("access rules changed ({} -> {}): every document's groups are re-decided",
                            recorded.get("summary"), rules.describe())
+
+
+def partial_change_refusal(registry: dict[str, dict[str, Any]], options: IngestOptions) -> str | None:
+    """Why a run that changes the index's rules covers too little of it, or None: the digest the index records
+    must be true of every document, so new rules need a run over every folder it holds, unsharded."""
+    if options.shard is not None:
+        return "--access-rules-changed re-decides every document's groups: run it without --shard"
+    roots = [form for p in options.paths for form in (p.resolve(), Path(display_path(p.resolve())))]
+    outside = sorted(str(e.get("file_path")) for e in registry.values()
+                     if not any(Path(str(e.get("file_path"))).is_relative_to(r) for r in roots))
+    if not outside:
+        return None
+    return (f"--access-rules-changed re-decides every document's groups, and {len(outside)} indexed document(s) lie "
+            f"outside this run's folders (e.g. {outside[0]}): run it over every folder the index holds")
 
 
 def _plan(options: IngestOptions, settings: Settings, client: OpenSearch, rules: AccessRules,

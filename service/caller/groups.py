@@ -1,37 +1,50 @@
-"""Access-group names: one rule wherever a name enters (tokens, settings, rule files).
+"""Access-group names: one rule wherever a name enters (tokens, settings, rule files, an identity provider's claim).
 
 A group name is a word — letters, digits, ``_``, ``.``, ``-``, up to 64 characters, starting with a letter or
 digit — so a name cannot carry a separator (``"a,b"``) that would make two different lists of groups look alike
-in a cache key, a log entry or an engine filter.
+in a cache key, a log entry or an engine filter. The whole name must be such a word (``"legal\\n"`` is not), it is
+taken in Unicode NFC (an NFD ``отдел`` and an NFC one are the same group), and its letters come from one script:
+``lеgal`` with a Cyrillic ``е`` is refused rather than made a second group that looks like ``legal``.
 """
 
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Annotated
 
 from pydantic import AfterValidator
 
-GROUP_RE = re.compile(r"^[^\W_][\w.\-]{0,63}$")
+GROUP_RE = re.compile(r"[^\W_][\w.\-]{0,63}")
+
+
+def scripts(name: str) -> set[str]:
+    """The scripts of a name's letters (``LATIN``, ``CYRILLIC``, ...), by their Unicode names."""
+    return {unicodedata.name(c, "?").split(" ", 1)[0] for c in name if c.isalpha()}
+
+
+def check_group(name: object) -> str:
+    """``name`` in NFC when it is a valid group name; ``ValueError`` saying why it is not."""
+    if not isinstance(name, str) or not GROUP_RE.fullmatch(unicodedata.normalize("NFC", name)):
+        raise ValueError(f"invalid access group name {name!r}: letters, digits, '_', '.', '-' (up to 64), "
+                         "starting with a letter or digit")
+    normal = unicodedata.normalize("NFC", name)
+    if len(scripts(normal)) > 1:
+        raise ValueError(f"invalid access group name {name!r}: letters of several scripts "
+                         f"({', '.join(sorted(scripts(normal)))}) look like another name")
+    return normal
 
 
 def check_groups(groups: Iterable[str]) -> list[str]:
-    """``groups`` as given when every name is valid; ``ValueError`` naming the first that is not."""
+    """``groups`` in NFC when every name is valid; ``ValueError`` naming the first that is not."""
     if isinstance(groups, str):
         raise ValueError(f"access groups must be a list of names, not the text {groups!r}")
-    names = list(groups)
-    for name in names:
-        if not isinstance(name, str) or not GROUP_RE.match(name):
-            raise ValueError(f"invalid access group name {name!r}: letters, digits, '_', '.', '-' (up to 64), "
-                             "starting with a letter or digit")
-    return names
+    return [check_group(name) for name in groups]
 
 
 def _check_token_groups(tokens: dict[str, list[str]]) -> dict[str, list[str]]:
-    for groups in tokens.values():
-        check_groups(groups)
-    return tokens
+    return {token: check_groups(groups) for token, groups in tokens.items()}
 
 
 #: a settings field holding group names

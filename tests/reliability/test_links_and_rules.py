@@ -72,3 +72,38 @@ def test_a_run_without_the_index_rules_refuses_and_changes_nothing(tmp_path: Pat
     assert allowed.returncode in (0, 1), allowed.stderr[-1500:]
     assert any("Секретный" in t for t in found(ruled, "договор поставки бетона"))  # told: every file public now
     assert cli(unruled, "ingest", str(root)).returncode in (0, 1)  # the new rules are the index's now
+
+
+def test_a_rules_change_over_part_of_the_index_refuses_and_records_nothing(tmp_path: Path, opensearch_url: str,
+                                                                           alias: str) -> None:
+    root, rules = archive(tmp_path)
+    (root / "public" / "c.txt").unlink()
+    (root / "public" / "s.txt").unlink()
+    loose = ingest_env(opensearch_url, alias, STROIDOK_INGEST_ACCESS_RULES=str(rules))
+    assert cli(loose, "ingest", str(root)).returncode == 0
+    stricter = tmp_path / "stricter.json"
+    stricter.write_text(json.dumps({"rules": [*RULES["rules"], {"pattern": "public/", "groups": ["staff"]}]}),
+                        encoding="utf-8")
+    strict = {**loose, "STROIDOK_INGEST_ACCESS_RULES": str(stricter)}
+
+    partial = cli(strict, "ingest", str(root / "secret"), "--access-rules-changed")
+
+    assert partial.returncode == 2 and "ACCESS_RULES_CHANGED" in partial.stderr and "outside" in partial.stderr
+    assert any("Обычный" in t for t in found(loose, "документ про бетон"))  # still public: nothing re-decided
+    assert cli(strict, "ingest", str(root)).returncode == 2  # and the index's rules are still the loose ones
+    whole = cli(strict, "ingest", str(root), "--access-rules-changed")
+    assert whole.returncode == 0, whole.stderr[-1500:]
+    assert not any("Обычный" in t for t in found(loose, "документ про бетон"))  # every document re-decided
+
+
+def test_a_misspelt_rule_file_stops_the_run_before_anything_is_public(tmp_path: Path, opensearch_url: str,
+                                                                      alias: str) -> None:
+    root, _ = archive(tmp_path)
+    misspelt = tmp_path / "misspelt.json"
+    misspelt.write_text(json.dumps({"rule": RULES["rules"]}), encoding="utf-8")
+    env = ingest_env(opensearch_url, alias, STROIDOK_INGEST_ACCESS_RULES=str(misspelt))
+
+    done = cli(env, "ingest", str(root))
+
+    assert done.returncode == 2 and "CONFIG_ERROR" in done.stderr and "Traceback" not in done.stderr
+    assert "rule" in done.stderr and "indexed" not in done.stdout  # the run stopped before any file

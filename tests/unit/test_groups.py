@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -15,7 +16,7 @@ from service.caller.groups import check_groups
 from service.errors import ConfigError
 from service.settings import IngestSettings, ServerSettings
 
-BAD = ["a,b", "", " legal", "a b", "-x", "_x", "x" * 65, "a\nb", "a\x00"]
+BAD = ["a,b", "", " legal", "a b", "-x", "_x", "x" * 65, "a\nb", "a\x00", "legal\n", "l\u0435gal", "отдeл"]
 
 
 @pytest.mark.parametrize("name", ["public", "legal", "отдел-1", "hr.2026", "a_b", "x" * 64])
@@ -37,6 +38,12 @@ def test_a_name_with_a_separator_space_or_control_is_refused_everywhere(name: st
     rules.write_text(json.dumps({"rules": [{"pattern": "a/*", "groups": [name]}]}), encoding="utf-8")
     with pytest.raises(ConfigError):
         load_rules(rules, ["public"])
+
+
+def test_a_name_is_taken_in_one_normal_form() -> None:
+    nfd = unicodedata.normalize("NFD", "отдел-й")
+    assert check_groups([nfd]) == [unicodedata.normalize("NFC", "отдел-й")]
+    assert ServerSettings(groups=[nfd]).groups == ["отдел-й"]
 
 
 def test_a_group_list_written_as_text_is_refused() -> None:
@@ -73,3 +80,36 @@ def test_a_link_to_a_file_of_other_groups_is_not_followed(tmp_path: Path) -> Non
     plan = plan_run(link, {}, [root], False, 1 << 20, rules)  # the link alone (its target under its own name
     assert plan.todo == [] and [r.reason for r in plan.rejected] == [  # is not part of this partition, say)
         "symbolic link to a file of other access groups (not followed)"]
+
+
+@pytest.mark.parametrize("content", [
+    {"rule": [{"pattern": "secret/", "groups": ["legal"]}]},          # a misspelt key: not "no rules"
+    {"rules": [{"pattern": "secret/", "group": ["legal"]}]},          # a misspelt entry key
+    {"rules": [{"pattern": "secret/"}]},                              # no groups
+    {"rules": [{"groups": ["legal"]}]},                               # no pattern
+    {"rules": [{"pattern": "", "groups": ["legal"]}]},                # an empty pattern
+    {"rules": [{"pattern": ["secret/"], "groups": ["legal"]}]},       # a pattern of the wrong type
+    {"rules": {"pattern": "secret/", "groups": ["legal"]}},           # rules not a list
+    {"rules": [], "default": "public"},                               # a default written as text
+    {"rules": [], "defaults": ["legal"]},                             # a misspelt default
+    [],
+])
+def test_a_rule_file_not_of_the_exact_form_is_a_config_error(content: object, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps(content), encoding="utf-8")
+    with pytest.raises(ConfigError) as raised:
+        load_rules(rules, ["public"])
+    assert raised.value.code == "CONFIG_ERROR"
+
+
+def test_an_absolute_pattern_written_through_a_linked_folder_matches_the_walked_path(tmp_path: Path) -> None:
+    real = tmp_path / "data" / "archive"
+    (real / "secret").mkdir(parents=True)
+    (tmp_path / "archive-link").symlink_to(real)
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"rules": [{"pattern": f"{tmp_path}/archive-link/secret/*", "groups": ["legal"]}]}),
+                     encoding="utf-8")
+    loaded = load_rules(rules, ["public"])
+    assert loaded.groups_for(real / "secret" / "a.txt") == ["legal"]  # the walk resolves its roots
+    assert loaded.groups_for(tmp_path / "archive-link" / "secret" / "a.txt") == ["legal"]  # as the file writes it
+    assert loaded.groups_for(real / "other.txt") == ["public"]
