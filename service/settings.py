@@ -391,7 +391,8 @@ class SearchSettings(BaseSettings):
 
 
 class ServerSettings(BaseSettings):
-    """Who the caller is: a fixed principal over stdio, bearer tokens over HTTP."""
+    """Who the caller is: a fixed principal over stdio, bearer tokens (static or an identity provider's JWTs) over
+    HTTP."""
 
     model_config = SettingsConfigDict(env_prefix="STROIDOK_SERVER_", extra="ignore")
 
@@ -427,6 +428,42 @@ class ServerSettings(BaseSettings):
     header_timeout_s: float = Field(default=10.0, gt=0, le=300, description="A request's line and headers must "
                                     "arrive within this long of its first byte (or of the connection); a client "
                                     "sending them slowly is cut off instead of holding a connection.")
+    body_timeout_s: float = Field(default=30.0, gt=0, le=600, description="A request's body must arrive within "
+                                  "this long of its headers; a client sending it slowly (or not at all) is cut off, "
+                                  "and near the connection limit one silent for a second makes room for others.")
+    oauth_issuer: str | None = Field(default=None, description="OAuth 2.1 resource server: the issuer (`iss`) of "
+                                     "the JWT access tokens accepted over HTTP, e.g. a Keycloak realm's URL; with "
+                                     "oauth_jwks_url and oauth_audience. Static tokens keep working beside it.")
+    oauth_jwks_url: str | None = Field(default=None, description="Where the issuer publishes its signing keys "
+                                       "(JWKS); fetched, cached for oauth_jwks_ttl_s, fetched again for a key id "
+                                       "it does not hold (at most once every 30 s).")
+    oauth_audience: str | None = Field(default=None, description="This server's resource URI, which a token's "
+                                       "`aud` must name, e.g. http://search.example:8765/mcp; published at "
+                                       "/.well-known/oauth-protected-resource (RFC 9728).")
+    oauth_groups_claim: str = Field(default="groups", min_length=1, max_length=200, description="The token claim "
+                                    "holding the caller's access groups (a dotted path for a nested claim, e.g. "
+                                    "realm_access.roles); names that are not group names are left out.")
+    oauth_jwks_ttl_s: float = Field(default=300.0, ge=10, le=86400, description="How long fetched signing keys "
+                                    "are used before they are fetched again.")
+
+    @model_validator(mode="after")
+    def _oauth_whole(self) -> ServerSettings:
+        given = {"oauth_issuer": self.oauth_issuer, "oauth_jwks_url": self.oauth_jwks_url,
+                 "oauth_audience": self.oauth_audience}
+        if any(given.values()) and not all(given.values()):
+            missing = ", ".join(f"STROIDOK_SERVER_{k.upper()}" for k, v in given.items() if not v)
+            raise ValueError(f"OAuth needs the issuer, the JWKS URL and the audience together: set {missing}")
+        return self
+
+    @property
+    def oauth(self) -> bool:
+        """Whether JWT access tokens from an identity provider are accepted."""
+        return bool(self.oauth_issuer)
+
+    @property
+    def authenticated(self) -> bool:
+        """Whether an HTTP caller must present a token (static or from the identity provider)."""
+        return bool(self.tokens) or self.oauth
 
 
 class Settings(BaseModel):

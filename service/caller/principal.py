@@ -6,7 +6,6 @@ import hashlib
 import hmac
 from dataclasses import dataclass
 
-from service.errors import Unauthorized
 from service.settings import ServerSettings
 
 PUBLIC = "public"
@@ -25,17 +24,6 @@ class Principal:
 
 def stdio_principal(settings: ServerSettings) -> Principal:
     return Principal.of(settings.principal, settings.groups)
-
-
-def token_principal(settings: ServerSettings, authorization: str | None) -> Principal:
-    """The principal of an HTTP ``Authorization: Bearer`` header; ``Unauthorized`` when unknown.
-    With no tokens configured the server is open and callers get the configured principal."""
-    if not settings.tokens:
-        return stdio_principal(settings)
-    token = known_token(settings, authorization)
-    if token is None:
-        raise Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
-    return Principal.of(token_name(token), settings.tokens[token])
 
 
 def token_name(token: str) -> str:

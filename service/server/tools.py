@@ -31,11 +31,12 @@ from mcp_types import (
 )
 from pydantic import BaseModel
 
+from service.caller.identity import SCOPE_KEY
 from service.caller.limits import RateLimiter
-from service.caller.principal import Principal, stdio_principal, token_principal
+from service.caller.principal import Principal, stdio_principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
-from service.errors import InvalidQuery, RateLimited, StroidokError
+from service.errors import InvalidQuery, RateLimited, StroidokError, Unauthorized
 from service.search.query.budget import sent
 from service.search.query.contract import (
     DocumentRequest,
@@ -145,16 +146,18 @@ def refusal(error: StroidokError) -> CallToolResult:
 
 
 def caller(ctx: ServerRequestContext[Any], state: AppState) -> tuple[Principal, str]:
-    """The principal: from the bearer token over HTTP, from settings over stdio."""
+    """The principal and the name its calls are limited under: over stdio from settings; over HTTP as the door
+    read it (``service.server.http.Door``), never read again here. An HTTP request the door did not admit has no
+    caller: refused."""
     request = ctx.request
     if request is None:
         principal = stdio_principal(state.settings.server)
         return principal, principal.name
-    principal = token_principal(state.settings.server, request.headers.get("authorization"))
-    if state.settings.server.tokens:
-        return principal, principal.name
-    client = request.client.host if request.client else "http"
-    return principal, f"{principal.name}@{client}"
+    admitted = request.scope.get("state", {}).get(SCOPE_KEY)
+    if admitted is None:
+        raise Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
+    principal, name = admitted
+    return principal, name
 
 
 class ProductServer(Server[AppState]):

@@ -105,3 +105,73 @@ def test_idle_connections_cannot_starve_an_authenticated_caller(corpus_settings:
         finally:
             for connection in held:
                 connection.close()
+
+
+def raw(port: int, head: bytes, body: bytes = b"") -> bytes:
+    """One request written as given on a fresh connection; the response's head (status line and headers)."""
+    with socket.create_connection(("127.0.0.1", port), timeout=30) as connection:
+        connection.sendall(head + body)
+        data = b""
+        while b"\r\n\r\n" not in data and (chunk := connection.recv(65536)):
+            data += chunk
+    return data
+
+
+def test_two_authorization_headers_are_refused_and_counted_whichever_comes_first(
+        corpus_settings: Settings, opensearch_url: str) -> None:
+    env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_TOKENS='{"t-1": ["public"]}',
+                     STROIDOK_SEARCH_REFUSED_RATE_LIMIT="3/minute")
+    with http_server(env) as (url, _):
+        port = int(url.split(":")[2].split("/")[0])
+        body = json.dumps(INIT).encode()
+        for first, second in (("t-1", "guess-1"), ("guess-2", "t-1"), ("t-1", "t-1")):
+            head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer {first}\r\n"
+                    f"Authorization: Bearer {second}\r\nAccept: application/json, text/event-stream\r\n"
+                    f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\nConnection: close\r\n\r\n")
+            answer = raw(port, head.encode(), body)
+            assert answer.startswith(b"HTTP/1.1 400"), answer[:200]
+        # counted as refused: the address's refused-call limit (3) is spent, so a fourth guess is 429
+        assert post(url, "guess-3").status_code == 429
+        assert post(url, "t-1").status_code == 200
+
+
+def test_silent_request_bodies_cannot_hold_the_connections(corpus_settings: Settings, opensearch_url: str) -> None:
+    env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_TOKENS='{"t-1": ["public"]}',
+                     STROIDOK_SERVER_MAX_CONNECTIONS="100", STROIDOK_SERVER_BODY_TIMEOUT_S="4")
+    with http_server(env) as (url, _):
+        port = int(url.split(":")[2].split("/")[0])
+        head = (f"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nAuthorization: Bearer t-1\r\n"
+                "Accept: application/json, text/event-stream\r\nContent-Type: application/json\r\n"
+                "Content-Length: 60000\r\n\r\n{").encode()
+        held = [socket.create_connection(("127.0.0.1", port)) for _ in range(110)]
+        try:
+            for connection in held:
+                connection.sendall(head)  # complete headers, one byte of a 60,000-byte body, then silence
+            time.sleep(1.5)  # silent for longer than a body may be when room is made
+            statuses = [post(url, "t-1").status_code for _ in range(5)]
+            assert statuses == [200] * 5  # every other caller is served, none gets 503
+            time.sleep(4)  # past the body deadline every silent connection is closed
+            still_open = 0
+            for connection in held:
+                connection.settimeout(0.2)
+                try:
+                    still_open += connection.recv(1) != b""
+                except TimeoutError:
+                    still_open += 1
+                except OSError:
+                    pass
+            assert still_open == 0
+        finally:
+            for connection in held:
+                connection.close()
+
+
+def test_a_websocket_upgrade_gets_no_socket(corpus_settings: Settings, opensearch_url: str) -> None:
+    env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_TOKENS='{"t-1": ["public"]}')
+    with http_server(env) as (url, _):
+        port = int(url.split(":")[2].split("/")[0])
+        head = (f"GET /mcp HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+                "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n").encode()
+        answer = raw(port, head)
+        assert not answer.startswith(b"HTTP/1.1 101")  # never switched to a websocket
+        assert answer.startswith(b"HTTP/1.1 401"), answer[:200]  # and, without a token, refused at the guard

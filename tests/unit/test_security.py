@@ -6,8 +6,9 @@ from typing import Any
 
 import pytest
 
+from service.caller.identity import Identity
 from service.caller.limits import RateLimiter
-from service.caller.principal import Principal, stdio_principal, token_principal
+from service.caller.principal import Principal
 from service.errors import RateLimited, Unauthorized
 from service.search.query.models import SearchResponse
 from service.settings import ServerSettings
@@ -23,16 +24,11 @@ def test_everyone_reads_public() -> None:
 
 
 def test_tokens_map_to_groups_and_unknown_tokens_are_refused() -> None:
-    settings = ServerSettings(tokens={"t1": ["legal"]})
-    assert token_principal(settings, "Bearer t1").groups == ("legal", "public")
-    for header in (None, "Bearer nope", "Basic t1"):
+    identity = Identity(ServerSettings(tokens={"t1": ["legal"]}))
+    assert identity.principal("Bearer t1").groups == ("legal", "public")
+    for header in (None, "Bearer nope", "Basic t1", "Bearer a.b.c"):
         with pytest.raises(Unauthorized):
-            token_principal(settings, header)
-
-
-def test_without_tokens_http_callers_get_the_configured_principal() -> None:
-    settings = ServerSettings(principal="svc", groups=["eng"])
-    assert token_principal(settings, None) == stdio_principal(settings) == Principal.of("svc", ["eng"])
+            identity.principal(header)
 
 
 def test_rate_limiter_is_per_client() -> None:

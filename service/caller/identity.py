@@ -1,0 +1,131 @@
+"""Who an HTTP caller is, from its one ``Authorization: Bearer`` header: a static token of the settings, or a JWT
+access token of the firm's identity provider (OAuth 2.1 resource server, RFC 9068 / RFC 9728).
+
+A JWT is accepted only when signed RS256 or ES256 by a key of the issuer's JWKS (fetched, cached, fetched again for
+an unknown key id at most once every ``REFETCH_S``: a rotated key is followed, a stream of invented key ids costs the
+issuer nothing), with ``iss`` the configured issuer, ``aud`` naming this server's resource URI, and ``exp`` (and
+``nbf`` when present) holding. ``alg: none``, HS256 (a public key used as a shared secret) and every other algorithm
+are refused before any key is looked at. The caller's groups come from one claim; names that are not group names
+are left out (fewer rights, never more). The token itself goes nowhere.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from typing import Any
+
+import httpx
+import jwt
+from loguru import logger
+
+from service.caller.groups import check_group
+from service.caller.principal import Principal, known_token, token_name
+from service.errors import Unauthorized
+from service.settings import ServerSettings
+
+#: where the HTTP guard leaves the caller it read (a request scope's ``state``): the tools read it from there
+SCOPE_KEY = "stroidok.caller"
+
+#: the signature algorithms accepted (asymmetric only: the verifier never holds a secret a token could be made with)
+ALGORITHMS = ("RS256", "ES256")
+#: clock skew allowed on exp / nbf / iat, seconds
+LEEWAY_S = 30
+#: an unknown key id fetches the JWKS again at most this often
+REFETCH_S = 30.0
+#: the JWKS document read at most this big
+MAX_JWKS_BYTES = 256 * 1024
+
+
+class Jwks:
+    """The issuer's signing keys by key id, fetched over HTTP(S) and cached."""
+
+    def __init__(self, url: str, ttl_s: float, timeout_s: float = 5.0) -> None:
+        self.url, self.ttl_s, self.timeout_s = url, ttl_s, timeout_s
+        self.keys: dict[str, jwt.PyJWK] = {}
+        self.fetched = -float("inf")
+        self.lock = threading.Lock()
+
+    def key(self, kid: str) -> jwt.PyJWK | None:
+        """The key ``kid``: from the cache while fresh, else (or when unknown, at most once every ``REFETCH_S``)
+        after fetching the JWKS again. None when the issuer does not publish it."""
+        with self.lock:
+            now = time.monotonic()
+            stale = now - self.fetched > self.ttl_s
+            if stale or (kid not in self.keys and now - self.fetched > REFETCH_S):
+                self._fetch(now)
+            return self.keys.get(kid)
+
+    def _fetch(self, now: float) -> None:
+        try:
+            response = httpx.get(self.url, timeout=self.timeout_s, follow_redirects=False)
+            response.raise_for_status()
+            if len(response.content) > MAX_JWKS_BYTES:
+                raise ValueError(f"JWKS over {MAX_JWKS_BYTES} bytes")
+            found = jwt.PyJWKSet.from_dict(response.json()).keys
+        except (httpx.HTTPError, ValueError, jwt.PyJWTError) as exc:
+            self.fetched = now  # a failing issuer is asked again after REFETCH_S, not on every call
+            logger.warning("JWKS {} not read ({}); tokens signed by unknown keys are refused", self.url, exc)
+            return
+        self.keys = {k.key_id: k for k in found if k.key_id}
+        self.fetched = now
+
+
+def claim(claims: dict[str, Any], path: str) -> Any:
+    """The value at a dotted ``path`` of the claims (``realm_access.roles``), or None."""
+    value: Any = claims
+    for part in path.split("."):
+        value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+def groups_of(value: Any) -> list[str]:
+    """The valid group names of a claim's value (a list of names, or one name); others left out."""
+    names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+    kept = []
+    for name in names:
+        try:
+            kept.append(check_group(name))
+        except ValueError:
+            continue
+    return kept
+
+
+class Identity:
+    """Turns one ``Authorization`` header into a principal, or refuses with ``Unauthorized``."""
+
+    def __init__(self, settings: ServerSettings) -> None:
+        self.settings = settings
+        self.jwks = Jwks(settings.oauth_jwks_url, settings.oauth_jwks_ttl_s) if settings.oauth_jwks_url else None
+
+    def principal(self, authorization: str | None) -> Principal:
+        """The caller of a request with this header value (None: no header)."""
+        token = known_token(self.settings, authorization)
+        if token is not None:
+            return Principal.of(token_name(token), self.settings.tokens[token])
+        scheme, _, given = (authorization or "").strip().partition(" ")
+        if self.jwks is not None and scheme.lower() == "bearer" and given.strip().count(".") == 2:
+            return self.from_jwt(given.strip())
+        raise Unauthorized("a valid bearer token is required (Authorization: Bearer <token>)")
+
+    def from_jwt(self, token: str) -> Principal:
+        """The principal of a JWT access token of the configured issuer, for this server's audience."""
+        if self.jwks is None:
+            raise Unauthorized("this server accepts no access tokens of an identity provider")
+        try:
+            header = jwt.get_unverified_header(token)
+            if header.get("alg") not in ALGORITHMS:
+                raise Unauthorized(f"access token algorithm {str(header.get('alg'))[:20]!r} is not accepted "
+                                   f"({', '.join(ALGORITHMS)})")
+            key = self.jwks.key(str(header.get("kid") or ""))
+            if key is None:
+                raise Unauthorized("access token signed by a key the issuer does not publish")
+            claims = jwt.decode(token, key=key.key, algorithms=[str(header["alg"])],
+                                audience=self.settings.oauth_audience, issuer=self.settings.oauth_issuer,
+                                leeway=LEEWAY_S, options={"require": ["exp", "iss", "aud"]})
+        except jwt.PyJWTError as exc:
+            raise Unauthorized(f"access token refused: {str(exc)[:120]}") from exc
+        subject = str(claims.get("sub") or claims.get("client_id") or claims.get("azp") or "")
+        name = "oauth:" + hashlib.sha256(f"{claims['iss']}|{subject}".encode()).hexdigest()[:12]
+        return Principal.of(name, groups_of(claim(claims, self.settings.oauth_groups_claim)))
