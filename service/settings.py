@@ -436,7 +436,7 @@ class ServerSettings(BaseSettings):
                                      "oauth_jwks_url and oauth_audience. Static tokens keep working beside it.")
     oauth_jwks_url: str | None = Field(default=None, description="Where the issuer publishes its signing keys "
                                        "(JWKS); fetched, cached for oauth_jwks_ttl_s, fetched again for a key id "
-                                       "it does not hold (at most once every 30 s).")
+                                       "it does not hold (at most once every oauth_jwks_refetch_s).")
     oauth_audience: str | None = Field(default=None, description="This server's resource URI, which a token's "
                                        "`aud` must name, e.g. http://search.example:8765/mcp; published at "
                                        "/.well-known/oauth-protected-resource (RFC 9728).")
@@ -445,6 +445,9 @@ class ServerSettings(BaseSettings):
                                     "realm_access.roles); names that are not group names are left out.")
     oauth_jwks_ttl_s: float = Field(default=300.0, ge=10, le=86400, description="How long fetched signing keys "
                                     "are used before they are fetched again.")
+    oauth_jwks_refetch_s: float = Field(default=30.0, ge=0, le=3600, description="A token signed by a key id the "
+                                        "cached keys lack fetches them again at most this often (a rotated key is "
+                                        "followed; invented key ids cost the issuer nothing).")
 
     @model_validator(mode="after")
     def _oauth_whole(self) -> ServerSettings:

@@ -2,8 +2,8 @@
 access token of the firm's identity provider (OAuth 2.1 resource server, RFC 9068 / RFC 9728).
 
 A JWT is accepted only when signed RS256 or ES256 by a key of the issuer's JWKS (fetched, cached, fetched again for
-an unknown key id at most once every ``REFETCH_S``: a rotated key is followed, a stream of invented key ids costs the
-issuer nothing), with ``iss`` the configured issuer, ``aud`` naming this server's resource URI, and ``exp`` (and
+an unknown key id at most once every ``oauth_jwks_refetch_s``: a rotated key is followed, a stream of invented key
+ids costs the issuer nothing), with ``iss`` the configured issuer, ``aud`` naming this server's resource URI, and ``exp`` (and
 ``nbf`` when present) holding. ``alg: none``, HS256 (a public key used as a shared secret) and every other algorithm
 are refused before any key is looked at. The caller's groups come from one claim; names that are not group names
 are left out (fewer rights, never more). The token itself goes nowhere.
@@ -32,8 +32,6 @@ SCOPE_KEY = "stroidok.caller"
 ALGORITHMS = ("RS256", "ES256")
 #: clock skew allowed on exp / nbf / iat, seconds
 LEEWAY_S = 30
-#: an unknown key id fetches the JWKS again at most this often
-REFETCH_S = 30.0
 #: the JWKS document read at most this big
 MAX_JWKS_BYTES = 256 * 1024
 
@@ -41,19 +39,20 @@ MAX_JWKS_BYTES = 256 * 1024
 class Jwks:
     """The issuer's signing keys by key id, fetched over HTTP(S) and cached."""
 
-    def __init__(self, url: str, ttl_s: float, timeout_s: float = 5.0) -> None:
-        self.url, self.ttl_s, self.timeout_s = url, ttl_s, timeout_s
+    def __init__(self, url: str, ttl_s: float, refetch_s: float, timeout_s: float = 5.0) -> None:
+        self.url, self.ttl_s, self.refetch_s, self.timeout_s = url, ttl_s, refetch_s, timeout_s
         self.keys: dict[str, jwt.PyJWK] = {}
         self.fetched = -float("inf")
         self.lock = threading.Lock()
 
     def key(self, kid: str) -> jwt.PyJWK | None:
-        """The key ``kid``: from the cache while fresh, else (or when unknown, at most once every ``REFETCH_S``)
-        after fetching the JWKS again. None when the issuer does not publish it."""
+        """The key ``kid``: from the cache while fresh, else (or when unknown, at most once every ``refetch_s``)
+        after fetching the JWKS again (for an unknown one at most once every ``refetch_s``). None when the issuer
+        does not publish it."""
         with self.lock:
             now = time.monotonic()
             stale = now - self.fetched > self.ttl_s
-            if stale or (kid not in self.keys and now - self.fetched > REFETCH_S):
+            if stale or (kid not in self.keys and now - self.fetched > self.refetch_s):
                 self._fetch(now)
             return self.keys.get(kid)
 
@@ -65,7 +64,7 @@ class Jwks:
                 raise ValueError(f"JWKS over {MAX_JWKS_BYTES} bytes")
             found = jwt.PyJWKSet.from_dict(response.json()).keys
         except (httpx.HTTPError, ValueError, jwt.PyJWTError) as exc:
-            self.fetched = now  # a failing issuer is asked again after REFETCH_S, not on every call
+            self.fetched = now  # a failing issuer is asked again after refetch_s, not on every call
             logger.warning("JWKS {} not read ({}); tokens signed by unknown keys are refused", self.url, exc)
             return
         self.keys = {k.key_id: k for k in found if k.key_id}
@@ -97,7 +96,8 @@ class Identity:
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self.jwks = Jwks(settings.oauth_jwks_url, settings.oauth_jwks_ttl_s) if settings.oauth_jwks_url else None
+        self.jwks = (Jwks(settings.oauth_jwks_url, settings.oauth_jwks_ttl_s, settings.oauth_jwks_refetch_s)
+                     if settings.oauth_jwks_url else None)
 
     def principal(self, authorization: str | None) -> Principal:
         """The caller of a request with this header value (None: no header)."""

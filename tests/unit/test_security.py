@@ -5,6 +5,7 @@ import time
 from typing import Any
 
 import pytest
+from pydantic import ValidationError
 
 from service.caller.identity import Identity
 from service.caller.limits import RateLimiter
@@ -12,6 +13,7 @@ from service.caller.principal import Principal
 from service.errors import RateLimited, Unauthorized
 from service.search.query.models import SearchResponse
 from service.settings import ServerSettings
+from tests.support.issuer import ISSUER, Issuer, Key, serving
 from tests.support.net import free_port
 
 EMPTY_RESPONSE = {"results": [], "meta": {
@@ -122,3 +124,34 @@ def test_memory_cache_round_trips_a_response() -> None:
     response = SearchResponse.model_validate(EMPTY_RESPONSE)
     cache.put("k", response)
     assert cache.get("k") == response and cache.get("other") is None
+
+
+def oauth_settings(jwks_url: str, **more: object) -> ServerSettings:
+    return ServerSettings.model_validate({"oauth_issuer": ISSUER, "oauth_jwks_url": jwks_url,
+                                          "oauth_audience": "http://s.test/mcp", **more})
+
+
+def test_invented_key_ids_fetch_the_issuers_keys_at_most_once_per_interval() -> None:
+    with serving(Issuer([Key.ec("k1")])) as issuer:
+        identity = Identity(oauth_settings(issuer.url, oauth_jwks_refetch_s=60))
+        assert identity.principal(f"Bearer {issuer.token(issuer.keys[0], 'http://s.test/mcp', ['legal'])}").groups \
+            == ("legal", "public")
+        for i in range(20):
+            with pytest.raises(Unauthorized):
+                identity.principal(f"Bearer {issuer.token(Key.ec(f'invented-{i}'), 'http://s.test/mcp', ['legal'])}")
+        assert issuer.fetches == 1
+
+
+def test_groups_come_from_a_dotted_claim_and_names_that_are_no_group_names_are_left_out() -> None:
+    with serving(Issuer([Key.ec("k1")])) as issuer:
+        identity = Identity(oauth_settings(issuer.url, oauth_groups_claim="realm_access.roles"))
+        token = issuer.token(issuer.keys[0], "http://s.test/mcp", None,
+                             realm_access={"roles": ["legal", "Domain Users", "l\u0435gal", "hr\n", 7]})
+        assert identity.principal(f"Bearer {token}").groups == ("legal", "public")
+
+
+@pytest.mark.parametrize("missing", ["oauth_issuer", "oauth_jwks_url", "oauth_audience"])
+def test_oauth_settings_come_whole(missing: str) -> None:
+    given = {"oauth_issuer": ISSUER, "oauth_jwks_url": "http://k.test/jwks", "oauth_audience": "http://s.test/mcp"}
+    with pytest.raises(ValidationError):
+        ServerSettings.model_validate({k: v for k, v in given.items() if k != missing})
