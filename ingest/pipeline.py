@@ -38,7 +38,7 @@ from service.embedders.base import Embedder
 from service.engine.index_admin.apply import apply_all
 from service.engine.index_admin.maintenance import optimize, pending_switch, split_if_grown
 from service.engine.index_meta import bump_generation, load_embedder_state, read_rules_record, record_rules
-from service.errors import AccessRulesChanged, IngestError, Interrupted, StroidokError
+from service.errors import AccessRulesChanged, ConfigError, IngestError, Interrupted, StroidokError
 from service.settings import Settings
 
 
@@ -55,7 +55,7 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
     report = RunReport()
     missing = [str(p) for p in options.paths if not p.exists()]
     if missing:
-        raise StroidokError(f"path(s) not found: {', '.join(missing)}")
+        raise ConfigError(f"path(s) not found: {', '.join(missing)}", details={"paths": missing})
     rules = load_rules(settings.ingest.access_rules, settings.ingest.default_groups)
     with Watchdog(stall_timeout(settings)) as watchdog:
         stats_ready = prepare_index(client, settings, embedder, watchdog)

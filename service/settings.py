@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, BaseModel, Field, SecretStr, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import AliasChoices, BaseModel, Field, SecretStr, ValidationError, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from service.caller.groups import GroupNames, TokenGroups
 from service.embedders.capabilities import capabilities_of
@@ -495,3 +496,41 @@ class Settings(BaseModel):
     @property
     def opensearch_url(self) -> str:
         return self.opensearch.resolved_url(self.engine)
+
+
+def load_settings() -> Settings:
+    """The settings from the environment; CONFIG_ERROR naming each invalid variable and its problem (never
+    pydantic's traceback)."""
+    try:
+        return Settings()
+    except ValidationError as exc:
+        raise ConfigError(f"invalid settings: {'; '.join(setting_problems(exc))}",
+                          details={"problems": setting_problems(exc)}) from exc
+    except SettingsError as exc:  # a value the environment source cannot even parse (JSON that is not)
+        raise ConfigError(f"invalid settings: {unparsable_setting(exc)} cannot be parsed (JSON expected where the "
+                          "setting is a list or a mapping: docs/settings.md)") from exc
+
+
+def setting_problems(exc: ValidationError) -> list[str]:
+    """Each complaint as ``VARIABLE: problem`` (the variable named by its concern's prefix)."""
+    prefixes = {info.annotation.__name__: info.annotation.model_config.get("env_prefix", "")
+                for info in Settings.model_fields.values() if isinstance(info.annotation, type)
+                and issubclass(info.annotation, BaseSettings)}
+    prefix = prefixes.get(exc.title, "")
+    return [f"{prefix}{str(e['loc'][0]).upper() if e['loc'] else exc.title}: {e['msg']}"[:300] for e in exc.errors()]
+
+
+def unparsable_setting(exc: SettingsError) -> str:
+    """The variable whose value the environment source could not parse (each concern tried alone)."""
+    field = re.search(r'field "(\w+)"', str(exc))
+    for info in Settings.model_fields.values():
+        concern = info.annotation
+        if not (isinstance(concern, type) and issubclass(concern, BaseSettings)):
+            continue
+        try:
+            concern()
+        except SettingsError:
+            return f"{concern.model_config.get('env_prefix', '')}{field[1].upper() if field else '?'}"
+        except ValidationError:
+            continue
+    return str(exc)[:200]

@@ -3,10 +3,10 @@ access token of the firm's identity provider (OAuth 2.1 resource server, RFC 906
 
 A JWT is accepted only when signed RS256 or ES256 by a key of the issuer's JWKS (fetched, cached, fetched again for
 an unknown key id at most once every ``oauth_jwks_refetch_s``: a rotated key is followed, a stream of invented key
-ids costs the issuer nothing), with ``iss`` the configured issuer, ``aud`` naming this server's resource URI, and ``exp`` (and
-``nbf`` when present) holding. ``alg: none``, HS256 (a public key used as a shared secret) and every other algorithm
-are refused before any key is looked at. The caller's groups come from one claim; names that are not group names
-are left out (fewer rights, never more). The token itself goes nowhere.
+ids costs the issuer nothing), with ``iss`` the configured issuer, ``aud`` naming this server's resource URI, and
+``exp`` (and ``nbf`` when present) holding. ``alg: none``, HS256 (a public key used as a shared secret) and every
+other algorithm are refused before any key is looked at. The caller's groups come from one claim; names that are not
+group names are left out (fewer rights, never more). The token itself goes nowhere.
 """
 
 from __future__ import annotations

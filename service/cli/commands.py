@@ -26,7 +26,7 @@ from service.engine.launcher.process import EngineCluster, EngineProcess, log_ta
 from service.engine.launcher.status import read_status
 from service.errors import StroidokError
 from service.search.query.contract import SHORT_FLAGS, cli_flag, default_of, parameter_schemas, provided
-from service.settings import Settings
+from service.settings import Settings, load_settings
 
 app = typer.Typer(
     help="StroiDok search: Russian construction documents on OpenSearch.", no_args_is_help=True,
@@ -54,7 +54,7 @@ def _root(ctx: typer.Context, verbose: bool = typer.Option(False, "--verbose", "
     logger.add(sys.stderr, level="DEBUG" if verbose else "INFO", format="{time:HH:mm:ss} {level:<7} {message}")
     if verbose:
         os.environ["STROIDOK_VERBOSE"] = "1"  # parse workers show their libraries' warnings too
-    state.settings = Settings()
+    state.settings = load_settings()
     ctx.obj = state.settings
 
 

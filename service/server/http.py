@@ -22,7 +22,7 @@ from service.caller.principal import Principal, stdio_principal
 from service.errors import ConfigError, InvalidQuery, RateLimited, StroidokError, Unauthorized
 from service.server.errors import error_text
 from service.server.tools import ProductServer, build_server, run_stdio
-from service.settings import ServerSettings, Settings
+from service.settings import ServerSettings, Settings, load_settings
 
 
 def transport_security(settings: ServerSettings) -> TransportSecuritySettings:
@@ -129,7 +129,7 @@ def http_app(server: ProductServer, settings: ServerSettings) -> Any:
 def http_app_from_environment() -> Any:
     """The HTTP app of one worker process (``serve --http --workers N``): settings from the environment,
     as the CLI reads them."""
-    settings = Settings()
+    settings = load_settings()
     return http_app(build_server(settings), settings.server)
 
 

@@ -49,6 +49,22 @@ def result_summary(result: BaseModel | None) -> dict[str, Any]:
     return {"returned": 1} if result is not None else {}
 
 
+def encodable(value: Any) -> Any:
+    """``value`` with every text that is not valid UTF-8 (lone surrogates from a command line's bytes) escaped, so
+    an entry always serialises: logging a refused call must never fail the call's own error path."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "backslashreplace").decode("utf-8")
+    if isinstance(value, dict):
+        return {encodable(k): encodable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [encodable(v) for v in value]
+    return value
+
+
 def request_fields(arguments: dict[str, Any]) -> dict[str, Any]:
     """The validated search request's main fields (defaults filled), when the arguments are valid."""
     try:
@@ -132,7 +148,7 @@ class QueryLog:
         return self._exists
 
     def record(self, entry: dict[str, Any]) -> None:
-        entry = {"timestamp": datetime.now(UTC).isoformat(), **entry}
+        entry = encodable({"timestamp": datetime.now(UTC).isoformat(), **entry})
         logger.debug("query {}", entry)  # on stderr with --verbose; always in the query-log index
         if not self.enabled:
             return

@@ -51,6 +51,32 @@ def stripped(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
+def shown_bytes(text: str) -> str:
+    """A command line's undecodable text as the bytes it was given, for a message."""
+    try:
+        return repr(text.encode("utf-8", "surrogateescape")[:80])
+    except UnicodeEncodeError:
+        return repr(text.encode("utf-8", "backslashreplace")[:80])
+
+
+def utf8_text(data: Any) -> Any:
+    """The arguments as given, when every text in them (at any depth) is valid UTF-8; a command line passes bytes
+    that are not (``--path $'\\xff'``) as lone surrogates, which nothing downstream can encode."""
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise ValueError(f"text is not valid UTF-8: {shown_bytes(value)}") from exc
+        elif isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, (list, tuple)):
+            stack.extend(value)
+    return data
+
+
 class DateRange(BaseModel):
     """Modification dates, both ends included; either end may be left open."""
 
@@ -72,6 +98,7 @@ class SearchRequest(BaseModel):
     strict, as published: "3", 3.0 or true for an integer, "yes" for a boolean are refused, not coerced."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+    _utf8 = model_validator(mode="before")(utf8_text)
 
     query: Query = Field(description="What to find, in Russian: 1-500 characters. " + PHRASING_ADVICE
                          + " \"Quoted\" parts are exact phrases.")
@@ -198,6 +225,7 @@ class DocumentRequest(BaseModel):
     """The arguments of ``get_document``."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+    _utf8 = model_validator(mode="before")(utf8_text)
 
     id: str = Field(min_length=1, max_length=40,
                     description="A result id (document) or a chunk_id (<document id>:<n>).")
@@ -220,6 +248,7 @@ class SourcesRequest(BaseModel):
     """The arguments of ``list_sources``."""
 
     model_config = ConfigDict(extra="forbid", strict=True)
+    _utf8 = model_validator(mode="before")(utf8_text)
 
     folder: PathText | None = Field(default=None, description=(
         "Only what lies below this folder (whole path segments): an absolute folder, or a folder name anywhere "
