@@ -113,3 +113,18 @@ def test_an_indexed_file_whose_folder_becomes_a_link_loses_its_public_version(
 
     assert any(o.status == "deleted" and o.path.endswith("public/zzz/contract.txt") for o in report.outcomes)
     assert public_texts(client, settings.index.alias) == []
+
+
+def test_an_indexed_public_file_replaced_by_a_link_to_a_secret_one_loses_its_public_version(
+        archive: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+    assert ingest(archive, settings, client, navec_embedder).counts["indexed"] == 2
+    planted = archive / "public" / "zzz" / "contract.txt"
+    planted.unlink()
+    planted.symlink_to("../../secret/contract.txt")
+
+    report = ingest(archive, settings, client, navec_embedder)
+
+    assert any(o.status == "deleted" and o.path.endswith("public/zzz/contract.txt") for o in report.outcomes)
+    refused = next(o for o in report.outcomes if o.status == "failed")
+    assert "other access groups" in (refused.reason or "")
+    assert public_texts(client, settings.index.alias) == []
