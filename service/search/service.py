@@ -46,6 +46,7 @@ from service.search.query.build import (
 )
 from service.search.query.contract import (
     SearchRequest,
+    logged_fields,
     validate_document_request,
     validate_request,
     validate_sources_request,
@@ -146,7 +147,8 @@ class SearchService:
         results are remembered for the client, and an opening of one of them is logged with its rank."""
         began, call_id, client = time.perf_counter(), uuid.uuid4().hex, client_id or principal.name
         logged = functools.partial(call_entry, tool, arguments, principal.name, client_id, call_id=call_id,
-                                   groups=principal.groups)
+                                   groups=principal.groups,
+                                   request=logged_fields(arguments) if tool == "search_documents" else None)
         try:
             self.limiter.check(client, tool)
             result = run(began)

@@ -17,11 +17,10 @@ from typing import Any
 import orjson
 from loguru import logger
 from opensearchpy import OpenSearch
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel
 
 from service.engine.gateway import bulk_outcomes
 from service.errors import StroidokError
-from service.search.query.contract import SearchRequest
 from service.usage.feedback import Opening
 from service.usage.stats import prune_log
 
@@ -65,32 +64,13 @@ def encodable(value: Any) -> Any:
     return value
 
 
-def request_fields(arguments: dict[str, Any]) -> dict[str, Any]:
-    """The validated search request's main fields (defaults filled), when the arguments are valid."""
-    try:
-        request = SearchRequest.model_validate(arguments)
-    except (ValidationError, TypeError, ValueError):
-        return {}
-    return {"search_mode": request.search_mode, "operator": request.operator, "page": request.page,
-            "document_types": request.document_types, "filters": used_filters(request)}
-
-
-#: the search parameters that narrow or shape a search, as ``stats`` counts their use
-FILTER_PARAMETERS = ("queries", "document_types", "date_range", "path", "folder", "source_filter", "cites",
-                     "threshold", "current_only")
-
-
-def used_filters(request: SearchRequest) -> list[str]:
-    """The filter parameters a search set (a default value is not a use)."""
-    defaults = SearchRequest(query=request.query)
-    return [name for name in FILTER_PARAMETERS if getattr(request, name) != getattr(defaults, name)]
-
-
 def call_entry(tool: str, arguments: dict[str, Any], principal: str, client: str | None, total_ms: float,
                result: BaseModel | None = None, error: BaseException | None = None, *, call_id: str | None = None,
-               groups: tuple[str, ...] = (), opening: Opening | None = None) -> dict[str, Any]:
+               groups: tuple[str, ...] = (), opening: Opening | None = None,
+               request: dict[str, Any] | None = None) -> dict[str, Any]:
     """One log entry of a tool call: who (name, client, access groups), what, how long, what came back; for a
-    ``get_document`` that opened a result of an earlier search, that search's ``call_id`` and the rank. Pure."""
+    ``get_document`` that opened a result of an earlier search, that search's ``call_id`` and the rank; a
+    search's ``request``: its main fields as the contract reads them (``contract.logged_fields``). Pure."""
     code = error.code if isinstance(error, StroidokError) else ("INTERNAL_ERROR" if error else None)
     entry: dict[str, Any] = {
         "call_id": call_id, "groups": list(groups), "tool": tool, "principal": principal, "client": client,
@@ -98,8 +78,7 @@ def call_entry(tool: str, arguments: dict[str, Any], principal: str, client: str
         "status": "error" if error else "ok", "error_code": code, "total_ms": round(total_ms, 2),
         "arguments": logged_arguments(arguments),
     }
-    if tool == "search_documents":
-        entry.update(request_fields(arguments))
+    entry.update(request or {})
     entry.update(result_summary(result))
     if opening is not None:
         entry.update(follows=opening.follows, opened_rank=opening.rank)

@@ -37,7 +37,7 @@ FORBIDDEN = {
     "caller": {"server", "search", "usage", "engine", "cli"},
     "engine": {"server", "search", "usage", "caller", "cli"},
     "search": {"server", "cli"},
-    "usage": {"server", "cli"},
+    "usage": {"server", "search", "cli"},
 }
 
 

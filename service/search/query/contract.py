@@ -378,3 +378,25 @@ def contract_table() -> str:
 
 if __name__ == "__main__":
     print(contract_table())
+
+
+def logged_fields(arguments: dict[str, Any]) -> dict[str, Any]:
+    """What the query log keeps of a search request: its main fields (defaults filled) when the arguments are
+    valid, and which filter parameters it set."""
+    try:
+        request = SearchRequest.model_validate(arguments)
+    except (ValidationError, TypeError, ValueError):
+        return {}
+    return {"search_mode": request.search_mode, "operator": request.operator, "page": request.page,
+            "document_types": request.document_types, "filters": used_filters(request)}
+
+
+#: the search parameters that narrow or shape a search, as ``stats`` counts their use
+FILTER_PARAMETERS = ("queries", "document_types", "date_range", "path", "folder", "source_filter", "cites",
+                     "threshold", "current_only")
+
+
+def used_filters(request: SearchRequest) -> list[str]:
+    """The filter parameters a search set (a default value is not a use)."""
+    defaults = SearchRequest(query=request.query)
+    return [name for name in FILTER_PARAMETERS if getattr(request, name) != getattr(defaults, name)]
