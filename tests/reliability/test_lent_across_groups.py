@@ -72,3 +72,29 @@ def test_a_restricted_newer_edition_marks_no_public_edition_as_replaced(service:
     assert [r.designation for r in current] == ["СП 777.13330.2010"]  # the newest edition this reader may read
     lawyer = service.search({"query": "кабельные каналы плитами", "search_mode": "fulltext"}, LAWYER).results
     assert {r.designation for r in lawyer} == {"СП 777.13330.2010", "СП 777.13330.2024"}
+
+
+def test_a_title_lent_by_an_older_release_is_taken_back_by_the_next_run_even_with_nothing_changed(
+        tmp_path: Path, opensearch_url: str, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+    for folder, name, text in (("public", "ГОСТ 88888-2001.txt", BARE), ("legal", "СП 999.txt", SECRET)):
+        (tmp_path / "a" / folder).mkdir(parents=True, exist_ok=True)
+        (tmp_path / "a" / folder / name).write_text(text, encoding="utf-8")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"rules": [{"pattern": "legal/", "groups": ["legal"]}]}), encoding="utf-8")
+    settings = product_settings(opensearch_url, access_rules=rules)
+    settings.search.cache_ttl_s = 0
+    try:
+        run_ingest(IngestOptions([tmp_path / "a"]), settings, client, navec_embedder, quiet=True)
+        leaked = "ГОСТ 88888-2001 Тайные требования к вентиляции бункера Хрустальный"
+        client.update_by_query(index=settings.index.alias, refresh=True, body={  # as an older release left it
+            "query": {"term": {"designation": "ГОСТ 88888-2001"}},
+            "script": {"source": "ctx._source.title = params.t", "params": {"t": leaked}}})
+        service = SearchService(settings, client, navec_embedder)
+        assert titles(service, "Хрустальный", PUBLIC) == [leaked]
+
+        again = run_ingest(IngestOptions([tmp_path / "a"]), settings, client, navec_embedder, quiet=True)
+
+        assert again.counts["skipped"] == 2 and again.counts["indexed"] == 0
+        assert titles(service, "Хрустальный", PUBLIC) == []
+    finally:
+        drop_index_resources(client, settings.index)
