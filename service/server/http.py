@@ -49,12 +49,14 @@ class Door:
         self.identity = Identity(settings)
         self.metadata_url = (str(build_resource_metadata_url(AnyHttpUrl(settings.oauth_audience)))
                              if settings.oauth_audience else None)
+        #: the only paths served without a caller: the protected-resource metadata, where OAuth is configured
+        self.open_paths = {route.path for route in metadata_routes(settings)}
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "websocket":
             await send({"type": "websocket.close", "code": 1008})
             return
-        if scope["type"] != "http" or scope.get("path", "").startswith("/.well-known/"):
+        if scope["type"] != "http" or scope.get("path") in self.open_paths:
             await self.app(scope, receive, send)
             return
         given = [v.decode("latin-1") for k, v in scope.get("headers", []) if k.lower() == b"authorization"]

@@ -86,3 +86,12 @@ def test_a_flood_of_slow_connections_logs_one_line_a_minute() -> None:
     finally:
         logger.remove(sink)
     assert logged.count(True) == 1 and len(lines) == 1
+
+
+@pytest.mark.parametrize("path", ["/.well-known/../mcp", "/.well-known/anything",
+                                  "/.well-known/oauth-protected-resourcex"])
+def test_only_the_metadata_paths_are_open(path: str) -> None:
+    settings = ServerSettings(oauth_issuer="http://idp.test/r", oauth_jwks_url="http://idp.test/r/certs",
+                              oauth_audience="http://s.test:8765/mcp")
+    app = App()
+    assert through(Door(app, settings), http(path))[0]["status"] == 401 and app.scopes == []
