@@ -38,7 +38,7 @@ from service.embedders.base import Embedder
 from service.engine.index_admin.apply import apply_all
 from service.engine.index_admin.maintenance import optimize, pending_switch, split_if_grown
 from service.engine.index_meta import bump_generation, load_embedder_state, read_rules_record, record_rules
-from service.errors import AccessRulesChanged, ConfigError, IngestError, Interrupted, StroidokError
+from service.errors import AccessRulesChanged, ConfigError, IngestError, Interrupted, ResourceMissing, StroidokError
 from service.settings import Settings
 
 
@@ -83,7 +83,10 @@ def run_ingest(options: IngestOptions, settings: Settings, client: OpenSearch, e
         # every run settles the links (a registry scan and one read of first chunks): an index whose links an
         # older release decided (say, lent across groups) is put right by the next run, changed files or not
         began_links = time.perf_counter()
-        settle_links(client, settings.index)
+        try:
+            settle_links(client, settings.index)
+        except ResourceMissing as exc:  # the index itself vanished (its files are reported failed): nothing to settle
+            logger.warning("links not settled: {}", exc.message)
         report.timings["links"] = time.perf_counter() - began_links
         settle_index(client, settings, report, split=options.shard is None)
     report.wall_s = time.perf_counter() - began
