@@ -12,7 +12,6 @@ while its id comes from the raw bytes.
 
 from __future__ import annotations
 
-import errno
 import fnmatch
 import hashlib
 import os
@@ -24,6 +23,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ingest.parse import SUPPORTED_TYPES, file_type
+from ingest.place import hash_descriptor, identity_of, open_regular
 
 _UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
 
@@ -118,17 +118,13 @@ def display_path(path: Path | str) -> str:
     return unicodedata.normalize("NFC", text).translate(_UNPRINTABLE)
 
 
-def content_hash(path: Path, block: int = 1 << 20) -> str:
-    """SHA-256 of a regular file's bytes; opened non-blocking and checked, so a FIFO or device that
-    replaced the file since the walk is refused instead of blocking the run."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file")
-        digest = hashlib.sha256()
-        while chunk := handle.read(block):
-            digest.update(chunk)
-    return digest.hexdigest()
+def content_hash(path: Path) -> str:
+    """SHA-256 of a regular file's bytes (a FIFO or device there is refused, ``ingest.place.open_regular``)."""
+    fd = open_regular(path)
+    try:
+        return hash_descriptor(fd)
+    finally:
+        os.close(fd)
 
 
 def matches(relative: str, include: list[str], exclude: list[str]) -> bool:
@@ -140,7 +136,7 @@ def matches(relative: str, include: list[str], exclude: list[str]) -> bool:
 def _stat(path: Path, root: Path, st: os.stat_result, link: bool = False) -> SourceFile:
     created = getattr(st, "st_birthtime", None) or min(st.st_ctime, st.st_mtime)
     return SourceFile(path, root, st.st_size, datetime.fromtimestamp(st.st_mtime, UTC),
-                      datetime.fromtimestamp(created, UTC), (st.st_dev, st.st_ino), link)
+                      datetime.fromtimestamp(created, UTC), identity_of(st), link)
 
 
 def os_reason(exc: OSError) -> str:

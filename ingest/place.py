@@ -6,6 +6,7 @@ fails that file (``FileMoved``) instead of publishing what the link points to un
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import stat
@@ -49,7 +50,7 @@ def open_in_place(path: Path, root: Path, identity: Identity) -> int:
     """A descriptor of the regular file the walk found at ``path`` below ``root``; ``FileMoved`` when a link
     stands on the way or another file (or no regular file) is there now."""
     try:
-        fd = open_beneath(root, path.relative_to(root) if path != root else Path(path.name))
+        fd = open_beneath(root, path.relative_to(root))
     except OSError as exc:
         raise FileMoved("the file or a folder on its way was replaced (by a link, or removed) after the walk: "
                         f"not read ({(exc.strerror or type(exc).__name__).lower()})") from exc
@@ -58,6 +59,36 @@ def open_in_place(path: Path, root: Path, identity: Identity) -> int:
         os.close(fd)
         raise FileMoved("another file stands at this place than the one the walk found: not read")
     return fd
+
+
+def open_regular(path: Path) -> int:
+    """A descriptor of the regular file at ``path`` (links followed), opened non-blocking and checked, so a FIFO
+    or device there is refused (``OSError``) instead of blocking the run."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file")
+    return fd
+
+
+def open_planned(path: Path, root: Path, identity: Identity | None) -> int:
+    """The file a plan names: where the walk found it (``open_in_place``), or, described without a walk (no
+    identity), the regular file at its path."""
+    return open_regular(path) if identity is None else open_in_place(path, root, identity)
+
+
+def in_place(path: Path, root: Path) -> bool:
+    """A regular file is at ``path``, reached from ``root`` (a folder, or the file itself) through no symbolic
+    link: an indexed file whose place is now a link (or behind one) is gone, whatever the link points to."""
+    folder = root if path != root else root.parent
+    try:
+        fd = open_beneath(folder, path.relative_to(folder))
+    except (OSError, ValueError, FileMoved):
+        return False
+    try:
+        return stat.S_ISREG(os.fstat(fd).st_mode)
+    finally:
+        os.close(fd)
 
 
 def hash_descriptor(fd: int, block: int = 1 << 20) -> str:

@@ -6,17 +6,16 @@ dry run reports this plan, and the run reports the same outcomes for the files i
 from __future__ import annotations
 
 import os
-import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ingest.access import AccessRules
-from ingest.discover import Rejected, Shard, SourceFile, content_hash, os_reason
+from ingest.discover import Rejected, Shard, SourceFile, os_reason
 from ingest.parse import PARSER_VERSION
 from ingest.parse.pdf import OcrMode
-from ingest.place import hash_descriptor, open_in_place
+from ingest.place import hash_descriptor, in_place, open_planned
 from ingest.report import FileOutcome
 from service.embedders.capabilities import capabilities_of
 from service.errors import FileMoved
@@ -139,27 +138,12 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
 
 
 def planned_hash(f: SourceFile) -> str:
-    """The bytes' digest of the file the walk found, read where it was found (no link on the way); a file
-    described without a walk (no identity) is read by its path."""
-    if f.identity is None:
-        return content_hash(f.path)
-    fd = open_in_place(f.path, f.root, f.identity)
+    """The bytes' digest of the file the plan names, read where the walk found it (``open_planned``)."""
+    fd = open_planned(f.path, f.root, f.identity)
     try:
         return hash_descriptor(fd)
     finally:
         os.close(fd)
-
-
-def in_place(path: Path, root: Path) -> bool:
-    """A regular file is at ``path``, reached from ``root`` through no symbolic link: an indexed file whose place
-    is now a link (or behind one) is gone, whatever the link points to."""
-    try:
-        for place in [*reversed(path.relative_to(root).parents[:-1]), path.relative_to(root)]:
-            if stat.S_ISLNK(os.lstat(root / place).st_mode):
-                return False
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except (OSError, ValueError):
-        return False
 
 
 def planned_outcomes(plan: Plan) -> list[FileOutcome]:

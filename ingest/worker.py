@@ -21,8 +21,6 @@ import sys
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -30,10 +28,9 @@ from typing import Any
 
 from ingest import heartbeat
 from ingest.chunk import ChunkText, chunk_blocks
-from ingest.discover import content_hash
 from ingest.parse import ParseOptions, parse_file
 from ingest.parse.model import ParsedDocument
-from ingest.place import hash_descriptor, open_in_place, readable_path
+from ingest.place import hash_descriptor, open_planned, readable_path
 from service.errors import ParseError
 
 _PR_SET_PDEATHSIG = 1
@@ -119,22 +116,6 @@ def sweep_worker_temp(root: Path | None = None) -> int:
     return removed
 
 
-@contextmanager
-def encodable_path(path: Path) -> Iterator[Path]:
-    """The path itself, or — when its name is not valid UTF-8, which some parsers cannot take — a
-    temporary link with a plain name to the same file."""
-    try:
-        str(path).encode("utf-8")
-        yield path
-        return
-    except UnicodeEncodeError:
-        pass
-    with tempfile.TemporaryDirectory(prefix="stroidok-") as folder:
-        link = Path(folder) / f"document{path.suffix.encode('ascii', 'ignore').decode() or '.bin'}"
-        link.symlink_to(path)
-        yield link
-
-
 def run_job(job: ParseJob) -> ParseResult:
     """Parse and chunk one file: the very file the walk found (``ingest.place``: another file there, or a link on
     its way, fails it); a file whose bytes changed while it was read is refused (its old or new version is
@@ -142,18 +123,13 @@ def run_job(job: ParseJob) -> ParseResult:
     began = time.perf_counter()
     path = Path(job.path)
     heartbeat.start(job.path)
-    if job.root is None or job.identity is None:
-        with encodable_path(path) as readable:
+    fd = open_planned(path, Path(job.root or path.parent), job.identity)
+    try:
+        with readable_path(fd, path) as readable:
             parsed = parse_file(readable, job.options)
-        read_hash = content_hash(path) if job.content_hash else ""
-    else:
-        fd = open_in_place(path, Path(job.root), job.identity)
-        try:
-            with readable_path(fd, path) as readable:
-                parsed = parse_file(readable, job.options)
-            read_hash = hash_descriptor(fd) if job.content_hash else ""
-        finally:
-            os.close(fd)
+        read_hash = hash_descriptor(fd) if job.content_hash else ""
+    finally:
+        os.close(fd)
     chunks = chunk_blocks(parsed.blocks, job.chunk_chars, job.chunk_overlap)
     if job.content_hash and read_hash != job.content_hash.split("+", 1)[0]:
         raise ParseError("the file changed while it was being read; the next run indexes its new version")

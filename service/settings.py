@@ -504,8 +504,8 @@ def load_settings() -> Settings:
     try:
         return Settings()
     except ValidationError as exc:
-        raise ConfigError(f"invalid settings: {'; '.join(setting_problems(exc))}",
-                          details={"problems": setting_problems(exc)}) from exc
+        problems = setting_problems(exc)
+        raise ConfigError(f"invalid settings: {'; '.join(problems)}", details={"problems": problems}) from exc
     except SettingsError as exc:  # a value the environment source cannot even parse (JSON that is not)
         raise ConfigError(f"invalid settings: {unparsable_setting(exc)} cannot be parsed (JSON expected where the "
                           "setting is a list or a mapping: docs/settings.md)") from exc

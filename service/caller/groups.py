@@ -26,10 +26,10 @@ def scripts(name: str) -> set[str]:
 
 def check_group(name: object) -> str:
     """``name`` in NFC when it is a valid group name; ``ValueError`` saying why it is not."""
-    if not isinstance(name, str) or not GROUP_RE.fullmatch(unicodedata.normalize("NFC", name)):
+    normal = unicodedata.normalize("NFC", name) if isinstance(name, str) else None
+    if normal is None or not GROUP_RE.fullmatch(normal):
         raise ValueError(f"invalid access group name {name!r}: letters, digits, '_', '.', '-' (up to 64), "
                          "starting with a letter or digit")
-    normal = unicodedata.normalize("NFC", name)
     if len(scripts(normal)) > 1:
         raise ValueError(f"invalid access group name {name!r}: letters of several scripts "
                          f"({', '.join(sorted(scripts(normal)))}) look like another name")

@@ -46,9 +46,8 @@ class Jwks:
         self.lock = threading.Lock()
 
     def key(self, kid: str) -> jwt.PyJWK | None:
-        """The key ``kid``: from the cache while fresh, else (or when unknown, at most once every ``refetch_s``)
-        after fetching the JWKS again (for an unknown one at most once every ``refetch_s``). None when the issuer
-        does not publish it."""
+        """The key ``kid``: from the cache while it is fresh (``ttl_s``), else after fetching the JWKS again; an
+        unknown ``kid`` fetches it at most once every ``refetch_s``. None when the issuer does not publish it."""
         with self.lock:
             now = time.monotonic()
             stale = now - self.fetched > self.ttl_s
