@@ -46,6 +46,8 @@ class Captured:
     right: str | None  #: the engine doc_id of the judged document (None: not in the index)
     hits: list[dict[str, Any]] = field(default_factory=list)
     chunks: dict[str, list[dict[str, Any]]] | None = None
+    #: the documents read whole: document id → every chunk of it that holds a query term
+    whole: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     vector: list[float] | None = None
 
@@ -99,13 +101,14 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
     def recording(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
                   lexical_weight: float, similarity: Any = None, phrases: tuple[str, ...] = (),
                   dense_floor: float | None = None,
-                  chunks: dict[str, list[dict[str, Any]]] | None = None) -> Any:
-        out[-1].hits, out[-1].chunks = hits, chunks
+                  chunks: dict[str, list[dict[str, Any]]] | None = None, model: Any = None,
+                  whole: dict[str, list[dict[str, Any]]] | None = None, naming: frozenset[str] = frozenset()) -> Any:
+        out[-1].hits, out[-1].chunks, out[-1].whole = hits, chunks, whole or {}
         out[-1].settings = {"include_context": include_context, "max_chunks": max_chunks,
                             "passage_chars": passage_chars, "lexical_weight": lexical_weight,
                             "phrases": phrases, "dense_floor": dense_floor}
         return original(hits, include_context, max_chunks, passage_chars, lexical_weight, similarity, phrases,
-                        dense_floor, chunks)
+                        dense_floor, chunks, model, whole, naming)
 
     unit_similarity = kept.service._unit_similarity
 

@@ -21,6 +21,7 @@ import pickle
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,8 +29,10 @@ from evaluation.answers import AnswerTally, Judged, Shown, contains_answer
 from evaluation.capture import Captured
 from service.embedders.base import Embedder
 from service.search.query.budget import fit_budget
+from service.search.query.build import naming_keys
 from service.search.query.map import chunk_contexts, document_signals, document_windows, map_hits
 from service.search.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from service.search.query.parse import parse_query
 from service.search.query.passages import passage_of
 from service.search.query.ranker import FEATURES, DocumentTerms, Model
 from service.settings import SearchSettings
@@ -66,7 +69,8 @@ def groups_of(set_name: str, row: Captured, embedder: Embedder) -> list[Group]:
     phrases = tuple(s["phrases"])
     candidates, weights, lexical, cosines = document_signals(row.hits, s["lexical_weight"],
                                                              similarity_for(embedder, row.vector),
-                                                             s["dense_floor"], row.chunks)
+                                                             s["dense_floor"], row.chunks, whole_of(row),
+                                                             naming_of(row))
     out = []
     for hit, group, w, lex, cos in zip(row.hits, candidates, weights, lexical, cosines, strict=True):
         if not hit["_source"].get("designation"):
@@ -82,6 +86,16 @@ def groups_of(set_name: str, row: Captured, embedder: Embedder) -> list[Group]:
         if any(labels):
             out.append(Group(set_name, row.query_id, np.asarray(rows, dtype=float), np.asarray(labels, dtype=bool)))
     return out
+
+
+def whole_of(row: Captured) -> dict[str, list[dict[str, Any]]]:
+    """The documents a captured call read whole (none in a capture made before the first document was)."""
+    return getattr(row, "whole", None) or {}
+
+
+def naming_of(row: Captured) -> frozenset[str]:
+    """The term keys of the words naming a document in a captured call's phrasings (``build.naming_keys``)."""
+    return naming_keys([parse_query(q) for q in [row.request["query"], *row.request.get("queries", [])]])
 
 
 def cells_as_line(text: str) -> str:
@@ -137,7 +151,7 @@ def answered(rows: Sequence[Captured], embedder: Embedder, model: Model | None) 
         s = row.settings
         results = map_hits(row.hits, s["include_context"], s["max_chunks"], s["passage_chars"], s["lexical_weight"],
                            similarity_for(embedder, row.vector), s["phrases"], s["dense_floor"],
-                           row.chunks, model)
+                           row.chunks, model, whole_of(row), naming_of(row))
         response = fit_budget(SearchResponse(results=results, meta=SearchMeta(
             query=str(row.request["query"]), total_results=len(results), route_used="hybrid", timings=Timings(),
             facets=Facets(), suggestions=Suggestions(),

@@ -343,6 +343,11 @@ class SearchSettings(BaseSettings):
     knn_units_expand: bool = Field(default=False, description="Every unit of the chunks the dense leg found is "
                                    "scored for the passage, not only those its graph search reached "
                                    "(costs engine CPU).")
+    first_document_chunks: int = Field(
+        default=40, ge=0, le=300, description="How many of the first document's chunks that hold a query term "
+        "(its best by the text leg) a search reads whole to choose that document's passages among, as a call "
+        "inside it does (one further engine request); 0: the first document's passages come from its best "
+        "chunks as every other document's (docs/relevance.md).")
     extra_candidates: int | None = Field(
         default=None, ge=0, le=10, description="Further chunks of each document the engine returns beyond "
         "max_chunks, whose passages compete to be shown; unset: 1 where the index keeps navec unit vectors "

@@ -47,6 +47,13 @@ def find_designation(text: str) -> str | None:
     return normalize_designation(match["kind"], match["number"]) if match else None
 
 
+def designation_words(text: str) -> list[str]:
+    """The words of every designation in ``text`` as typed, whole numbers and their parts («По СП 158.13330 …»
+    → «СП», «158.13330», «158», «13330»)."""
+    return [word for m in DESIGNATION_RE.finditer(" ".join(text.split()))
+            for word in dict.fromkeys([*m[0].split(), *re.findall(r"\w+", m[0])])]
+
+
 def find_designations(text: str) -> list[str]:
     """Every designation in ``text``, normalized, in order of first mention."""
     flat = " ".join(text.split())

@@ -37,6 +37,7 @@ from service.search.documents import DOCUMENT_PASSAGES, Documents, document_id
 from service.search.query.aggs import build_sources_body, document_count
 from service.search.query.budget import fit_budget
 from service.search.query.build import (
+    WHOLE_DOCUMENT_CHUNKS,
     SearchPlan,
     SearchSettingsView,
     build_chunks_request,
@@ -105,13 +106,13 @@ class Planned:
 
 @dataclasses.dataclass(frozen=True)
 class Found:
-    """What the engine answered a search: the search's own answer, and each document's candidate chunks by
-    document id (a chunks request; None: the collapse's inner hits carry them)."""
+    """What the engine answered a search: the search's own answer, each document's candidate chunks by
+    document id (a chunks request; None: the collapse's inner hits carry them), and the documents read whole
+    (document id → every chunk of it that holds a query term: the answer's first)."""
 
     raw: dict[str, Any]
     chunks: dict[str, list[dict[str, Any]]] | None
-    #: the chunks are every chunk of the answer's one document (a call inside it)
-    whole_document: bool = False
+    whole: dict[str, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -317,34 +318,39 @@ class SearchService:
         return index.rrf_pipeline if self.settings.search.fusion == "rrf" else index.hybrid_pipeline
 
     def _execute(self, plan: SearchPlan) -> Found:
-        """A search's engine requests, two whatever the page's size: the search (documents, totals, facets,
-        suggestions), then its documents' chunks (``build_chunks_request``; none where the collapse's inner
-        hits carry them). Both share the search's time bound. A page past the last answers as an empty page
-        with the totals and facets of the first."""
+        """A search's engine requests, two or three whatever the page's size: the search (documents, totals,
+        facets, suggestions); the first document's chunks that hold a query term, every one
+        (``build_document_chunks_request``: its passages are chosen the way a call inside it chooses them); and
+        the other documents' best chunks (``build_chunks_request``; none where the collapse's inner hits carry
+        them). All share the search's time bound. A page past the last answers as an empty page with the totals
+        and facets of the first."""
         timeout_s = self.settings.search.timeout_s
         deadline = time.monotonic() + timeout_s
+
+        def remaining() -> float:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise engine_timeout(timeout_s)
+            return left
+
         try:
             raw = self._send(build_request(plan), plan.route)
         except PastLastPage:
             raw = self._send(build_request(dataclasses.replace(plan, offset=0, size=1)), plan.route)
             raw["hits"]["hits"] = []
         ids = [str(hit["_source"]["doc_id"]) for hit in raw["hits"]["hits"]]
-        inside = plan.whole_document and len(ids) == 1
-        if plan.unit_hits and not inside:
-            return Found(raw, None)
         if not ids:
-            return Found(raw, {})
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            raise engine_timeout(timeout_s)
-        if inside:  # a call inside one document: every chunk of it that holds a query term competes
-            whole = self._send(build_document_chunks_request(plan, ids[0]), timeout_s=remaining)["hits"]["hits"]
-            if whole:
-                return Found(raw, {ids[0]: whole}, whole_document=True)
-            remaining = deadline - time.monotonic()  # found by meaning alone: its best chunks, as any answer's
-            if remaining <= 0:
-                raise engine_timeout(timeout_s)
-        return Found(raw, chunks_by_document(self._send(build_chunks_request(plan, ids), timeout_s=remaining)))
+            return Found(raw, None if plan.unit_hits else {})
+        whole: dict[str, list[dict[str, Any]]] = {}
+        size = WHOLE_DOCUMENT_CHUNKS if plan.whole_document else plan.first_document_chunks
+        if size and (plan.whole_document or (plan.text_leg is not None and plan.offset == 0)):
+            whole[ids[0]] = self._send(build_document_chunks_request(plan, ids[0], size),
+                                       timeout_s=remaining())["hits"]["hits"]
+        rest = [i for i in ids if not whole.get(i)]
+        if plan.unit_hits or not rest:
+            return Found(raw, None, whole)
+        return Found(raw, chunks_by_document(self._send(build_chunks_request(plan, rest), timeout_s=remaining())),
+                     whole)
 
     def _send(self, body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
         """One search request, bounded (``bounded_search``; by ``timeout_s``, else the search setting). Partial
@@ -364,7 +370,7 @@ class SearchService:
         results = map_hits(hits, request.include_context, request.max_chunks, self.settings.search.passage_chars,
                            lexical_weight, self._unit_similarity(plan.vector),
                            binding_phrases(first, request.operator), self.settings.index.dense_lower_bound,
-                           found.chunks, whole_document=found.whole_document)
+                           found.chunks, whole=found.whole, naming=plan.naming)
         aggs = raw.get("aggregations", {})
         # the engine's count of matching documents: the same on every page of a walk (the pages show the best
         # of them, and may end before it: ``paginate``'s ``exhausted``)

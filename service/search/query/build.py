@@ -15,13 +15,14 @@ from typing import Any, Literal
 
 from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS, UNITS_FIELD, VECTOR_FIELD
 from service.errors import InvalidQuery
-from service.search.designations import find_designation
+from service.search.designations import designation_words, find_designation
 from service.search.query.aggs import build_aggregations
 from service.search.query.contract import SearchRequest
 from service.search.query.filters import build_access_filter, build_filters, demote_replaced
 from service.search.query.operators import build_multi_binding, build_multi_text_query
 from service.search.query.parse import ParsedQuery
 from service.search.query.passages import POST, PRE
+from service.search.query.words import term_key
 from service.settings import SearchSettings
 
 Route = Literal["hybrid", "bm25", "knn"]
@@ -166,6 +167,7 @@ class SearchSettingsView:
     knn_units: Literal["off", "max", "units"] = "off"
     extra_candidates: int = EXTRA_CANDIDATES
     knn_units_expand: bool = False
+    first_document_chunks: int = WHOLE_DOCUMENT_CHUNKS
 
     @classmethod
     def of(cls, search: SearchSettings, unit_vectors: bool = True, units_kept: bool = True) -> SearchSettingsView:
@@ -177,7 +179,7 @@ class SearchSettingsView:
             extra = EXTRA_CANDIDATES if unit_vectors else EXTRA_CANDIDATES_WITHOUT_UNITS
         return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
                    search.knn_k, search.pagination_depth, search.knn_units if units_kept else "off", extra,
-                   search.knn_units_expand)
+                   search.knn_units_expand, search.first_document_chunks)
 
 
 @dataclass(frozen=True)
@@ -203,6 +205,10 @@ class SearchPlan:
     #: a call inside one document (``path`` naming one file, or ``get_document`` with a query): when the answer
     #: holds one document, every chunk of it is a candidate (``build_document_chunks_request``)
     whole_document: bool = False
+    #: how many of the first document's chunks holding a query term are read whole (0: none)
+    first_document_chunks: int = WHOLE_DOCUMENT_CHUNKS
+    #: the query's words that name a document (its designations'), as the passages' term keys
+    naming: frozenset[str] = frozenset()
 
     @property
     def text_leg(self) -> dict[str, Any] | None:
@@ -259,7 +265,15 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       suggest_text=first.plain if route != "knn" and wordy else None, groups=groups,
                       fallback_reason=fallback_reason, extra_candidates=candidates_beyond(request, view),
                       unit_hits=knn is not None and units != "off",
-                      whole_document=document is not None or len(request.path) == 1)
+                      whole_document=document is not None or len(request.path) == 1,
+                      first_document_chunks=view.first_document_chunks, naming=naming_keys(parsed))
+
+
+def naming_keys(parsed: list[ParsedQuery]) -> frozenset[str]:
+    """The term keys of the words that name a document in any phrasing («СП», «158.13330» of «по СП 158.13330»):
+    they find the document named (its designation field), but in a passage they mark only its running headers and
+    other documents' references."""
+    return frozenset(term_key(word) for query in parsed for word in designation_words(query.plain))
 
 
 def candidates_beyond(request: SearchRequest, view: SearchSettingsView) -> int:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -14,6 +15,7 @@ from service.search.query.passages import (
     Marked,
     Passage,
     Span,
+    Spans,
     candidate_windows,
     choose_passage,
     is_contents,
@@ -50,7 +52,7 @@ SEMANTIC_WEIGHT = 0.5
 #: the most units of one document embedded for the semantic signal (its best-matching ones)
 SEMANTIC_UNITS = 10
 #: the same in a call inside one document, which ranks every chunk of it (navec: ~20 µs a unit)
-WHOLE_DOCUMENT_SEMANTIC_UNITS = 40
+WHOLE_DOCUMENT_SEMANTIC_UNITS = 20
 #: the most passages one chunk gives a call inside one document (the rest of its windows compete with the others')
 WHOLE_DOCUMENT_PER_CHUNK = 3
 
@@ -117,13 +119,41 @@ def map_document(src: dict[str, Any], score: float) -> DocumentResult:
                               "superseded_by_designation") or "") if src.get("superseded_by") else None)
 
 
+class Pending:
+    """A passage chosen by its score, made (its text cut, folded and labelled) only when it is read: a document
+    read whole has a few windows chosen in each of its chunks, and three are shown."""
+
+    __slots__ = ("_made", "_make", "_phrases", "score")
+
+    def __init__(self, make: Callable[[], Passage], score: float, phrases: bool) -> None:
+        self._make, self.score, self._phrases = make, score, phrases
+        self._made: Passage | None = None
+
+    @classmethod
+    def of(cls, passage: Passage) -> Pending:
+        made = cls(lambda: passage, passage.score, True)
+        made._made = passage
+        return made
+
+    @property
+    def passage(self) -> Passage:
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    @property
+    def has_phrases(self) -> bool:
+        """The passage holds every phrase the query binds (read without making it when none is bound)."""
+        return not self._phrases or self.passage.has_phrases
+
+
 @dataclass(frozen=True)
 class Candidate:
     """A chunk of a document, whole and marked, with what ranks it."""
 
     hit: dict[str, Any]
     marked: Marked
-    spans: list[Span]
+    spans: Sequence[Span]
     fused: float
 
 
@@ -167,9 +197,9 @@ def marked_of(hit: dict[str, Any]) -> Marked:
     return unmark(str(texts[0]))
 
 
-def spans_of(src: dict[str, Any]) -> list[Span]:
+def spans_of(src: dict[str, Any]) -> Spans:
     """The chunk's page and clause changes; an index written before spans existed gives its start alone."""
-    return parse_spans(src.get("spans")) or [Span(0, src.get("page_number"), src.get("clause"))]
+    return parse_spans(src.get("spans")) or Spans([Span(0, src.get("page_number"), src.get("clause"))])
 
 
 def fused_score(score: float, top: float, similarity: float | None, lexical_weight: float) -> float:
@@ -219,20 +249,27 @@ def engine_cosines(hit: dict[str, Any], floor: float | None = None) -> dict[int,
 
 def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list[float]]],
                       similarity: Similarity | None, floor: float | None = None,
-                      per_document: int = SEMANTIC_UNITS) -> list[list[dict[int, float]]]:
+                      per_document: Sequence[int] | None = None,
+                      read_whole: Sequence[bool] | None = None) -> list[list[dict[int, float]]]:
     """Per document, per candidate, unit start → the unit's cosine to the query: the engine's (the dense leg's
-    inner hits), or, for an answer without any (an index written before unit vectors) and ``similarity``
-    given, those of the units that match a term — each document's best-matching ``per_document`` by their
-    ``lexical`` scores: what one document shows does not depend on the others — embedded in one batch."""
+    inner hits), or, with ``similarity`` given, those of units that match a term embedded in one batch — each
+    document's best-matching ``per_document`` by their ``lexical`` scores (what one document shows does not
+    depend on the others), in every document of an answer without any engine cosine (an index written before
+    unit vectors), and in a document ``read_whole`` among its chunks the dense leg did not reach."""
     out = [[engine_cosines(candidate.hit, floor) for candidate in group] for group in candidates]
-    if similarity is None or any(cosines for group in out for cosines in group):
+    if similarity is None:
         return out
+    whole = list(read_whole) if read_whole is not None else [False] * len(candidates)
+    counts = list(per_document) if per_document is not None else [SEMANTIC_UNITS] * len(candidates)
+    engine = any(cosines for group in out for cosines in group)
     chosen: list[tuple[int, int, int, str]] = []
     for d, (group, scores_of) in enumerate(zip(candidates, lexical, strict=True)):
+        if engine and not whole[d]:
+            continue
         units = [(score, d, i, a, candidate.marked.text[a:b])
-                 for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True))
+                 for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True)) if not out[d][i]
                  for score, (a, b) in zip(scores, split_units(candidate.marked.text), strict=True) if score > 0]
-        chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:per_document]]
+        chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:counts[d]]]
     for (d, i, start, _), cosine in zip(chosen, similarity([u[3] for u in chosen]) if chosen else [], strict=True):
         out[d][i][start] = cosine
     return out
@@ -249,28 +286,51 @@ def document_candidates(chunks: list[dict[str, Any]], lexical_weight: float) -> 
 Signals = tuple[list[list[Candidate]], list[dict[str, float]], list[list[list[float]]], list[list[dict[int, float]]]]
 
 
+def read_whole_chunks(found: list[dict[str, Any]], whole: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A document's chunks read whole (``whole``: every chunk of it that holds a query term, best first), each
+    with what the search's own candidates (``found``) know of it beyond its text: the units the dense leg named
+    in it. A chunk of ``found`` that holds no term is left out as any such chunk of a document read whole."""
+    named = {h["_source"].get("chunk_id"): h for h in found}
+    out = []
+    for hit in whole:
+        known = named.get(hit["_source"].get("chunk_id"))
+        units = known.get("inner_hits", {}).get(UNITS_FIELD) if known else None
+        out.append({**hit, "inner_hits": {UNITS_FIELD: units}} if units else hit)
+    return out
+
+
 def document_signals(hits: list[dict[str, Any]], lexical_weight: float, similarity: Similarity | None,
                      dense_floor: float | None, chunks: dict[str, list[dict[str, Any]]] | None,
-                     whole_document: bool = False) -> Signals:
-    """Per document: its candidate chunks, its term weights, each chunk's unit scores and unit cosines. In a
-    call inside one document (``whole_document``: every chunk of it came) the candidates are its chunks that
-    hold a query term (all of them when none does), and more of its units are embedded where the engine named
-    none."""
-    groups = [document_candidates(found, lexical_weight) for found in document_chunks(hits, chunks)]
-    if whole_document:  # a chunk without a term is not read for the answer (measured: no set loses by it)
-        groups = [[c for c in group if c.marked.marks] or group for group in groups]
-    semantic_units = WHOLE_DOCUMENT_SEMANTIC_UNITS if whole_document else SEMANTIC_UNITS
-    weights = [term_weights([c.marked for c in group]) for group in groups]
+                     whole: Mapping[str, list[dict[str, Any]]] | None = None,
+                     naming: frozenset[str] = frozenset()) -> Signals:
+    """Per document: its candidate chunks, its term weights, each chunk's unit scores and unit cosines. A
+    document read whole (its id in ``whole``: every chunk of it that holds a query term came) has those chunks
+    as candidates (its search candidates where none does), and more of its units are embedded where the engine
+    named none. ``naming``: term keys no passage is chosen by (the words of a designation the query names)."""
+    whole = whole or {}
+    ids = [str(hit["_source"].get("doc_id")) for hit in hits]
+    read = [bool(whole.get(i)) for i in ids]
+    found = [read_whole_chunks(chunks_of, whole[i]) if r else chunks_of
+             for i, r, chunks_of in zip(ids, read, document_chunks(hits, chunks), strict=True)]
+    groups = [document_candidates(f, lexical_weight) for f in found]
+    # a chunk without a term is not read for a document read whole (measured: no set loses by it)
+    groups = [[c for c in group if c.marked.marks] or group if r else group for group, r in zip(groups, read,
+                                                                                                  strict=True)]
+    weights = [{t: w for t, w in term_weights([c.marked for c in group]).items() if t not in naming}
+               for group in groups]
     lexical = [[lexical_scores(c.marked, split_units(c.marked.text), w) for c in group]
                for group, w in zip(groups, weights, strict=True)]
-    return groups, weights, lexical, unit_similarities(groups, lexical, similarity, dense_floor, semantic_units)
+    units = [WHOLE_DOCUMENT_SEMANTIC_UNITS if r else SEMANTIC_UNITS for r in read]
+    return groups, weights, lexical, unit_similarities(groups, lexical, similarity, dense_floor, units, read)
 
 
 def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
              lexical_weight: float, similarity: Similarity | None = None,
              phrases: tuple[str, ...] = (), dense_floor: float | None = None,
              chunks: dict[str, list[dict[str, Any]]] | None = None,
-             model: Model | None = None, whole_document: bool = False) -> list[DocumentResult]:
+             model: Model | None = None,
+             whole: Mapping[str, list[dict[str, Any]]] | None = None,
+             naming: frozenset[str] = frozenset()) -> list[DocumentResult]:
     """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
     context, a few short highlights. Everything a document's passages are chosen by — term weights, the
     fused scale, the units embedded — is taken over that document's candidate chunks alone: the same
@@ -279,16 +339,20 @@ def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int,
     ``dense_floor``: the fusion's dense score floor, from which the engine's unit scores are measured.
     ``chunks``: each document's candidate chunks by document id (a chunks request), else the inner hits.
     ``model``: the passage ranker's weights (the shipped ``ranker.MODEL`` by default).
-    ``whole_document``: a call inside one document, whose candidates are every chunk of it: its best windows
-    are shown wherever they are, several of one chunk if they rank so."""
+    ``whole``: the documents read whole (document id → every chunk of it that holds a query term: the first
+    document of an answer, the one of a call inside it): their best windows are shown wherever they are,
+    several of one chunk if they rank so.
+    ``naming``: the term keys of the words that name a document in the query (its designations'): no passage is
+    chosen by them, in the document named (its running headers) or any other (its references)."""
+    whole = whole or {}
     groups, weights, lexical, cosines = document_signals(hits, lexical_weight, similarity, dense_floor, chunks,
-                                                         whole_document)
+                                                         whole, naming)
     results = []
     for hit, group, w, cos, lex in zip(hits, groups, weights, cosines, lexical, strict=True):
         top_weight = max(w.values(), default=0.0)
         results.append(map_hit(hit, group, w, include_context, max_chunks, passage_chars, cos,
                                SEMANTIC_WEIGHT * top_weight, phrases, lex, model or MODEL,
-                               WHOLE_DOCUMENT_PER_CHUNK if whole_document else 1))
+                               WHOLE_DOCUMENT_PER_CHUNK if whole.get(str(hit["_source"].get("doc_id"))) else 1))
     return results
 
 
@@ -311,7 +375,7 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
     given: list[list[float] | None] = list(lexical) if lexical else [None] * len(candidates)
     # a document found by meaning alone (no query term in its candidates) shows the passages nearest in meaning:
     # the learned weights read terms first, and no judged question was answered without one
-    rows: list[tuple[Candidate, Passage, float, float]]
+    rows: list[tuple[Candidate, Pending, float, float]]
     if model is not None and doc.designation and weights:
         # shown by their learned scores; each as relevant as its document (the scores are not on the fused
         # scale), so the answer's size admits further passages document by document, the best documents first
@@ -323,11 +387,12 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
                     for c, cos, scores in zip(candidates, cosines, given, strict=True)]
         top_fused = max((c.fused for c in candidates), default=0.0) or 1.0
         top_passage = max((p.score for p in passages), default=0.0) or 1.0
-        rows = [(c, p, r, r) for c, p in zip(candidates, passages, strict=True)
+        rows = [(c, Pending.of(p), r, r) for c, p in zip(candidates, passages, strict=True)
                 for r in [PASSAGE_SHARE * p.score / top_passage + (1 - PASSAGE_SHARE) * c.fused / top_fused]]
     shown: list[tuple[Candidate, Passage, float]] = []
     # a passage holding the bound phrase first (a chunk can match it in its title or heading alone)
-    for candidate, passage, _, rank in sorted(rows, key=lambda t: (not t[1].has_phrases, -t[2])):
+    for candidate, pending, _, rank in sorted(rows, key=lambda t: (not t[1].has_phrases, -t[2])):
+        passage = pending.passage  # made only now: most windows chosen in a chunk are never shown
         if passage.text and not is_contents(passage.text) and not overlaps(passage, [p for _, p, _ in shown]):
             shown.append((candidate, passage, rank))
         if len(shown) == max_chunks:
@@ -376,17 +441,18 @@ def document_windows(contexts: list[ChunkContext], doc: DocumentTerms, phrases: 
 
 def learned_passages(candidates: list[Candidate], weights: dict[str, float], cosines: list[dict[int, float]],
                      lexical: list[list[float] | None], phrases: tuple[str, ...], size: int,
-                     model: dict[str, float], per_chunk: int = 1) -> list[tuple[int, Passage]]:
+                     model: dict[str, float], per_chunk: int = 1) -> list[tuple[int, Pending]]:
     """Each candidate's best window by the learned score (its ``per_chunk`` best that do not overlap), as
-    passages scored by it, each with its candidate's index."""
+    passages scored by it (made when read), each with its candidate's index."""
     contexts = chunk_contexts(candidates, cosines, lexical, weights, size, values=False)
     doc = DocumentTerms.of(weights)
     passages = []
     for i, (ctx, (windows, occurrences)) in enumerate(zip(contexts, document_windows(contexts, doc, phrases),
                                                           strict=True)):
         chosen = best_windows(ctx, windows, model, per_chunk) if per_chunk > 1 else [best_window(ctx, windows, model)]
-        passages += [(i, passage_of(ctx.chunk, ctx.spans, ctx.units, leading_clause_trimmed(ctx, window), size,
-                                    occurrences, phrases, score)) for score, window in chosen]
+        passages += [(i, Pending(functools.partial(passage_of, ctx.chunk, ctx.spans, ctx.units,
+                                                   leading_clause_trimmed(ctx, window), size, occurrences, phrases,
+                                                   score), score, bool(phrases))) for score, window in chosen]
     return passages
 
 

@@ -20,9 +20,11 @@ passage carries the clause and page in effect at its start, and the clause at it
 
 from __future__ import annotations
 
+import functools
+import itertools
 import math
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -128,8 +130,27 @@ def is_contents(text: str) -> bool:
     return len(_TOC_LEADER_RE.findall(text)) >= 2
 
 
+class Spans(tuple[Span, ...]):
+    """A chunk's spans in order, with what finding the span and the clause at an offset needs, read once: a
+    chunk's every candidate window asks for them (``span_at``, ``clause_bounds``)."""
+
+    @functools.cached_property
+    def offsets(self) -> list[int] | None:
+        """The spans' offsets, when they strictly increase (the chunker writes them so); None otherwise."""
+        offsets = [span.offset for span in self]
+        return offsets if all(a < b for a, b in itertools.pairwise(offsets)) else None
+
+    @functools.cached_property
+    def runs(self) -> list[int]:
+        """The index of the first span of each run of spans in one clause."""
+        return [i for i in range(len(self)) if i == 0 or self[i].clause != self[i - 1].clause]
+
+
 def span_at(spans: Sequence[Span], offset: int) -> Span | None:
     """The span in effect at ``offset``."""
+    if isinstance(spans, Spans) and spans.offsets is not None:
+        i = bisect_right(spans.offsets, offset) - 1
+        return spans[i] if i >= 0 else None
     current = None
     for span in spans:
         if span.offset > offset:
@@ -140,6 +161,13 @@ def span_at(spans: Sequence[Span], offset: int) -> Span | None:
 
 def clause_bounds(spans: Sequence[Span], offset: int, length: int) -> tuple[int, int]:
     """Where the clause in effect at ``offset`` starts and ends in the chunk."""
+    if isinstance(spans, Spans) and (offsets := spans.offsets) is not None:
+        i = bisect_right(offsets, offset) - 1
+        if i < 0:
+            return 0, length
+        runs = spans.runs
+        r = bisect_right(runs, i) - 1
+        return offsets[runs[r]], offsets[runs[r + 1]] if r + 1 < len(runs) else length
     here = span_at(spans, offset)
     if here is None:
         return 0, length
@@ -378,8 +406,8 @@ def fit_around_marks(chunk: Marked, start: int, end: int, size: int,
     return begin, stop
 
 
-def parse_spans(raw: object) -> list[Span]:
+def parse_spans(raw: object) -> Spans:
     """The chunk's stored ``spans`` (``[{"o", "p", "c"}]``); empty when it has none (an older index)."""
     if not isinstance(raw, list):
-        return []
-    return [Span(int(s.get("o", 0)), s.get("p"), s.get("c")) for s in raw if isinstance(s, dict)]
+        return Spans()
+    return Spans(Span(int(s.get("o", 0)), s.get("p"), s.get("c")) for s in raw if isinstance(s, dict))

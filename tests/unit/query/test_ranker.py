@@ -33,7 +33,7 @@ def _passage(weights: dict[str, float]) -> str | None:
     units = split_units(marked.text)
     [(_, passage)] = learned_passages([candidate], term_weights([marked]), [{}], [None], (), 90, weights)
     assert len(units) > 2
-    return passage.clause
+    return passage.passage.clause
 
 
 def test_among_windows_covering_the_same_words_the_one_stating_the_value_is_the_passage() -> None:
@@ -45,8 +45,10 @@ def test_inside_one_document_a_chunk_shows_its_best_windows_that_share_no_unit_b
     marked = unmark(_marked(FIGURE, "Уклон", "лестничных", "маршей", "эвакуации"))
     spans = [Span(0, 5, "6.1"), Span(FIGURE.index("7.1"), 6, "7.1")]
     candidate = Candidate({"_source": {}}, marked, spans, 1.0)
-    one = learned_passages([candidate], term_weights([marked]), [{}], [None], (), 90, MODEL.normative)
-    several = learned_passages([candidate], term_weights([marked]), [{}], [None], (), 90, MODEL.normative, 3)
+    one = [(i, p.passage) for i, p in learned_passages([candidate], term_weights([marked]), [{}], [None], (), 90,
+                                                        MODEL.normative)]
+    several = [(i, p.passage) for i, p in learned_passages([candidate], term_weights([marked]), [{}], [None], (), 90,
+                                                            MODEL.normative, 3)]
     assert [p.clause for _, p in one] == ["7.1"]
     assert [p.clause for _, p in several][:2] == ["7.1", "6.1"]  # the answering clause first, then the other
     assert [p.score for _, p in several] == sorted((p.score for _, p in several), reverse=True)
