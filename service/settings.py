@@ -344,7 +344,7 @@ class SearchSettings(BaseSettings):
                                    "scored for the passage, not only those its graph search reached "
                                    "(costs engine CPU).")
     first_document_chunks: int = Field(
-        default=40, ge=0, le=300, description="How many of the first document's chunks that hold a query term "
+        default=30, ge=0, le=300, description="How many of the first document's chunks that hold a query term "
         "(its best by the text leg) a search reads whole to choose that document's passages among, as a call "
         "inside it does (one further engine request); 0: the first document's passages come from its best "
         "chunks as every other document's (docs/relevance.md).")

@@ -33,8 +33,8 @@ from service.search.query.ranker import (
     Model,
     best_window,
     best_windows,
-    digits_and_chars,
     leading_clause_trimmed,
+    unit_digits_and_chars,
     unit_values,
     window_features,
 )
@@ -417,11 +417,10 @@ def chunk_contexts(candidates: list[Candidate], cosines: list[dict[int, float]],
         units = split_units(c.marked.text) or [(0, len(c.marked.text))]
         if scores is None or len(scores) != len(units):
             scores = lexical_scores(c.marked, units, weights)
-        counts = [digits_and_chars(c.marked.text[a:b]) for a, b in units]
+        digits, chars = unit_digits_and_chars(c.marked.text, units)
         out.append(ChunkContext(c.marked, c.spans, frozenset(s.offset for s in c.spans), units, scores, cos,
                                 unit_values(c.marked, units) if values else None,
-                                [c.marked.terms(a, b) for a, b in units], [d for d, _ in counts],
-                                [n for _, n in counts], size))
+                                [c.marked.terms(a, b) for a, b in units], digits, chars, size))
     return out
 
 

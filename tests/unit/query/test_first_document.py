@@ -4,6 +4,7 @@ them; the words naming a document choose no passage; a chunk's spans read once."
 
 from __future__ import annotations
 
+import itertools
 import random
 
 from service.search.designations import designation_words
@@ -113,3 +114,15 @@ def test_spans_read_once_find_the_same_span_and_clause_as_a_walk() -> None:
         for offset in range(0, 420, 7):
             assert span_at(fast, offset) == span_at(spans, offset)
             assert clause_bounds(fast, offset, 420) == clause_bounds(spans, offset, 420), (spans, offset)
+
+
+def test_a_chunks_units_count_their_digits_as_each_unit_alone_would() -> None:
+    from service.search.query.ranker import digits_and_chars, unit_digits_and_chars
+
+    rng = random.Random(11)
+    for _ in range(200):
+        text = "".join(rng.choice("ab 12\n3x.,") for _ in range(rng.randint(0, 120)))
+        cuts = sorted(rng.sample(range(len(text) + 1), min(len(text) + 1, rng.randint(0, 8))))
+        units = list(itertools.pairwise(cuts))
+        digits, chars = unit_digits_and_chars(text, units)
+        assert list(zip(digits, chars, strict=True)) == [digits_and_chars(text[a:b]) for a, b in units]
