@@ -37,7 +37,6 @@ from service.search.documents import DOCUMENT_PASSAGES, Documents, document_id
 from service.search.query.aggs import build_sources_body, document_count
 from service.search.query.budget import fit_budget
 from service.search.query.build import (
-    WHOLE_DOCUMENT_CHUNKS,
     SearchPlan,
     SearchSettingsView,
     build_chunks_request,
@@ -342,9 +341,8 @@ class SearchService:
         if not ids:
             return Found(raw, None if plan.unit_hits else {})
         whole: dict[str, list[dict[str, Any]]] = {}
-        size = WHOLE_DOCUMENT_CHUNKS if plan.whole_document else plan.first_document_chunks
-        if size and (plan.whole_document or (plan.text_leg is not None and plan.offset == 0)):
-            whole[ids[0]] = self._send(build_document_chunks_request(plan, ids[0], size),
+        if plan.first_document_chunks:
+            whole[ids[0]] = self._send(build_document_chunks_request(plan, ids[0], plan.first_document_chunks),
                                        timeout_s=remaining())["hits"]["hits"]
         rest = [i for i in ids if not whole.get(i)]
         if plan.unit_hits or not rest:

@@ -205,8 +205,9 @@ class SearchPlan:
     #: a call inside one document (``path`` naming one file, or ``get_document`` with a query): when the answer
     #: holds one document, every chunk of it is a candidate (``build_document_chunks_request``)
     whole_document: bool = False
-    #: how many of the first document's chunks holding a query term are read whole (0: none)
-    first_document_chunks: int = WHOLE_DOCUMENT_CHUNKS
+    #: how many of the first document's chunks holding a query term are read whole (0: none): every one inside
+    #: one document, the view's count on a search's first page with a text leg
+    first_document_chunks: int = 0
     #: the query's words that name a document (its designations'), as the passages' term keys
     naming: frozenset[str] = frozenset()
 
@@ -258,6 +259,7 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
     if request.threshold is not None and vector is not None:
         filters["bool"]["filter"].append(build_similarity_filter(vector, request.threshold))
     first = parsed[0]
+    inside = document is not None or len(request.path) == 1
     wordy = any(len(w) >= 3 and w.isalpha() for w in first.plain.split())
     return SearchPlan(route=route, legs=tuple(leg for leg in legs if leg is not None), filters=filters, scope=scope,
                       offset=offset, size=request.limit, max_chunks=request.max_chunks,
@@ -265,8 +267,17 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       suggest_text=first.plain if route != "knn" and wordy else None, groups=groups,
                       fallback_reason=fallback_reason, extra_candidates=candidates_beyond(request, view),
                       unit_hits=knn is not None and units != "off",
-                      whole_document=document is not None or len(request.path) == 1,
-                      first_document_chunks=view.first_document_chunks, naming=naming_keys(parsed))
+                      whole_document=inside, first_document_chunks=first_read(route, offset, view, inside),
+                      naming=naming_keys(parsed))
+
+
+def first_read(route: Route, offset: int, view: SearchSettingsView, whole_document: bool) -> int:
+    """How many of the first document's chunks holding a query term a search reads whole: every one (up to
+    ``WHOLE_DOCUMENT_CHUNKS``) inside one document, the view's count on a first page with a text leg (its terms
+    pick the chunks), none otherwise."""
+    if whole_document:
+        return WHOLE_DOCUMENT_CHUNKS
+    return view.first_document_chunks if route != "knn" and offset == 0 else 0
 
 
 def naming_keys(parsed: list[ParsedQuery]) -> frozenset[str]:

@@ -248,9 +248,8 @@ def engine_cosines(hit: dict[str, Any], floor: float | None = None) -> dict[int,
 
 
 def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list[float]]],
-                      similarity: Similarity | None, floor: float | None = None,
-                      per_document: Sequence[int] | None = None,
-                      read_whole: Sequence[bool] | None = None) -> list[list[dict[int, float]]]:
+                      similarity: Similarity | None, floor: float | None,
+                      per_document: Sequence[int], read_whole: Sequence[bool]) -> list[list[dict[int, float]]]:
     """Per document, per candidate, unit start → the unit's cosine to the query: the engine's (the dense leg's
     inner hits), or, with ``similarity`` given, those of units that match a term embedded in one batch — each
     document's best-matching ``per_document`` by their ``lexical`` scores (what one document shows does not
@@ -259,17 +258,15 @@ def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list
     out = [[engine_cosines(candidate.hit, floor) for candidate in group] for group in candidates]
     if similarity is None:
         return out
-    whole = list(read_whole) if read_whole is not None else [False] * len(candidates)
-    counts = list(per_document) if per_document is not None else [SEMANTIC_UNITS] * len(candidates)
     engine = any(cosines for group in out for cosines in group)
     chosen: list[tuple[int, int, int, str]] = []
     for d, (group, scores_of) in enumerate(zip(candidates, lexical, strict=True)):
-        if engine and not whole[d]:
+        if engine and not read_whole[d]:
             continue
         units = [(score, d, i, a, candidate.marked.text[a:b])
                  for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True)) if not out[d][i]
                  for score, (a, b) in zip(scores, split_units(candidate.marked.text), strict=True) if score > 0]
-        chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:counts[d]]]
+        chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:per_document[d]]]
     for (d, i, start, _), cosine in zip(chosen, similarity([u[3] for u in chosen]) if chosen else [], strict=True):
         out[d][i][start] = cosine
     return out

@@ -185,17 +185,12 @@ def leading_clause_trimmed(ctx: ChunkContext, window: tuple[int, int]) -> tuple[
     return first, last
 
 
-def digits_and_chars(text: str) -> tuple[int, int]:
-    """How many of a text's characters are digits, and how many are not spaces (a few scans in C)."""
-    return sum(map(text.count, "0123456789")), len(text) - text.count(" ") - text.count("\n")
-
-
-_DIGITS_RE = re.compile(r"\d+")
+_DIGITS_RE = re.compile(r"[0-9]+")  # the ASCII digits a text layer writes, as the count always was
 
 
 def unit_digits_and_chars(text: str, units: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
-    """``digits_and_chars`` of each unit of ``text``, the text scanned for digits once (a document read whole
-    has thousands of units a call)."""
+    """How many of each unit's characters are digits, and how many are not spaces: the text scanned for digits
+    once (a document read whole has thousands of units a call)."""
     runs = [(m.start(), m.end()) for m in _DIGITS_RE.finditer(text)]
     starts = [a for a, _ in runs]
     before = [0, *itertools.accumulate(b - a for a, b in runs)]

@@ -117,7 +117,10 @@ def test_spans_read_once_find_the_same_span_and_clause_as_a_walk() -> None:
 
 
 def test_a_chunks_units_count_their_digits_as_each_unit_alone_would() -> None:
-    from service.search.query.ranker import digits_and_chars, unit_digits_and_chars
+    from service.search.query.ranker import unit_digits_and_chars
+
+    def digits_and_chars(text: str) -> tuple[int, int]:
+        return sum(map(text.count, "0123456789")), len(text) - text.count(" ") - text.count("\n")
 
     rng = random.Random(11)
     for _ in range(200):
