@@ -29,7 +29,11 @@ def require_eval_extra() -> None:
 def eval_command(
     ctx: typer.Context,
     corpus: Path = typer.Option(None, "--corpus", help="BEIR corpus.jsonl (passages)."),
-    queries: Path = typer.Option(..., "--queries", help="BEIR queries.jsonl."),
+    queries: Path = typer.Option(None, "--queries", help="BEIR queries.jsonl."),
+    citations: Path = typer.Option(None, "--citations", help="Score check_citations and get_document(designation, "
+                                   "clause) on the index --index names (built by `stroidok ingest`): a citation set "
+                                   "(evaluation/sets/citations/citations.jsonl) or a judged clause set, read as "
+                                   "citations of its clauses with their quotes (needs --documents)."),
     qrels: Path = typer.Option(None, "--qrels", help="BEIR qrels.tsv (default with a clause set as --answers: "
                                                     "each question's judged document)."),
     answers: Path = typer.Option(None, "--answers", help="Judged answers for answer@1/@5: a clause set (JSONL "
@@ -57,6 +61,11 @@ def eval_command(
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
     """Relevance of the product on a BEIR-format set: nDCG@10, Recall@5/10, MRR@10, P@5, success@5, latency."""
+    if citations is not None:
+        citation_eval(ctx.obj, citations, documents, index, as_json)
+        return
+    if queries is None:
+        raise typer.BadParameter("--queries is needed (or --citations)")
     require_eval_extra()
     from evaluation.answers import load_answers, qrels_of
     from evaluation.evaluate import (
@@ -116,6 +125,35 @@ def eval_command(
                  f"BM25/dense {settings.index.bm25_weight}/{settings.index.dense_weight}, "
                  f"operator {(operator or default_of('operator')).upper()}; index built and searched in {seconds:.0f}s")
         out.print(format_table(results, title) + "\n", markup=False, highlight=False)
+
+
+def citation_eval(base: object, path: Path, documents: Path | None, index: str | None, as_json: bool) -> None:
+    """Citation checks scored per kind through the service's defaults on an index the ingest built."""
+    from rich.progress import Progress
+
+    from evaluation.citations import evaluate_citations, format_scores, load_citations, scores_json
+    from evaluation.evaluate import eval_settings
+    from evaluation.sets.citations.make_citations import judged_citations, load
+    from service.caller.principal import stdio_principal
+    from service.search.service import SearchService
+
+    if index is None:
+        raise typer.BadParameter("--citations needs --index: the alias of an index `stroidok ingest` built")
+    rows = load_citations(path)
+    if rows and "verdict" not in rows[0]:
+        if documents is None:
+            raise typer.BadParameter("a judged clause set as --citations needs --documents (the page JSON folder)")
+        rows = judged_citations(rows, load(documents))
+    settings = eval_settings(base, index)  # type: ignore[arg-type]
+    service = SearchService(settings, build_client(settings), None)
+    with Progress(console=Console(stderr=True), transient=True) as progress:
+        task = progress.add_task("citations", total=len(rows))
+        scores = evaluate_citations(rows, service, stdio_principal(settings.server),
+                                    lambda: progress.advance(task))
+    if as_json:
+        out.print_json(json.dumps(scores_json(scores), ensure_ascii=False))
+    else:
+        out.print(format_scores(scores), markup=False, highlight=False)
 
 
 def register(app: typer.Typer) -> None:

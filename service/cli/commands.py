@@ -231,6 +231,60 @@ search_cmd.__signature__ = inspect.Signature([  # type: ignore[attr-defined]
 app.command("search")(search_cmd)
 
 
+def cli_service() -> Any:
+    """The search service as the CLI runs it (stdio's principal), and that principal."""
+    from service.caller.principal import stdio_principal
+    from service.embedders.factory import build_embedder
+    from service.search.service import SearchService
+
+    settings = state.settings
+    return (SearchService(settings, build_client(settings), build_embedder(settings.embedder)),
+            stdio_principal(settings.server))
+
+
+def print_reply(reply: Any, fmt: str, render: Callable[[Any], str]) -> None:
+    from service.search.query.budget import dumped
+
+    if fmt == "json":
+        out.print_json(dumped(reply))
+    else:
+        Console(soft_wrap=True).print(render(reply), markup=False, highlight=False)
+
+
+@app.command("cite")
+def cite_cmd(text: str = typer.Argument(..., help="The text whose citations to check (a draft answer, a list); "
+                                        "- reads it from stdin."),
+             fmt: str = typer.Option("text", "--format", "-f", help="text | json")) -> None:
+    """Check every norm citation in a text against the archive (the MCP tool check_citations): found,
+    clause_not_found, superseded, edition_not_found, document_not_found or ambiguous, and stated values."""
+    from service.search.render import render_citations
+
+    if fmt not in ("text", "json"):
+        raise typer.BadParameter("--format must be text or json")
+    service, principal = cli_service()
+    given = sys.stdin.read() if text == "-" else text
+    print_reply(service.check_citations({"text": given}, principal, "cli"), fmt, render_citations)
+
+
+@app.command("document")
+def document_cmd(result_id: str = typer.Argument(None, metavar="[ID]", help="A result id or chunk_id."),
+                 designation: str = typer.Option(None, "--designation", "-d", help="Open by designation instead "
+                                                 "of an id: «СП 1.13130.2020»; without an edition the current one."),
+                 clause: str = typer.Option(None, "--clause", "-c", help="Open this clause: «4.2.19», «Таблица 4»."),
+                 query: str = typer.Option(None, "--query", "-q", help="The document's best passages for this "
+                                           "question (with an id)."),
+                 compare: bool = typer.Option(False, "--compare", help="The clause in every edition held."),
+                 fmt: str = typer.Option("text", "--format", "-f", help="text | json")) -> None:
+    """Open a document (the MCP tool get_document): by id or chunk_id, or by designation and clause."""
+    from service.search.render import render_document
+
+    if fmt not in ("text", "json"):
+        raise typer.BadParameter("--format must be text or json")
+    service, principal = cli_service()
+    print_reply(service.get_document(result_id, principal, "cli", clause, query, designation=designation,
+                                     compare=compare or None), fmt, render_document)
+
+
 @app.command("serve")
 def serve_cmd(http: int = typer.Option(None, "--http", help="Serve streamable HTTP on this port "
                                                               "instead of stdio."),

@@ -12,7 +12,10 @@ from service.errors import (
     InvalidQuery,
     NotFound,
 )
-from service.search.designations import parse_designation
+from service.search.citations import POINTER_RE, Citation, pointer_label
+from service.search.citing import CitationChecker, Held, Opened, verdict_of
+from service.search.designations import find_designation, parse_designation
+from service.search.editions import word_difference
 from service.search.query.contract import validate_document_request
 from service.search.query.lookups import (
     build_chunks_by_index,
@@ -23,7 +26,9 @@ from service.search.query.lookups import (
 )
 from service.search.query.map import map_chunk, map_document
 from service.search.query.models import (
+    CitationCheck,
     CitingDocument,
+    ClauseEdition,
     DocumentResponse,
     Edition,
 )
@@ -81,14 +86,15 @@ Send = Callable[[dict[str, Any]], dict[str, Any]]
 class Documents:
     """Lookups by id, each one engine search through ``send`` (the service's, which maps engine errors)."""
 
-    def __init__(self, send: Send) -> None:
+    def __init__(self, send: Send, passage_chars: int = 600) -> None:
         self.send = send
+        self.citing = CitationChecker(send, passage_chars)
 
     def get(self, result_id: str, groups: tuple[str, ...], clause: str | None = None) -> DocumentResponse:
         """A document (by ``id``) or a chunk (by ``chunk_id``) with its neighbouring chunks; with ``clause``
         the first chunk of that clause in the document."""
         request = validate_document_request({"id": result_id, **({"clause": clause} if clause is not None else {})})
-        doc_id, chunk = parse_id(request.id)
+        doc_id, chunk = parse_id(request.id or "")
         centre = chunk or 0
         if request.clause is not None:
             centre = self._clause_start(doc_id, normalize_clause(request.clause), groups, result_id)
@@ -108,6 +114,25 @@ class Documents:
                         if i != centre and i in by_index],
             cites=self._resolve_cites(source.get("cites") or [], groups) or None,
             cited_by=self._cited_by(source, groups) or None, replaces=source.get("replaces") or None)
+
+    def by_designation(self, designation: str, clause: str | None, compare: bool,
+                       groups: tuple[str, ...]) -> DocumentResponse:
+        """A document by its designation (without an edition: the current one), opened at ``clause`` when
+        given, with the other editions held; with ``compare`` the clause in each of them and what changed."""
+        named = find_designation(designation) or designation
+        wanted = clause_label(clause) if clause is not None else (None, None)
+        citation = Citation(designation, named, *wanted)
+        checked, compared = self.citing.check([citation], groups, compare)
+        check = verdict_of(checked[0])
+        opened_at = opening_of(check, named)
+        response = self.get(opened_at, groups)
+        editions = [Edition(designation=d) for d in check.editions or []]
+        if check.replaced_by is not None:
+            editions.append(Edition(designation=check.replaced_by.designation, id=check.replaced_by.id))
+        response.editions = editions or None
+        if compare:
+            response.comparison = comparison(compared.get("0", []))
+        return response
 
     def hide_unreadable(self, editions: list[Edition], groups: tuple[str, ...]) -> None:
         """A newer edition the caller may not read is named by its designation only, never by its id."""
@@ -156,3 +181,44 @@ class Documents:
             raise NotFound(f"no clause {clause} in a document with id {result_id} visible to you",
                            details={"id": result_id, "clause": clause})
         return int(hits[0]["_source"]["chunk_index"])
+
+
+def clause_label(clause: str) -> tuple[str, str | None]:
+    """A clause as typed («п. 4.2.19», «пп. 4.2.19–4.2.21», «табл. 2», «Приложение Б», «5.8») as chunks label it,
+    with the last clause of a range."""
+    pointer = POINTER_RE.fullmatch(" ".join(clause.split()).rstrip("."))
+    return pointer_label(pointer["kind"], pointer["label"]) if pointer else (normalize_clause(clause), None)
+
+
+def opening_of(check: CitationCheck, named: str) -> str:
+    """The id a checked designation opens at: the clause's chunk, or the document; NOT_FOUND saying why not."""
+    details: dict[str, str | list[str]] = {"designation": named, "verdict": check.verdict}
+    if check.editions:
+        details["editions"] = check.editions
+    if check.document is None or check.document.id is None:
+        if check.replaced_by is not None and check.replaced_by.id:
+            details["replaced_by"] = check.replaced_by.designation
+            raise NotFound(f"no {named} is visible to you; {check.replaced_by.designation} (id "
+                           f"{check.replaced_by.id}) replaces it", details=details)
+        held = f"; the archive holds {', '.join(check.editions)}" if check.editions else ""
+        raise NotFound(f"no {named} is visible to you{held}", details=details)
+    if check.verdict == "ambiguous":
+        details["candidates"] = [c.id or c.designation for c in check.candidates or []]
+        raise NotFound(f"several documents are {named}: open one by id", details=details)
+    if check.clause is not None and check.found is None:
+        details["nearest"] = check.nearest or []
+        raise NotFound(f"no clause {check.clause} in {check.document.designation}; nearest: "
+                       f"{', '.join(check.nearest or []) or 'none'}", details=details)
+    return check.found.chunk_id if check.found else check.document.id
+
+
+def comparison(editions: list[tuple[Held, Opened]]) -> list[ClauseEdition]:
+    """The clause in each edition, oldest first, each with what changed from the one before."""
+    shown: list[ClauseEdition] = []
+    for n, (held, opened) in enumerate(editions):
+        item = ClauseEdition(designation=held.designation, id=held.doc_id, clause=opened.shown)
+        if n:
+            item.difference, changed = word_difference(editions[n - 1][1].full, opened.full)
+            item.changed_numbers = changed or None
+        shown.append(item)
+    return shown

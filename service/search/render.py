@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.search.query.models import ChunkResult, SearchResponse
+from service.search.query.models import ChunkResult, CitationsResponse, DocumentResponse, SearchResponse
 
 
 def clause_label(clause: str | None, clause_end: str | None = None) -> str | None:
@@ -65,3 +65,55 @@ def render_markdown(response: SearchResponse) -> str:
             out.append(f"_Заменён: {doc.superseded_by.designation}_\n")
         out += [f"> {place(c)}: " + c.text.replace("\n", "\n> ") + "\n" for c in doc.context_chunks]
     return "\n".join(out)
+
+
+def render_citations(response: CitationsResponse) -> str:
+    """Each citation a line: its verdict, as cited, and what the archive holds (clause, page, replacing edition,
+    nearest labels, whether a stated value is the clause's)."""
+    lines: list[str] = []
+    for check in response.citations:
+        line = f"{check.verdict:<19} {check.cited}"
+        if check.found is not None and check.document is not None:
+            line += f" → {check.document.designation}, {clause_name(check.found.clause)}, с. {check.found.page_number}"
+        if check.replaced_by is not None:
+            line += f" → replaced by {check.replaced_by.designation}"
+            if check.replaced_clause is not None:
+                line += f" ({clause_name(check.replaced_clause.clause)}, с. {check.replaced_clause.page_number})"
+        if check.editions:
+            line += f"; editions held: {', '.join(check.editions)}"
+        if check.nearest:
+            line += f"; nearest: {', '.join(check.nearest)}"
+        if check.value_matches is not None:
+            line += f"; value «{check.value}» {'matches' if check.value_matches else 'DOES NOT match'}"
+        lines.append(line)
+        if check.found is not None:
+            lines.append(f"    {check.found.text}")
+    if response.truncated:
+        lines.append("… more citations than are checked in one call (50)")
+    return "\n".join(lines) or "no citations found"
+
+
+def clause_name(label: str) -> str:
+    """«5.8» → «п. 5.8»; «Таблица 2» stays."""
+    return f"п. {label}" if label[:1].isdigit() else label
+
+
+def render_document(response: DocumentResponse) -> str:
+    """A document opened: its title and edition, the chunk (clause, page, text), other editions, a comparison."""
+    doc = response.document
+    lines = [doc.title + (f" (replaced by {doc.superseded_by.designation})" if doc.superseded_by else "")]
+    if response.chunk is not None:
+        chunk = response.chunk
+        lines.append(f"{chunk.chunk_id}: {clause_name(chunk.clause) if chunk.clause else ''} с. {chunk.page_number}")
+        lines.append(chunk.text)
+    for passage in response.passages or []:
+        lines.append(f"{passage.chunk_id}: {clause_name(passage.clause) if passage.clause else ''} "
+                     f"с. {passage.page_number}\n{passage.text}")
+    if response.editions:
+        lines.append("editions held: " + ", ".join(e.designation for e in response.editions))
+    for edition in response.comparison or []:
+        lines.append(f"— {edition.designation}, {clause_name(edition.clause.clause)}, с. {edition.clause.page_number}:"
+                     f" {edition.clause.text}")
+        if edition.difference is not None:
+            lines.append(f"  changed: {edition.difference or '(same text)'}")
+    return "\n".join(lines)

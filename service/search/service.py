@@ -33,6 +33,8 @@ from service.errors import (
     redact,
 )
 from service.search.cache import build_cache, cache_key
+from service.search.citations import MAX_CITATIONS, find_citations
+from service.search.citing import verdict_of
 from service.search.documents import DOCUMENT_PASSAGES, Documents, document_id
 from service.search.query.aggs import build_sources_body, document_count
 from service.search.query.budget import fit_budget
@@ -47,6 +49,7 @@ from service.search.query.build import (
 from service.search.query.contract import (
     SearchRequest,
     logged_fields,
+    validate_citations_request,
     validate_document_request,
     validate_request,
     validate_sources_request,
@@ -62,6 +65,7 @@ from service.search.query.map import (
     related_queries,
 )
 from service.search.query.models import (
+    CitationsResponse,
     DocumentResponse,
     DocumentResult,
     Pagination,
@@ -135,7 +139,7 @@ class SearchService:
                             max_bytes=settings.search.log_queue_bytes)
         self.resolver = EmbedderResolver(client, settings, embedder)
         self.coverage = CoverageCache(client, settings.index.alias)
-        self.documents = Documents(self._send)
+        self.documents = Documents(self._send, settings.search.passage_chars)
         self.recent = RecentSearches(settings.search.feedback_window_s)
         self._cluster: str | None = None
 
@@ -396,15 +400,19 @@ class SearchService:
 
     # -- retrieval by id --------------------------------------------------------------------------
 
-    def get_document(self, result_id: str, principal: Principal, client_id: str | None = None,
-                     clause: str | None = None, query: str | None = None) -> DocumentResponse:
+    def get_document(self, result_id: str | None, principal: Principal, client_id: str | None = None,
+                     clause: str | None = None, query: str | None = None, *, designation: str | None = None,
+                     compare: bool | None = None) -> DocumentResponse:
         """A document (by ``id``) or a chunk (by ``chunk_id``) with its neighbouring chunks; with ``clause``
         («5.2.3», «п. 5.2.3», «Приложение Б») the first chunk of that clause in the document; with ``query``
         the document's best passages for it, every chunk of it ranked.
 
         A document the caller may not read answers ``NOT_FOUND``, exactly like one that does not exist,
-        so ids cannot be probed for existence."""
-        arguments = {"id": result_id, **{k: v for k, v in (("clause", clause), ("query", query)) if v is not None}}
+        so ids cannot be probed for existence. With ``designation`` in place of an id, that document (without an
+        edition, the current one), at ``clause`` when given; ``compare``: the clause in every edition held."""
+        given = (("id", result_id), ("designation", designation), ("clause", clause), ("query", query),
+                 ("compare", compare))
+        arguments = {k: v for k, v in given if v is not None}
         return self._call("get_document", arguments, principal, client_id,
                           lambda _: self._get_document(arguments, principal))
 
@@ -412,19 +420,35 @@ class SearchService:
         """A lookup by id, or with a query the document's best passages: a search inside that one document (its
         access filter in the engine, every chunk of it ranked), answered as the document and its passages."""
         request = validate_document_request(arguments)
+        if request.designation is not None:
+            return self.documents.by_designation(request.designation, request.clause, request.compare,
+                                                 principal.groups)
+        result_id = request.id or ""  # the contract asks for one of id and designation
         if request.query is None:
-            return self.documents.get(request.id, principal.groups, request.clause)
-        doc_id = document_id(request.id)
+            return self.documents.get(result_id, principal.groups, request.clause)
+        doc_id = document_id(result_id)
         search = validate_request({"query": request.query, "limit": 1, "max_chunks": DOCUMENT_PASSAGES})
         answered = self._answer(search, principal, self.coverage.get(principal.groups), document=doc_id)
         if not answered.found.raw["hits"]["hits"]:  # nothing in it matches, or no such document for this caller
             found = self.documents.get(doc_id, principal.groups)
-            return DocumentResponse(id=request.id, document=found.document, passages=[])
+            return DocumentResponse(id=result_id, document=found.document, passages=[])
         response = self._map(search, answered.planned.parsed[0], answered.planned.plan, answered.found,
                              self.coverage.get(principal.groups))
         document = response.results[0]
         passages, document.context_chunks = document.context_chunks, []
-        return DocumentResponse(id=request.id, document=document, passages=passages)
+        return DocumentResponse(id=result_id, document=document, passages=passages)
+
+    def check_citations(self, arguments: dict[str, Any], principal: Principal,
+                        client_id: str | None = None) -> CitationsResponse:
+        """Every citation in a text checked against the archive the caller may read, in two engine requests."""
+        return self._call("check_citations", arguments, principal, client_id,
+                          lambda _: self._check_citations(validate_citations_request(arguments).text, principal))
+
+    def _check_citations(self, text: str, principal: Principal) -> CitationsResponse:
+        citations = find_citations(text, MAX_CITATIONS + 1)
+        checked, _ = self.documents.citing.check(citations[:MAX_CITATIONS], principal.groups)
+        return CitationsResponse(citations=[verdict_of(c) for c in checked],
+                                 truncated=True if len(citations) > MAX_CITATIONS else None)
 
     def list_sources(self, principal: Principal, client_id: str | None = None,
                      arguments: dict[str, Any] | None = None) -> SourcesResponse:

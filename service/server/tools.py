@@ -39,13 +39,14 @@ from service.engine.gateway import build_client
 from service.errors import InvalidQuery, RateLimited, StroidokError, Unauthorized
 from service.search.query.budget import sent
 from service.search.query.contract import (
+    CitationsRequest,
     DocumentRequest,
     SearchRequest,
     SourcesRequest,
     parameter_schemas,
     provided,
 )
-from service.search.query.models import DocumentResponse, SearchResponse, SourcesResponse
+from service.search.query.models import CitationsResponse, DocumentResponse, SearchResponse, SourcesResponse
 from service.search.service import SearchService
 from service.server.errors import (
     Refusal,
@@ -65,7 +66,9 @@ INSTRUCTIONS = (
     "Search Russian construction documents (СП, ГОСТ, СНиП, project documentation). Use search_documents with a "
     "Russian query phrased as a norm would state it, with alternative phrasings in `queries`; quote exact phrases "
     "(\"...\"); cite results by title, clause, page_number and chunk_id; fetch more "
-    "context with get_document(chunk_id). list_sources shows what is indexed, to choose filters."
+    "context with get_document(chunk_id), or open a clause by its citation with get_document(designation, "
+    "clause). Before answering with a norm's clause, check the draft's citations with check_citations. "
+    "list_sources shows what is indexed, to choose filters."
 )
 
 #: a tool's service call: (service, the arguments the caller set, principal, client id) -> its reply
@@ -111,13 +114,23 @@ TOOLS = (
         When the right document is found but no shown passage answers, search inside it: get_document with its
         id and the query, or the same query with `path` set to its file_path and `max_chunks` 10 (every chunk of
         it is then ranked).""", SearchRequest, SearchResponse, lambda svc, a, p, c: svc.search(a, p, c)),
-    ToolSpec("get_document", """A document or chunk by id: metadata, the chunk's full text, its neighbouring
-        chunks, page and clause; with `clause`, the chunk where that clause of the document starts; with
-        `query`, the document's best passages for it (every chunk of it ranked), each with clause and page — the
-        call to make when the right document was found but no shown passage answers. Unknown ids, clauses not
-        in the document, and ids of documents you may not read, give NOT_FOUND.""", DocumentRequest,
-             DocumentResponse, lambda svc, a, p, c: svc.get_document(a.get("id", ""), p, c, a.get("clause"),
-                                                                     a.get("query"))),
+    ToolSpec("get_document", """A document or chunk by id — or by `designation` («СП 1.13130.2020»; without an
+        edition the current one) —: metadata, the chunk's full text, its neighbouring chunks, page and clause;
+        with `clause`, the chunk where that clause of the document starts (`compare`: that clause in every
+        edition held, with what changed); with `query`, the document's best passages for it (every chunk of it
+        ranked), each with clause and page — the call to make when the right document was found but no shown
+        passage answers. Unknown ids or designations, clauses not in the document, and documents you may not
+        read, give NOT_FOUND.""", DocumentRequest,
+             DocumentResponse, lambda svc, a, p, c: svc.get_document(
+                 a.get("id"), p, c, a.get("clause"), a.get("query"), designation=a.get("designation"),
+                 compare=a.get("compare"))),
+    ToolSpec("check_citations", """Check every norm citation in a text before you answer with it: each «СП
+        54.13330.2016, п. 5.8», «п.5.8 СП 54.13330», «табл. 2 ГОСТ 13579-2018» found in the text gets a verdict
+        — found (with the clause's text, page and chunk_id), clause_not_found (with the nearest clauses),
+        superseded (with the replacing document and its clause), edition_not_found, document_not_found,
+        ambiguous — and a value stated after a colon («п. 5.8: не менее 2,7 м») is checked against the
+        clause (value_matches). Cite only what comes back found and current; quote the value from the found
+        text.""", CitationsRequest, CitationsResponse, lambda svc, a, p, c: svc.check_citations(a, p, c)),
     ToolSpec("list_sources", """What is indexed and visible to you: documents per file type and folder, chunk
         count, date span; with `folder`, only what lies below it.""", SourcesRequest, SourcesResponse,
              lambda svc, a, p, c: svc.list_sources(p, c, a)),

@@ -227,8 +227,11 @@ class DocumentRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     _utf8 = model_validator(mode="before")(utf8_text)
 
-    id: str = Field(min_length=1, max_length=40,
-                    description="A result id (document) or a chunk_id (<document id>:<n>).")
+    id: str | None = Field(default=None, min_length=1, max_length=40,
+                           description="A result id (document) or a chunk_id (<document id>:<n>).")
+    designation: str | None = Field(default=None, min_length=2, max_length=80, description=(
+        "Open a document by its designation instead of an id: «СП 1.13130.2020», «ГОСТ 27772-2021», «СНиП "
+        "2.01.07-85*»; without an edition («СП 1.13130») the archive's current edition."))
     clause: str | None = Field(default=None, min_length=1, max_length=60,
                                description="Open this clause of the document: «5.2.3», «п. 5.2.3», «Приложение Б», "
                                            "«Таблица 4».")
@@ -237,11 +240,40 @@ class DocumentRequest(BaseModel):
         "clause and page) instead of a chunk and its neighbours: the call to make when the document is the "
         "right one but no passage shown so far answers. Phrase it as the norm states the requirement, in its terms."))
 
+    compare: bool = Field(default=False, description=(
+        "With designation and clause: the clause in every edition of the document the archive holds (and in "
+        "the document replacing it), with a word-level difference of their texts."))
+
     @model_validator(mode="after")
     def _one_way_in(self) -> DocumentRequest:
         if self.clause is not None and self.query is not None:
             raise ValueError("give clause (open that clause) or query (its best passages), not both")
+        if (self.id is None) == (self.designation is None):
+            raise ValueError("give id or designation (one of them)")
+        if self.designation is not None and find_designation(self.designation) is None:
+            raise ValueError("designation must name a document: «СП 1.13130.2020», «ГОСТ 27772-2021»")
+        if self.designation is not None and self.query is not None:
+            raise ValueError("query needs id: open the document by designation, then ask with its id")
+        if self.compare and (self.designation is None or self.clause is None):
+            raise ValueError("compare needs designation and clause")
         return self
+
+
+class CitationsRequest(BaseModel):
+    """The arguments of ``check_citations``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    _utf8 = model_validator(mode="before")(utf8_text)
+
+    text: str = Field(min_length=1, max_length=20_000, description=(
+        "The text whose citations to check: a draft answer, a list. Citations as documents and engineers write "
+        "them: «СП 54.13330.2016, п. 5.8», «п.5.8 СП 54.13330», «табл. 2 ГОСТ 13579-2018», «приложение Б СП "
+        "20.13330.2016», with a value stated after a colon («п. 5.8: не менее 2,7 м») checked too."))
+
+
+def validate_citations_request(arguments: dict[str, Any]) -> CitationsRequest:
+    """``check_citations``' arguments → ``CitationsRequest`` (one ``INVALID_QUERY`` naming the field)."""
+    return _validated(CitationsRequest, arguments, "check_citations request")
 
 
 class SourcesRequest(BaseModel):

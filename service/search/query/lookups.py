@@ -7,7 +7,7 @@ from typing import Any
 from service.engine.fields import FIRST_CHUNK
 from service.search.designations import parse_designation
 from service.search.query.build import SOURCE_EXCLUDES
-from service.search.query.filters import build_access_filter
+from service.search.query.filters import NOT_CONTENT, build_access_filter
 
 #: the most copies (paths of one content) a result lists
 MAX_COPIES = 20
@@ -39,6 +39,7 @@ def build_clause_lookup(doc_id: str, clause: str, groups: list[str]) -> dict[str
     """The first chunk of a document in which ``clause`` starts or runs (access filter included)."""
     query = build_document_query(doc_id, groups)
     query["bool"]["filter"].append({"term": {"clauses": clause}})
+    query["bool"]["must_not"] = [NOT_CONTENT]  # a contents page lists the clause; the clause is in the text
     return {"query": query, "size": 1, "_source": ["chunk_index"], "sort": [{"chunk_index": "asc"}]}
 
 

@@ -139,6 +139,34 @@ class SearchResponse(BaseModel):
     meta: SearchMeta
 
 
+Verdict = Literal["found", "clause_not_found", "superseded", "edition_not_found", "document_not_found", "ambiguous"]
+
+
+class CitedDocument(BaseModel):
+    id: str | None = Field(default=None, description="Its document id (get_document), when you may read it.")
+    designation: str
+    title: str | None = None
+
+
+class CitedClause(BaseModel):
+    clause: str = Field(description="The clause, table or appendix as the document labels it.")
+    text: str = Field(description="The clause's text from its start, cut at a clause or sentence boundary, at "
+                      "most passage_chars (600) characters.")
+    page_number: int | None = Field(default=None, description="The page the clause starts on.")
+    chunk_id: str = Field(description="The chunk it starts in: get_document(chunk_id) for all of it.")
+
+
+
+class ClauseEdition(BaseModel):
+    designation: str
+    id: str | None = None
+    clause: CitedClause
+    difference: str | None = Field(default=None, description=(
+        "The words changed from the edition before: [-removed-] {+added+}, the rest elided by «…»; absent for "
+        "the first edition, empty when the texts agree."))
+    changed_numbers: list[str] | None = Field(default=None, description="Numbers that changed: «2,5 → 2,7».")
+
+
 class DocumentResponse(BaseModel):
     status: Literal["ok"] = "ok"
     id: str
@@ -157,6 +185,11 @@ class DocumentResponse(BaseModel):
         "edition); at most 100."))
     replaces: list[str] | None = Field(default=None, description="The editions it says it replaces («Взамен …», "
                                        "«Актуализированная редакция СНиП …»).")
+    editions: list[Edition] | None = Field(default=None, description=(
+        "Opened by designation: the other editions of it the archive holds (and a document replacing it)."))
+    comparison: list[ClauseEdition] | None = Field(default=None, description=(
+        "With compare: the clause in each edition held, oldest first, each with its word-level difference "
+        "from the one before."))
 
 
 class SourcesResponse(BaseModel):
@@ -171,3 +204,35 @@ class SourcesResponse(BaseModel):
                                "no visible document has one.")
     most_cited: dict[str, int] = Field(default_factory=dict, description=(
         "The designations most documents cite (documents citing each, as cited), top 20."))
+
+
+class CitationCheck(BaseModel):
+    cited: str = Field(description="The citation as the text wrote it.")
+    verdict: Verdict = Field(description=(
+        "found: the document (current or the edition cited) holds the clause; clause_not_found: the document is "
+        "here, that clause, table or appendix is not (see nearest); superseded: the edition or document cited "
+        "is replaced by one the archive holds (see replaced_by); edition_not_found: that edition is not here "
+        "and nothing says it was replaced (see editions); document_not_found: no document of that designation "
+        "is visible to you; ambiguous: several documents match (see candidates)."))
+    designation: str = Field(description="The designation cited, normalized («СП 54.13330.2016»).")
+    clause: str | None = Field(default=None, description="What the citation points at, as documents label it.")
+    document: CitedDocument | None = Field(default=None, description="The document checked: the edition cited, "
+                                           "or without an edition the archive's current one.")
+    found: CitedClause | None = Field(default=None, description="The clause in that document.")
+    value: str | None = Field(default=None, description="The value stated beside the citation.")
+    value_matches: bool | None = Field(default=None, description="Whether every number of the stated value (or, "
+                                       "without numbers, every word) is in the clause's text.")
+    replaced_by: CitedDocument | None = Field(default=None, description="superseded: the replacing document.")
+    replaced_clause: CitedClause | None = Field(default=None, description="superseded: the same clause in the "
+                                                "replacing document, when it has one (its text may differ).")
+    editions: list[str] | None = Field(default=None, description="The editions of this designation the archive "
+                                       "holds, when other than the one checked.")
+    nearest: list[str] | None = Field(default=None, description="clause_not_found: the document's labels "
+                                      "closest to the one cited.")
+    candidates: list[CitedDocument] | None = Field(default=None, description="ambiguous: the documents matching.")
+
+
+class CitationsResponse(BaseModel):
+    status: Literal["ok"] = "ok"
+    citations: list[CitationCheck] = Field(description="Every citation found in the text, in order (at most 50).")
+    truncated: bool | None = Field(default=None, description="True when the text held more than 50 citations.")

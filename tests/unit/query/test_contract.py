@@ -38,12 +38,14 @@ def mcp_input_schema(tool: str = "search_documents") -> dict[str, Any]:
 
 def test_get_document_parameters_and_bounds_come_from_its_request_model() -> None:
     schema = mcp_input_schema("get_document")
-    assert set(schema["properties"]) == set(DocumentRequest.model_fields) == {"id", "clause", "query"}
-    assert schema["required"] == ["id"]
+    assert set(schema["properties"]) == set(DocumentRequest.model_fields) == {"id", "designation", "clause", "query",
+                                                                             "compare"}
+    assert "required" not in schema  # id or designation: the contract asks for exactly one
     for name, expected in parameter_schemas(DocumentRequest).items():
         assert {k: v for k, v in schema["properties"][name].items() if k != "title"} == \
             {k: v for k, v in expected.items() if k != "title"}, name
-    assert schema["properties"]["id"]["maxLength"] == 40
+    assert schema["properties"]["id"]["anyOf"][0]["maxLength"] == 40
+    assert schema["properties"]["designation"]["anyOf"][0]["maxLength"] == 80
     assert schema["properties"]["query"]["anyOf"][0]["maxLength"] == 500
 
 
@@ -52,7 +54,13 @@ def test_get_document_parameters_and_bounds_come_from_its_request_model() -> Non
                                                   ({"id": "0" * 20, "query": "м" * 501}, "query"),
                                                   ({"id": "0" * 20, "query": ""}, "query"),
                                                   ({"id": "0" * 20, "query": "высота", "clause": "5.1"}, "request"),
-                                                  ({"id": ["0" * 20]}, "id"), ({"id": "0" * 20, "page": 2}, "page")])
+                                                  ({"id": ["0" * 20]}, "id"), ({"id": "0" * 20, "page": 2}, "page"),
+                                                  ({}, "request"), ({"id": "0" * 20, "designation": "СП 1.13130"},
+                                                                    "request"),
+                                                  ({"designation": "Правила"}, "request"),
+                                                  ({"designation": "СП 1.13130", "query": "высота"}, "request"),
+                                                  ({"designation": "СП 1.13130", "compare": True}, "request"),
+                                                  ({"designation": "С" * 81}, "designation")])
 def test_get_document_arguments_out_of_bounds_are_an_invalid_query_naming_the_field(
         arguments: dict[str, Any], field: str) -> None:
     with pytest.raises(InvalidQuery) as raised:

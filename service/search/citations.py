@@ -1,0 +1,135 @@
+"""The grammar of citations: where a text cites a norm's clause, table or appendix, and the value it states.
+
+A citation is a designation (``service.search.designations``) with, right after it or right before it, what it
+points at — «СП 54.13330.2016, п. 5.8», «п.5.8 СП 54.13330», «табл. 2 ГОСТ 13579-2018», «СНиП 2.01.07-85*, пункт
+10.1», «приложение Б СП 20.13330» — and, after that, a value it states: «п. 5.8: не менее 2,7 м», «…: «2,7»».
+A designation alone cites the document. Pure functions; ``service.search.citing`` resolves them in the archive.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from service.search.designations import DESIGNATION_RE, normalize_designation, parse_designation
+
+#: how many citations one text is read for (a draft answer holds a few; a list may hold many)
+MAX_CITATIONS = 50
+
+_NUMBER = r"\d{1,3}(?:\.\d{1,3}){0,5}"
+_RANGE = rf"{_NUMBER}(?:\s*(?:[–—-]|\.\.\.?|…)\s*{_NUMBER})?"
+_LETTER = r"[А-ЯЁA-Z]"
+#: what a citation points at inside a document, as Russian documents and engineers write it
+POINTER_RE = re.compile(
+    rf"(?P<kind>"
+    rf"пп?\.|подп\.|подпункт(?:ы|а|ом|е|ах|ов)?|пункт(?:ы|а|ом|е|ах|ов)?|"
+    rf"табл\.|таблиц(?:а|ы|е|у|ей|ах)?|"
+    rf"прил\.|приложени(?:е|я|ю|ем|и|ях)|"
+    rf"разд\.|раздел(?:ы|а|е|ом|ах)?)"
+    rf"\s*(?:№\s*)?"
+    rf"(?P<label>{_LETTER}\.{_NUMBER}|{_LETTER}(?![\w.])|{_RANGE})",
+    re.IGNORECASE)
+#: between a designation and the pointer after it: «, », «*, », «: », « (»
+_AFTER_GAP_RE = re.compile(r"\**[ \t]*[,:(]?[ \t]*(?:см\.[ \t]*)?")
+#: between a pointer and the designation after it: « », « по », « в », « из »
+_BEFORE_GAP_RE = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:по|в|из|согласно|требований)[ \t]+)?$", re.IGNORECASE)
+#: a stated value: after a colon or dash, to the end of its sentence, or the quoted text
+_VALUE_RE = re.compile(r"\)?[ \t]*(?::|—|–|-|=)[ \t]*(?:«(?P<quoted>[^»\n]{1,400})»|\"(?P<dquoted>[^\"\n]{1,400})\"|"
+                       r"(?P<plain>[^\n;]{1,120}?))(?=[ \t]*(?:[;\n]|\.(?:\s|$)|$|»))")
+_VALUE_NUMBER_RE = re.compile(r"\d+(?:[ \u00a0]\d{3})*(?:[.,]\d+)?")
+_RANGE_SPLIT_RE = re.compile(r"\s*(?:[–—-]|\.\.\.?|…)\s*")
+_WORD_RE = re.compile(r"[а-яёa-z]{4,}", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One citation as written: the text matched, its designation (normalized), what it points at (as chunks
+    label it: «5.8», «Таблица 2», «Приложение Б»; ``clause_end`` for a range), and the value stated beside it."""
+
+    cited: str
+    designation: str
+    clause: str | None = None
+    clause_end: str | None = None
+    value: str | None = None
+
+    @property
+    def dated(self) -> bool:
+        return parse_designation(self.designation).edition is not None
+
+
+def pointer_label(kind: str, label: str) -> tuple[str, str | None]:
+    """A pointer as chunks label it: («п.», «5.8») → «5.8»; («табл.», «А.1») → «Таблица А.1»; («прил.», «б»)
+    → «Приложение Б»; a range («4.2.19–4.2.21») → its first and last clause."""
+    head = kind.lower()
+    first, *rest = _RANGE_SPLIT_RE.split(label.strip(), maxsplit=1)
+    last = rest[0] if rest else ""
+    if head.startswith("табл"):
+        return f"Таблица {first.upper()}", None
+    if head.startswith("прил"):
+        return f"Приложение {first.upper()}", None
+    return first, last or None
+
+
+def find_citations(text: str, limit: int = MAX_CITATIONS) -> list[Citation]:
+    """Every citation in ``text`` in the order found: each designation with the pointer right after it (or, if
+    none, right before it) and the value stated after the pointer; at most ``limit``."""
+    flat = text
+    found: list[Citation] = []
+    taken = 0  # the text before this offset belongs to a citation already read
+    matches = list(DESIGNATION_RE.finditer(flat))
+    for i, match in enumerate(matches):
+        designation = normalize_designation(match["kind"], match["number"])
+        start, end = match.start(), match.end()
+        next_start = matches[i + 1].start() if i + 1 < len(matches) else len(flat)
+        gap = _AFTER_GAP_RE.match(flat, end)
+        pointer = POINTER_RE.match(flat, gap.end() if gap else end)
+        if pointer is not None and pointer.end() <= next_start:
+            end = pointer.end() + (flat.startswith(")", pointer.end()) and "(" in gap[0] if gap else 0)
+        else:
+            pointer = preceding_pointer(flat, taken, start)
+            if pointer is not None:
+                start = pointer.start()
+        clause, clause_end = pointer_label(pointer["kind"], pointer["label"]) if pointer else (None, None)
+        value = _VALUE_RE.match(flat, end) if pointer is not None else None
+        stated = value and (value["quoted"] or value["dquoted"] or value["plain"] or "").strip()
+        if value is not None and stated and value.end() <= next_start:
+            end = value.end()
+        else:
+            stated = None
+        found.append(Citation(flat[start:end].strip(), designation, clause, clause_end, stated or None))
+        taken = end
+        if len(found) >= limit:
+            break
+    return found
+
+
+def preceding_pointer(flat: str, floor: int, start: int) -> re.Match[str] | None:
+    """The pointer that ends right before a designation («п. 5.8 СП 54.13330», «табл. 2 по ГОСТ 13579»), not
+    reaching into text an earlier citation took."""
+    window = flat[max(floor, start - 60):start]
+    gap = _BEFORE_GAP_RE.search(window)
+    head = window[:gap.start()] if gap else window
+    last = None
+    for candidate in POINTER_RE.finditer(head):
+        last = candidate
+    if last is None or last.end() != len(head):
+        return None
+    offset = max(floor, start - 60)
+    return POINTER_RE.match(flat, offset + last.start())
+
+
+def numbers_of(text: str) -> list[str]:
+    """The numbers in ``text``, as values compare: «2,7» and «2.7» alike, «1 000» as «1000»."""
+    return [re.sub(r"[ \u00a0]", "", n).replace(",", ".") for n in _VALUE_NUMBER_RE.findall(text)]
+
+
+def value_matches(value: str, clause_text: str) -> bool:
+    """Whether a value stated beside a citation is what the clause says: each of its numbers is among the
+    clause's numbers; a value without numbers, each of its words (by their first five letters) is in it."""
+    stated = numbers_of(value)
+    if stated:
+        held = set(numbers_of(clause_text))
+        return all(n in held for n in stated)
+    folded = clause_text.lower().replace("ё", "е")
+    words = [w.lower().replace("ё", "е")[:5] for w in _WORD_RE.findall(value)]
+    return bool(words) and all(w in folded for w in words)

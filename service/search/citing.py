@@ -1,0 +1,373 @@
+"""Citations checked against the archive: does the document exist, in the edition cited, is it current, does it
+hold the clause, is the value stated beside it what the clause says.
+
+Two engine requests whatever the number of citations (at most ``MAX_CITATIONS``): the documents the cited
+designations name (their first chunks: by designation, by family, and those that say they replace them), then
+every cited clause in its document, in the replacing document and — for a comparison — in every edition held, as
+one ``filters``-style aggregation a citation (its first chunks by ``chunk_index`` and the labels near it). The
+access filter is in both requests: a document the caller may not read is a document the archive does not hold.
+Deciding is pure (``resolve``, ``clause_text``, ``nearest_labels``).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from service.engine.fields import FIRST_CHUNK
+from service.search.citations import Citation, value_matches
+from service.search.designations import parse_designation
+from service.search.query.filters import NOT_CONTENT, build_access_filter
+from service.search.query.models import CitationCheck, CitedClause, CitedDocument, Verdict
+from service.search.query.passages import parse_spans, passage_text
+
+#: chunks of a clause read to show its text and check a value (the clause's first chunk and the next)
+CLAUSE_CHUNKS = 2
+#: the longest clause text a value is checked against
+VALUE_CHARS = 4000
+#: labels listed as nearest to a clause a document lacks
+NEAREST = 5
+_DOC_FIELDS = ["doc_id", "designation", "family", "edition", "title", "superseded_by",
+               "superseded_by_designation", "replaces"]
+_CHUNK_FIELDS = ["chunk_id", "chunk_index", "text", "spans", "page_number", "clause"]
+
+Send = Callable[[dict[str, Any]], dict[str, Any]]
+
+
+def fold(text: str) -> str:
+    """A designation as the index's ``folded`` normalizer compares it."""
+    return text.lower().replace("ё", "е")
+
+
+@dataclass(frozen=True)
+class Held:
+    """A document of the archive, as a citation sees it."""
+
+    doc_id: str
+    designation: str
+    family: str
+    edition: int | None
+    title: str | None = None
+    superseded_by: str | None = None
+    replaces: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, source: dict[str, Any]) -> Held:
+        designation = str(source.get("designation") or "")
+        family = str(source.get("family") or parse_designation(designation).family)
+        return cls(source["doc_id"], designation, family, source.get("edition"), source.get("title"),
+                   source.get("superseded_by"), tuple(source.get("replaces") or ()))
+
+    def cited(self) -> CitedDocument:
+        return CitedDocument(id=self.doc_id, designation=self.designation, title=self.title)
+
+
+@dataclass
+class Resolution:
+    """A citation's document decided: the verdict when the document decides it, else None (the clause will)."""
+
+    verdict: Verdict | None
+    document: Held | None = None
+    replaced_by: Held | None = None
+    editions: list[str] = field(default_factory=list)
+    candidates: list[Held] = field(default_factory=list)
+
+
+def says_it_replaces(held: Held, cited: str) -> bool:
+    """``held`` says it replaces the designation cited (an undated citation: any edition of its family)."""
+    wanted = parse_designation(cited)
+    for said in held.replaces:
+        if fold(said) == fold(cited):
+            return True
+        if wanted.edition is None and fold(parse_designation(said).family) == fold(wanted.family):
+            return True
+    return False
+
+
+def newest(documents: Sequence[Held]) -> Held | None:
+    return max(documents, key=lambda h: (h.edition or 0, h.designation)) if documents else None
+
+
+def successor_of(start: Held | None, cited: str, held: Sequence[Held]) -> Held | None:
+    """The document replacing the one cited (or the designation cited, when the archive lacks it): a later
+    edition of its family, or one that says it replaces it; followed to the newest the archive holds."""
+    wanted = parse_designation(cited)
+    by_id = {h.doc_id: h for h in held}
+    later = [h for h in held if fold(h.family) == fold(wanted.family) and wanted.edition is not None
+             and (h.edition or 0) > wanted.edition]
+    replacing = [h for h in held if says_it_replaces(h, cited) and fold(h.family) != fold(wanted.family)]
+    found = newest(later) or newest(replacing)
+    if found is None and start is not None and start.superseded_by in by_id:
+        found = by_id[start.superseded_by]
+    seen = set()
+    while found is not None and found.superseded_by in by_id and found.doc_id not in seen:
+        seen.add(found.doc_id)
+        found = by_id[found.superseded_by]
+    return found
+
+
+def resolve(citation: Citation, held: Sequence[Held]) -> Resolution:
+    """Which document a citation names and, when the document alone decides it, the verdict: superseded,
+    edition_not_found, document_not_found, ambiguous; None leaves it to the clause."""
+    wanted = parse_designation(citation.designation)
+    family = [h for h in held if fold(h.family) == fold(wanted.family)]
+    editions = sorted({h.designation for h in family})
+    if wanted.edition is None:
+        exact = [h for h in family if h.superseded_by not in {f.doc_id for f in family}] or family
+        chosen = [h for h in exact if (h.edition or 0) == max(e.edition or 0 for e in exact)]
+    else:
+        chosen = [h for h in family if fold(h.designation) == fold(citation.designation)]
+    if chosen:
+        document = chosen[0]
+        successor = successor_of(document, document.designation, held)
+        others = [e for e in editions if fold(e) != fold(document.designation)]
+        if successor is not None and successor.doc_id != document.doc_id and wanted.edition is not None:
+            return Resolution("superseded", document, successor, others)
+        distinct = list({fold(h.title or h.doc_id): h for h in chosen}.values())
+        return Resolution(None, document, None, others, distinct if len(distinct) > 1 else [])
+    successor = successor_of(None, citation.designation, held)
+    if successor is not None:
+        return Resolution("superseded", None, successor, editions)
+    if family:
+        return Resolution("edition_not_found", None, None, editions)
+    return Resolution("document_not_found")
+
+
+def build_documents_request(citations: Sequence[Citation], groups: list[str], size: int) -> dict[str, Any]:
+    """Request 1: the first chunk of every document a citation may name — its designation, its family, or one
+    saying it replaces it (by designation, or for an undated citation any edition of its family)."""
+    designations = sorted({c.designation for c in citations})
+    families = sorted({parse_designation(d).family for d in designations})
+    undated = [f for f in families if parse_designation(f).edition is None]
+    should: list[dict[str, Any]] = [{"terms": {"designation": designations}}, {"terms": {"family": families}},
+                                    {"terms": {"replaces": designations}},
+                                    *({"prefix": {"replaces": f"{f}-"}} for f in undated),
+                                    *({"prefix": {"replaces": f"{f}."}} for f in undated)]
+    query = {"bool": {"filter": [FIRST_CHUNK, build_access_filter(groups)], "should": should,
+                      "minimum_should_match": 1}}
+    return {"query": query, "size": size, "_source": _DOC_FIELDS, "track_total_hits": False,
+            "sort": [{"doc_id": "asc"}]}
+
+
+def label_pattern(clause: str) -> str:
+    """A Lucene regular expression for the labels near ``clause``: its siblings and its parent («5.2.9» →
+    ``5\\.2(\\..*)?``), the other tables or appendices («Таблица 9» → ``Таблица .*``)."""
+    word, _, number = clause.rpartition(" ")
+    prefix = f"{word} " if word else ""
+    parent = number.rpartition(".")[0]
+    if parent:
+        return re.escape(prefix).replace("\\ ", " ") + re.escape(parent) + r"(\..*)?"
+    return re.escape(prefix).replace("\\ ", " ") + (".*" if word else "[0-9]+")
+
+
+def top_pattern(clause: str) -> str:
+    """The labels of a document's first level of the kind cited: sections («[0-9]+»), tables, appendices."""
+    word = clause.rpartition(" ")[0]
+    return re.escape(word).replace("\\ ", " ") + " .*" if word else "[0-9]+"
+
+
+def build_clauses_request(targets: Sequence[tuple[str, str, str]], groups: list[str]) -> dict[str, Any]:
+    """Request 2: for each target (key, document id, clause), the first chunks of that clause in that document
+    and the labels near it; one aggregation a target, the access filter over them all."""
+    aggs: dict[str, Any] = {}
+    for key, doc_id, clause in targets:
+        chunks = {"top_hits": {"size": CLAUSE_CHUNKS, "sort": [{"chunk_index": "asc"}],
+                               "_source": _CHUNK_FIELDS}}
+        aggs[key] = {"filter": {"term": {"doc_id": doc_id}}, "aggs": {
+            "clause": {"filter": {"bool": {"filter": [{"term": {"clauses": clause}}], "must_not": [NOT_CONTENT]}},
+                       "aggs": {"chunks": chunks}},
+            "near": {"terms": {"field": "clauses", "include": label_pattern(clause), "size": 50}},
+            "top": {"terms": {"field": "clauses", "include": top_pattern(clause), "size": 50}}}}
+    query = {"bool": {"filter": [build_access_filter(groups),
+                                 {"terms": {"doc_id": sorted({doc_id for _, doc_id, _ in targets})}}]}}
+    return {"query": query, "size": 0, "track_total_hits": False, "aggs": aggs}
+
+
+def _label_key(label: str) -> tuple[Any, ...]:
+    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.\s]", label) if p)
+
+
+def nearest_labels(clause: str, labels: Sequence[str]) -> list[str]:
+    """The labels closest to ``clause`` (by the number where they part), in document order."""
+    wanted = _label_key(clause)
+
+    def distance(label: str) -> tuple[int, int]:
+        key = _label_key(label)
+        shared = next((i for i, (a, b) in enumerate(zip(key, wanted, strict=False)) if a != b), min(len(key),
+                                                                                                     len(wanted)))
+        gap = (abs(key[shared][1] - wanted[shared][1]) if shared < min(len(key), len(wanted))
+               and key[shared][0] == wanted[shared][0] == 0 else 99)
+        return -shared, gap
+
+    chosen = sorted((label for label in labels if label != clause), key=distance)[:NEAREST]
+    return sorted(chosen, key=_label_key)
+
+
+def _within(label: str | None, clause: str) -> bool:
+    return label is not None and (label == clause or label.startswith(f"{clause}."))
+
+
+def clause_text(hits: Sequence[dict[str, Any]], clause: str, limit: int) -> tuple[str, int | None]:
+    """A clause's text, from where it starts in its first chunk to where another clause starts (its own
+    sub-clauses kept), over into the next chunk when it runs on (the chunks' overlap read once), at most
+    ``limit`` characters; and the page it starts on."""
+    if not hits:
+        return "", None
+    first = hits[0]["_source"]
+    spans = parse_spans(first.get("spans"))
+    text = str(first.get("text") or "")
+    at = next((s for s in spans if s.clause == clause), None)
+    start = at.offset if at else 0
+    page = at.page if at and at.page is not None else first.get("page_number")
+    end = next((s.offset for s in spans if s.offset > start and not _within(s.clause, clause)), None)
+    body = text[start:end if end is not None else len(text)]
+    if end is None and len(hits) > 1 and len(body) < limit:
+        body += continuation(text, hits[1]["_source"], clause)
+    return body[:limit], page
+
+
+def continuation(previous: str, source: dict[str, Any], clause: str) -> str:
+    """What the next chunk adds to a clause: its text after the part it repeats of the previous chunk, to where
+    another clause starts."""
+    text = str(source.get("text") or "")
+    tail = previous[-80:].strip()
+    at = text.find(tail) if tail else -1
+    begin = at + len(tail) if at >= 0 else 0
+    end = next((s.offset for s in parse_spans(source.get("spans")) if s.offset > begin
+                and not _within(s.clause, clause)), len(text))
+    return text[begin:end] if end > begin else ""
+
+
+def bounded(text: str, limit: int) -> str:
+    """``text`` as a passage shows it, cut at a sentence or word boundary within ``limit`` characters."""
+    shown = passage_text(text)
+    if len(shown) <= limit:
+        return shown
+    cut = shown[:limit]
+    stop = max(cut.rfind(". "), cut.rfind(".\n"))
+    cut = cut[:stop + 1] if stop > limit // 2 else cut[:cut.rfind(" ")] if " " in cut else cut
+    return cut.rstrip() + " …"
+
+
+@dataclass(frozen=True)
+class Opened:
+    """A clause read from a document: the text shown, the longer text a value is checked against, its chunk."""
+
+    shown: CitedClause
+    full: str
+
+
+def opened(bucket: dict[str, Any] | None, clause: str, passage_chars: int) -> Opened | None:
+    hits = (bucket or {}).get("clause", {}).get("chunks", {}).get("hits", {}).get("hits", [])
+    if not hits:
+        return None
+    full, page = clause_text(hits, clause, VALUE_CHARS)
+    source = hits[0]["_source"]
+    return Opened(CitedClause(clause=clause, text=bounded(full, passage_chars), page_number=page,
+                              chunk_id=source["chunk_id"]), full)
+
+
+def labels_of(bucket: dict[str, Any] | None) -> list[str]:
+    """The labels near a clause, or, when its parent has none, the document's first-level ones."""
+    near = [b["key"] for b in (bucket or {}).get("near", {}).get("buckets", [])]
+    return near or [b["key"] for b in (bucket or {}).get("top", {}).get("buckets", [])]
+
+
+@dataclass
+class Checked:
+    """A citation's check as the archive answered it (the document's, then the clause's)."""
+
+    citation: Citation
+    resolution: Resolution
+    clause: Opened | None = None
+    replaced: Opened | None = None
+    labels: list[str] = field(default_factory=list)
+
+
+def verdict_of(checked: Checked) -> CitationCheck:
+    """The answer for one citation."""
+    citation, res = checked.citation, checked.resolution
+    verdict: Verdict | None = res.verdict
+    if verdict is None:
+        if res.candidates and (citation.clause is None or checked.clause is None):
+            verdict = "ambiguous"
+        elif citation.clause is not None and checked.clause is None:
+            verdict = "clause_not_found"
+        else:
+            verdict = "found"
+    stated = citation.value if checked.clause is not None else None
+    return CitationCheck(
+        cited=citation.cited, verdict=verdict, designation=citation.designation, clause=citation.clause,
+        document=res.document.cited() if res.document else None,
+        found=checked.clause.shown if checked.clause else None, value=citation.value,
+        value_matches=value_matches(stated, checked.clause.full) if stated and checked.clause else None,
+        replaced_by=res.replaced_by.cited() if res.replaced_by else None,
+        replaced_clause=checked.replaced.shown if checked.replaced else None,
+        editions=res.editions or None,
+        nearest=(nearest_labels(citation.clause, checked.labels) or None)
+        if verdict == "clause_not_found" and citation.clause else None,
+        candidates=[c.cited() for c in res.candidates] if verdict == "ambiguous" else None)
+
+
+class CitationChecker:
+    """Citations resolved in two engine requests through ``send`` (the service's, which maps engine errors)."""
+
+    def __init__(self, send: Send, passage_chars: int) -> None:
+        self.send = send
+        self.passage_chars = passage_chars
+
+    def check(self, citations: Sequence[Citation], groups: tuple[str, ...],
+              compare: bool = False) -> tuple[list[Checked], dict[str, list[tuple[Held, Opened]]]]:
+        """Each citation decided; with ``compare``, each cited clause in every edition of its family held."""
+        if not citations:
+            return [], {}
+        size = min(10_000, 20 * len(citations) + 20)
+        raw = self.send(build_documents_request(citations, list(groups), size))
+        held = [Held.of(h["_source"]) for h in raw["hits"]["hits"] if h["_source"].get("designation")]
+        checked = [Checked(c, resolve(c, held)) for c in citations]
+        targets: list[tuple[str, str, str]] = []
+        editions: dict[int, list[Held]] = {}
+        for i, item in enumerate(checked):
+            clause, res = item.citation.clause, item.resolution
+            if clause is None:
+                continue
+            for n, doc in enumerate([res.document, *res.candidates[1:]]):
+                if doc is not None:
+                    targets.append((f"c{i}_{n}", doc.doc_id, clause))
+            if res.replaced_by is not None:
+                targets.append((f"r{i}", res.replaced_by.doc_id, clause))
+            if compare:
+                family = parse_designation(item.citation.designation).family
+                editions[i] = sorted((h for h in held if fold(h.family) == fold(family)
+                                      or says_it_replaces(h, item.citation.designation)),
+                                     key=lambda h: (h.edition or 0, h.designation))
+                targets += [(f"e{i}_{n}", h.doc_id, clause) for n, h in enumerate(editions[i])]
+        aggs = self.send(build_clauses_request(targets, list(groups)))["aggregations"] if targets else {}
+        for i, item in enumerate(checked):
+            clause = item.citation.clause
+            if clause is None:
+                continue
+            self._settle(item, i, clause, aggs)
+        compared = {str(i): [(h, o) for n, h in enumerate(docs)
+                             if (o := opened(aggs.get(f"e{i}_{n}"), str(checked[i].citation.clause),
+                                             self.passage_chars)) is not None]
+                    for i, docs in editions.items()}
+        return checked, compared
+
+    def _settle(self, item: Checked, i: int, clause: str, aggs: dict[str, Any]) -> None:
+        """The clause in the document (or, among documents of one designation, the first that holds it)."""
+        res = item.resolution
+        docs = [res.document, *res.candidates[1:]] if res.document else []
+        holding = [(doc, o) for n, doc in enumerate(docs) if doc is not None
+                   and (o := opened(aggs.get(f"c{i}_{n}"), clause, self.passage_chars)) is not None]
+        if len(holding) >= 1 and res.candidates:
+            res.document, item.clause = holding[0]
+            res.candidates = [d for d, _ in holding] if len(holding) > 1 and len({
+                fold(d.title or d.doc_id) for d, _ in holding}) > 1 else []
+        elif holding:
+            item.clause = holding[0][1]
+        item.labels = labels_of(aggs.get(f"c{i}_0"))
+        if res.replaced_by is not None:
+            item.replaced = opened(aggs.get(f"r{i}"), clause, self.passage_chars)
