@@ -7,6 +7,7 @@ original PDF and DOCX files, so every parser runs on every format.
     python -m evaluation.sample OUT_DIR [--shared ../shared/data] [--pdf-documents N]
     python -m evaluation.sample OUT_DIR --txt [--limit N]   # the normative documents as TXT files, pages
                                                         # separated by form feeds (as pdftotext writes them)
+    python -m evaluation.sample OUT_DIR --pdf [--limit N]   # the normative documents as PDFs (a text layer)
 """
 
 from __future__ import annotations
@@ -126,15 +127,28 @@ def write_txt_corpus(shared: Path, out: Path, limit: int | None = None, marker: 
     return written
 
 
+def write_pdf_corpus(shared: Path, out: Path, limit: int | None = None) -> list[Path]:
+    """Each normative document as one PDF with a text layer, a page for each of its pages."""
+    out.mkdir(parents=True, exist_ok=True)
+    written = []
+    for name in list_standards(shared)[:limit]:
+        std = load_standard(shared, name)
+        written.append(render_pdf([p["page_content"] for p in std["pages"]], out / f"{name}.pdf",
+                                  std.get("full_name") or name))
+    return written
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("out", type=Path)
     parser.add_argument("--shared", type=Path, default=DEFAULT_SHARED)
     parser.add_argument("--pdf-documents", type=int, default=2)
     parser.add_argument("--txt", action="store_true", help="Write the normative documents as TXT files.")
-    parser.add_argument("--limit", type=int, default=None, help="With --txt: the first N documents.")
+    parser.add_argument("--pdf", action="store_true", help="Write the normative documents as PDF files.")
+    parser.add_argument("--limit", type=int, default=None, help="With --txt or --pdf: the first N documents.")
     args = parser.parse_args()
     files = (write_txt_corpus(args.shared, args.out, args.limit) if args.txt
+             else write_pdf_corpus(args.shared, args.out, args.limit) if args.pdf
              else build_sample(args.shared, args.out, args.pdf_documents))
     logger.info("sample of {} files in {}", len(files), args.out)
 

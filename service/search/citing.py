@@ -27,6 +27,8 @@ from service.search.query.passages import parse_spans, passage_text
 CLAUSE_CHUNKS = 2
 #: the longest clause text a value is checked against
 VALUE_CHARS = 4000
+#: the end of a chunk looked for in the next one, where the chunks' overlap ends
+OVERLAP_PROBE = 40
 #: labels listed as nearest to a clause a document lacks
 NEAREST = 5
 _DOC_FIELDS = ["doc_id", "designation", "family", "edition", "title", "superseded_by",
@@ -125,8 +127,11 @@ def resolve(citation: Citation, held: Sequence[Held]) -> Resolution:
         others = [e for e in editions if fold(e) != fold(document.designation)]
         if successor is not None and successor.doc_id != document.doc_id and wanted.edition is not None:
             return Resolution("superseded", document, successor, others)
-        distinct = list({fold(h.title or h.doc_id): h for h in chosen}.values())
-        return Resolution(None, document, None, others, distinct if len(distinct) > 1 else [])
+        distinct: dict[str, Held] = {}
+        for h in chosen:  # one of each title, the first: a copy of a document is that document
+            distinct.setdefault(fold(h.title or h.doc_id), h)
+        candidates = list(distinct.values())
+        return Resolution(None, document, None, others, candidates if len(candidates) > 1 else [])
     successor = successor_of(None, citation.designation, held)
     if successor is not None:
         return Resolution("superseded", None, successor, editions)
@@ -232,7 +237,7 @@ def continuation(previous: str, source: dict[str, Any], clause: str) -> str:
     """What the next chunk adds to a clause: its text after the part it repeats of the previous chunk, to where
     another clause starts."""
     text = str(source.get("text") or "")
-    tail = previous[-80:].strip()
+    tail = previous[-OVERLAP_PROBE:].strip()
     at = text.find(tail) if tail else -1
     begin = at + len(tail) if at >= 0 else 0
     end = next((s.offset for s in parse_spans(source.get("spans")) if s.offset > begin

@@ -74,7 +74,8 @@ def call_entry(tool: str, arguments: dict[str, Any], principal: str, client: str
     code = error.code if isinstance(error, StroidokError) else ("INTERNAL_ERROR" if error else None)
     entry: dict[str, Any] = {
         "call_id": call_id, "groups": list(groups), "tool": tool, "principal": principal, "client": client,
-        "query": str(arguments.get("query") or arguments.get("id") or "")[:500],
+        "query": str(arguments.get("query") or arguments.get("id") or arguments.get("designation")
+                     or arguments.get("text") or "")[:500],
         "status": "error" if error else "ok", "error_code": code, "total_ms": round(total_ms, 2),
         "arguments": logged_arguments(arguments),
     }

@@ -29,7 +29,8 @@ from tests.support.servers import error_of, http_server, server_env
 
 pytestmark = pytest.mark.integration
 
-TOOLS = {"search_documents", "get_document", "list_sources"}
+TOOLS = {"search_documents", "get_document", "list_sources", "check_citations"}
+CITED = "По ГОСТ 10180-2012, п. 4.1: 28 суток; табл. 2 СП 999.13330.2020"
 NODE_CLIENT = REPO / "clients/node"
 
 
@@ -42,8 +43,10 @@ async def exercise(client: Client) -> dict[str, Any]:
     document = await client.call_tool("get_document", {"id": doc_id})
     missing = await client.call_tool("get_document", {"id": "0" * 20})
     sources = await client.call_tool("list_sources", {})
+    citations = await client.call_tool("check_citations", {"text": CITED})
+    by_designation = await client.call_tool("get_document", {"designation": "ГОСТ 10180-2012", "clause": "п. 4.1"})
     return {"tools": found, "search": search, "bad": bad, "document": document, "missing": missing,
-            "sources": sources}
+            "sources": sources, "citations": citations, "byDesignation": by_designation}
 
 
 def check(outcome: dict[str, Any]) -> None:
@@ -66,6 +69,13 @@ def check(outcome: dict[str, Any]) -> None:
     assert outcome["document"].structured_content["document"]["file_type"] == "pdf"
     assert error_of(outcome["missing"])["code"] == "NOT_FOUND"
     assert outcome["sources"].structured_content["total_documents"] == 28
+    # the corpus holds no such norms: each citation is checked and said missing, the text and the structure agree
+    citations = outcome["citations"]
+    assert [(c["cited"], c["verdict"]) for c in citations.structured_content["citations"]] == [
+        ("ГОСТ 10180-2012, п. 4.1: 28 суток", "document_not_found"), ("табл. 2 СП 999.13330.2020", "document_not_found")]
+    assert json.loads(citations.content[0].text) == citations.structured_content
+    missing_norm = error_of(outcome["byDesignation"])
+    assert missing_norm["code"] == "NOT_FOUND" and "ГОСТ 10180-2012" in missing_norm["message"]
 
 
 def test_mcp_over_stdio(opensearch_url: str, corpus_settings: Settings) -> None:

@@ -81,7 +81,8 @@ def test_an_inspector_session(transport: str, http_url: str, opensearch_url: str
              str(shutil.which("stroidok", path=str(REPO / ".venv" / "bin")) or REPO / ".venv/bin/stroidok"), "serve"]
     target = stdio if transport == "stdio" else [http_url]
     code, listed = inspector(target, "tools/list", tmp_path)
-    assert code == 0 and {t["name"] for t in listed["tools"]} == {"search_documents", "get_document", "list_sources"}
+    assert code == 0 and {t["name"] for t in listed["tools"]} == {"search_documents", "get_document", "list_sources",
+                                                                      "check_citations"}
     code, found = inspector(target, "tools/call", tmp_path, "--tool-name", "search_documents",
                             "--tool-arg", "query=монтажный стык", "--tool-arg", "limit=2")
     assert code == 0 and not found.get("isError") and tool(found)["results"][0]["file_path"].endswith("сварка.pdf")

@@ -1,0 +1,145 @@
+"""Citations checked on a real node, on an archive ingested through ``run_ingest``: every verdict, the stated
+value, two engine requests for twenty citations, a document opened by designation and clause, a clause compared
+across editions — and what a reader may not read never decides a verdict (a restricted newer edition does not
+supersede a public one for a public reader, a restricted document is not found)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from opensearchpy import OpenSearch
+
+from ingest.pipeline import run_ingest
+from ingest.plan import IngestOptions
+from service.caller.principal import Principal
+from service.embedders.navec import NavecEmbedder
+from service.errors import InvalidQuery, NotFound
+from service.search.service import SearchService
+from tests.integration.search.test_chunks_request import query_phases, shards
+from tests.integration.search.test_links import NEW, OLD
+from tests.support.engine import drop_index_resources, product_settings
+
+PUBLIC = Principal.of("t", [])
+LEGAL = Principal.of("l", ["legal"])
+FF = "\f"
+
+GOST = ("ГОСТ 51234-2010\nЩИТЫ РАСПРЕДЕЛИТЕЛЬНЫЕ ДЛЯ ЖИЛЫХ ЗДАНИЙ\nОбщие технические условия\n" + FF
+        + "1 Область применения\n1.1 Настоящий стандарт распространяется на щиты распределительные для жилых "
+        "зданий.\n4 Технические требования\n4.1 Щиты распределительные изготовляют со степенью защиты не ниже "
+        "IP31.\n4.2 Масса щита не должна превышать 25 кг.\n4.3 Щиты окрашивают порошковыми красками.\n" + FF
+        + "Таблица 1 — Степени защиты щитов\nМесто установки | Степень защиты\nКоридор | IP31\nПодвал | IP54\n"
+        + FF + "Приложение А\n(обязательное)\nСхемы щитов\nА.1 Схема щита этажного приведена на рисунке А.1.\n")
+GOST_NEW = GOST.replace("51234-2010", "51234-2020").replace("не ниже IP31", "не ниже IP41")
+REVISION = ("СВОД ПРАВИЛ\nСП 560.1325800.2024\nЭЛЕКТРОТЕХНИЧЕСКИЕ УСТРОЙСТВА\nАктуализированная редакция СНиП "
+            "3.05.06-85\nИздание официальное\n" + FF + "1 Область применения\n1.1 Настоящий свод правил "
+            "распространяется на монтаж электротехнических устройств.\n3 Кабельные линии\n3.1 Кабели прокладывают "
+            "с запасом по длине не менее 1 %.\n")
+SECRET = ("СВОД ПРАВИЛ\nСП 990.1325800.2024\nЗАЩИЩЕННЫЕ ПОМЕЩЕНИЯ\nИздание официальное\n" + FF
+          + "1 Область применения\n1.1 Настоящий свод правил распространяется на защищенные помещения.\n"
+          "5 Требования\n5.1 Двери защищенных помещений выполняют толщиной не менее 50 мм.\n")
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
+            navec_embedder: NavecEmbedder) -> Iterator[SearchService]:
+    root: Path = tmp_path_factory.mktemp("citations")
+    files = {"общие/СП 134.13330.2012.txt": OLD, "общие/СП 134.13330.2022.txt": NEW,
+             "общие/ГОСТ 51234-2010.txt": GOST, "общие/СП 560.1325800.2024.txt": REVISION,
+             "секретно/ГОСТ 51234-2020.txt": GOST_NEW, "секретно/СП 990.1325800.2024.txt": SECRET}
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    rules = root.parent / f"{root.name}-access.json"
+    rules.write_text(json.dumps({"rules": [{"pattern": "секретно/*", "groups": ["legal"]}]}), encoding="utf-8")
+    settings = product_settings(opensearch_url, access_rules=rules)
+    settings.search.cache_ttl_s = 0
+    settings.search.rate_limit = "10000/minute"
+    assert not run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True).failed
+    yield SearchService(settings, client, navec_embedder)
+    drop_index_resources(client, settings.index)
+
+
+def verdicts(service: SearchService, text: str, principal: Principal = PUBLIC) -> list[tuple[str, str]]:
+    return [(c.cited, c.verdict) for c in service.check_citations({"text": text}, principal).citations]
+
+
+def test_every_verdict_in_the_order_cited(archive: SearchService) -> None:
+    text = ("По СП 134.13330.2022, п. 5.1 расстояние не менее 0,3 м; п. 9.9 СП 134.13330.2022 не бывает. "
+            "СП 134.13330.2012 п. 5.1 заменен, СП 134.13330.2030 п. 5.1 не издан. Монтаж — по СНиП 3.05.06-85, "
+            "пункт 3.1. Табл. 1 ГОСТ 51234-2010 и приложение А ГОСТ 51234-2010; ГОСТ 99999-2010.")
+    assert verdicts(archive, text) == [
+        ("СП 134.13330.2022, п. 5.1", "found"), ("п. 9.9 СП 134.13330.2022", "clause_not_found"),
+        ("СП 134.13330.2012 п. 5.1", "superseded"), ("СП 134.13330.2030 п. 5.1", "edition_not_found"),
+        ("СНиП 3.05.06-85, пункт 3.1", "superseded"), ("Табл. 1 ГОСТ 51234-2010", "found"),
+        ("приложение А ГОСТ 51234-2010", "found"), ("ГОСТ 99999-2010", "document_not_found")]
+
+
+def test_what_each_verdict_carries(archive: SearchService) -> None:
+    found, missing, replaced, edition, revised = archive.check_citations({"text": (
+        "СП 134.13330.2022, п. 5.1: не менее 0,3 м. СП 134.13330.2022 п. 5.9. СП 134.13330.2012, п. 5.1: 0,5 м. "
+        "СП 134.13330.2030 п. 5.1. СНиП 3.05.06-85, пункт 3.1")}, PUBLIC).citations
+    assert found.found is not None and found.found.text.startswith("5.1 Кабельные линии") and found.value_matches
+    assert found.found.chunk_id.startswith(found.document.id)  # type: ignore[union-attr]
+    assert missing.nearest == ["5", "5.1"] or "5.1" in (missing.nearest or [])
+    assert replaced.replaced_by is not None and replaced.replaced_by.designation == "СП 134.13330.2022"
+    assert replaced.replaced_clause is not None and "0,3 м" in replaced.replaced_clause.text
+    assert replaced.value_matches is True  # 0,5 м is what the edition cited says
+    assert edition.editions == ["СП 134.13330.2012", "СП 134.13330.2022"]
+    assert revised.replaced_by is not None and revised.replaced_by.designation == "СП 560.1325800.2024"
+
+
+def test_a_stated_value_the_clause_does_not_hold_is_said(archive: SearchService) -> None:
+    [check] = archive.check_citations({"text": "ГОСТ 51234-2010, п. 4.2: не более 40 кг"}, PUBLIC).citations
+    assert (check.verdict, check.value_matches) == ("found", False)
+
+
+def test_twenty_citations_cost_two_engine_requests(archive: SearchService, client: OpenSearch) -> None:
+    text = "; ".join([f"СП 134.13330.2022 п. 5.{i}" for i in range(8)] + [f"ГОСТ 51234-2010 п. 4.{i}" for i in
+                                                                         range(8)]
+                     + ["СНиП 3.05.06-85 п. 3.1", "ГОСТ 99999-2010", "СП 134.13330.2012 п. 5.1", "табл. 1 ГОСТ 51234-2010"])
+    index = next(iter(client.indices.get_alias(name=archive.settings.index.alias)))
+    before = query_phases(client, index)
+    assert len(archive.check_citations({"text": text}, PUBLIC).citations) == 20
+    assert query_phases(client, index) - before == 2 * shards(client, index)
+
+
+def test_what_a_reader_may_not_read_decides_nothing(archive: SearchService) -> None:
+    text = "ГОСТ 51234-2010, п. 4.1; ГОСТ 51234-2020 п. 4.1; СП 990.1325800.2024 п. 5.1"
+    assert [v for _, v in verdicts(archive, text, PUBLIC)] == ["found", "edition_not_found", "document_not_found"]
+    public = archive.check_citations({"text": text}, PUBLIC).citations
+    assert public[1].editions == ["ГОСТ 51234-2010"]  # the restricted edition is not named
+    assert [v for _, v in verdicts(archive, text, LEGAL)] == ["superseded", "found", "found"]
+
+
+def test_get_document_opens_a_clause_by_designation_the_current_edition_without_one(archive: SearchService) -> None:
+    opened = archive.get_document(None, PUBLIC, clause="п. 5.1", designation="СП 134.13330")
+    assert opened.document.designation == "СП 134.13330.2022"
+    assert opened.chunk is not None and "не менее 0,3 м" in opened.chunk.text
+    assert [e.designation for e in opened.editions or []] == ["СП 134.13330.2012"]
+    table = archive.get_document(None, PUBLIC, clause="табл. 1", designation="ГОСТ 51234-2010")
+    assert table.chunk is not None and "Степени защиты щитов" in table.chunk.text
+
+
+@pytest.mark.parametrize(("designation", "clause", "says"), [
+    ("СП 134.13330.2022", "9.9", "nearest"), ("ГОСТ 99999-2010", None, "no ГОСТ 99999-2010"),
+    ("СП 990.1325800.2024", None, "no СП 990.1325800.2024"), ("СНиП 3.05.06-85", None, "СП 560.1325800.2024")])
+def test_get_document_by_designation_says_why_it_cannot_open_it(archive: SearchService, designation: str,
+                                                               clause: str | None, says: str) -> None:
+    with pytest.raises(NotFound) as refused:
+        archive.get_document(None, PUBLIC, clause=clause, designation=designation)
+    assert says in refused.value.message
+
+
+def test_a_clause_compared_across_editions_marks_the_changed_number(archive: SearchService) -> None:
+    opened = archive.get_document(None, PUBLIC, clause="5.1", designation="СП 134.13330.2022", compare=True)
+    assert [e.designation for e in opened.comparison or []] == ["СП 134.13330.2012", "СП 134.13330.2022"]
+    newer = (opened.comparison or [])[1]
+    assert newer.changed_numbers == ["0,5 → 0,3"] and "[-0,5-] {+0,3+}" in (newer.difference or "")
+
+
+def test_designation_and_id_together_are_refused(archive: SearchService) -> None:
+    with pytest.raises(InvalidQuery):
+        archive.get_document("0" * 20, PUBLIC, designation="СП 134.13330")
