@@ -97,9 +97,9 @@ def test_a_stated_value_the_clause_does_not_hold_is_said(archive: SearchService)
 
 
 def test_twenty_citations_cost_two_engine_requests(archive: SearchService, client: OpenSearch) -> None:
-    text = "; ".join([f"СП 134.13330.2022 п. 5.{i}" for i in range(8)] + [f"ГОСТ 51234-2010 п. 4.{i}" for i in
-                                                                         range(8)]
-                     + ["СНиП 3.05.06-85 п. 3.1", "ГОСТ 99999-2010", "СП 134.13330.2012 п. 5.1", "табл. 1 ГОСТ 51234-2010"])
+    cited = [*(f"СП 134.13330.2022 п. 5.{i}" for i in range(8)), *(f"ГОСТ 51234-2010 п. 4.{i}" for i in range(8)),
+             "СНиП 3.05.06-85 п. 3.1", "ГОСТ 99999-2010", "СП 134.13330.2012 п. 5.1", "табл. 1 ГОСТ 51234-2010"]
+    text = "; ".join(cited)
     index = next(iter(client.indices.get_alias(name=archive.settings.index.alias)))
     before = query_phases(client, index)
     assert len(archive.check_citations({"text": text}, PUBLIC).citations) == 20

@@ -72,7 +72,8 @@ def check(outcome: dict[str, Any]) -> None:
     # the corpus holds no such norms: each citation is checked and said missing, the text and the structure agree
     citations = outcome["citations"]
     assert [(c["cited"], c["verdict"]) for c in citations.structured_content["citations"]] == [
-        ("ГОСТ 10180-2012, п. 4.1: 28 суток", "document_not_found"), ("табл. 2 СП 999.13330.2020", "document_not_found")]
+        ("ГОСТ 10180-2012, п. 4.1: 28 суток", "document_not_found"),
+        ("табл. 2 СП 999.13330.2020", "document_not_found")]
     assert json.loads(citations.content[0].text) == citations.structured_content
     missing_norm = error_of(outcome["byDesignation"])
     assert missing_norm["code"] == "NOT_FOUND" and "ГОСТ 10180-2012" in missing_norm["message"]
