@@ -145,6 +145,8 @@ def link_fields(parsed: ParsedDocument) -> dict[str, Any]:
                       cites_family=list(dict.fromkeys(parse_designation(d).family for d in parsed.cites)))
     if parsed.replaces:
         fields["replaces"] = parsed.replaces
+    stated = {"introduced": parsed.introduced, "amendments": parsed.amendments, "withdrawn": parsed.withdrawn}
+    fields.update({name: value for name, value in stated.items() if value})
     return fields
 
 

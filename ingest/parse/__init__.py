@@ -19,7 +19,7 @@ from service.search.query.contract import FILE_TYPES
 
 SUPPORTED_TYPES = set(FILE_TYPES)
 #: bumped whenever parsing, repair or chunking changes what a file becomes (part of every file's fingerprint)
-PARSER_VERSION = 11
+PARSER_VERSION = 12
 PLAIN_TYPES = {"txt"}
 UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"} - PLAIN_TYPES
 
@@ -55,6 +55,7 @@ def parse_file(path: Path, options: ParseOptions = ParseOptions()) -> ParsedDocu
     sanitise(parsed)
     links = document_references(parsed.blocks, parsed.head, parsed.designation)
     parsed.cites, parsed.cited_names, parsed.replaces = links.cites, links.names, links.replaces
+    parsed.introduced, parsed.amendments, parsed.withdrawn = links.introduced, links.amendments, links.withdrawn
     if not parsed.blocks and parsed.unread_pages:
         raise ParseError(f"no page reads as language: {len(parsed.unread_pages)} of {parsed.page_count} pages "
                          "unread (neither the text layer, a repair nor OCR)", details={"warnings": parsed.warnings})

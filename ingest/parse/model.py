@@ -44,6 +44,10 @@ class ParsedDocument:
     cited_names: dict[str, str] = field(default_factory=dict)
     #: the editions it replaces («Взамен …», the СНиП a СП is the актуализированная редакция of)
     replaces: list[str] = field(default_factory=list)
+    #: its status as its first pages state it: «Дата введения» (ISO), «Изменение № N», «Утратил силу …»
+    introduced: str | None = None
+    amendments: list[str] = field(default_factory=list)
+    withdrawn: str | None = None
     #: pages (1-based) neither the text layer, a repair nor OCR could read as language: left out, reported
     unread_pages: list[int] = field(default_factory=list)
     #: pages whose broken text layer was repaired (cp1251 read as Latin-1, a shifted alphabet)

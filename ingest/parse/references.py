@@ -35,14 +35,49 @@ _LEADIN_RE = re.compile(r"^.*?(?:на\s+следующие\s+(?:документ
 MAX_NAME = 250
 
 
+_INTRODUCED_RE = re.compile(r"Дата\s+введения\s*[-—–:]?\s*(?:(?P<y>(?:19|20)\d{2})\s*[-—–.]\s*(?P<m>\d{2})\s*[-—–.]\s*"
+                            r"(?P<d>\d{2})|(?P<d2>\d{2})\s*\.\s*(?P<m2>\d{2})\s*\.\s*(?P<y2>(?:19|20)\d{2}))", re.IGNORECASE)
+_AMENDMENTS_RE = re.compile(r"Изменени(?:е|ем|я|ями)\s*№\s*(?P<n>\d{1,2}(?:\s*(?:,|и)\s*\d{1,2}){0,9})")
+#: a document's own stamp that it is no longer in force («Утратил силу в Российской Федерации с 01.01.2021»)
+_WITHDRAWN_RE = re.compile(r"(?<![\w])(?:Утратил[аи]?\s+силу|УТРАТИЛ[АИ]?\s+СИЛУ)(?:[ \t]+(?:в|на|с)[ \t]+(?:[^.\n]|\.(?=\d)){1,60})?")
+#: how far into its first page a document stamps itself withdrawn
+WITHDRAWN_HEAD = 600
+
+
 @dataclass
 class References:
     """A document's links: the designations it cites (its own family left out), the names its references
-    section gives them, and the designations it replaces."""
+    section gives them, and the designations it replaces; and its status as it states it on its first pages:
+    the date it came into force, its amendments, a stamp that it is withdrawn."""
 
     cites: list[str] = field(default_factory=list)
     names: dict[str, str] = field(default_factory=dict)
     replaces: list[str] = field(default_factory=list)
+    introduced: str | None = None
+    amendments: list[str] = field(default_factory=list)
+    withdrawn: str | None = None
+
+
+def introduced_date(front: str) -> str | None:
+    """«Дата введения — 2013—07—01», «Дата введения 01.07.2015» → «2013-07-01» (the first such line)."""
+    match = _INTRODUCED_RE.search(" ".join(front.split()))
+    if match is None:
+        return None
+    year, month, day = ((match["y"], match["m"], match["d"]) if match["y"] else (match["y2"], match["m2"], match["d2"]))
+    return f"{year}-{month}-{day}" if 1 <= int(month) <= 12 and 1 <= int(day) <= 31 else None
+
+
+def amendment_numbers(front: str) -> list[str]:
+    """«с Изменениями № 1, 2, 3», «Изменение № 3 к СП …» → «Изменение № 1», … in order, once each."""
+    numbers = [n for m in _AMENDMENTS_RE.finditer(" ".join(front.split())) for n in re.findall(r"\d+", m["n"])]
+    return [f"Изменение № {n}" for n in dict.fromkeys(numbers)]
+
+
+def withdrawn_stamp(head: str) -> str | None:
+    """The document's own stamp that it is withdrawn, near the top of its first page, as printed."""
+    lines = "\n".join(" ".join(line.split()) for line in head[:WITHDRAWN_HEAD].splitlines())
+    match = _WITHDRAWN_RE.search(lines)
+    return match[0].strip() if match else None
 
 
 def references_section(blocks: Sequence[Block]) -> str:
@@ -154,7 +189,8 @@ def document_references(blocks: Sequence[Block], head: str, own: str | None) -> 
         body = " ".join(b.text for b in blocks[start:] if not b.role)
         cited = [m for m in find_designations(body) if plausible(m) and parse_designation(m).family != own_family]
     cites = [d for d in without_undated_duplicates(cited) if d not in replaces]
-    return References(cites, {d: n for d, n in named.items() if parse_designation(d).family != own_family}, replaces)
+    return References(cites, {d: n for d, n in named.items() if parse_designation(d).family != own_family}, replaces,
+                      introduced_date(front), amendment_numbers(front), withdrawn_stamp(head))
 
 
 def without_undated_duplicates(designations: list[str]) -> list[str]:

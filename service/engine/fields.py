@@ -12,7 +12,7 @@ UNITS_FIELD = "units"
 # whole text of the top chunk, hashes, clause lists, groups — would triple the response). A chunk's text comes
 # through the engine's highlighter, whole, with the query's terms marked.
 DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "file_type", "superseded_by",
-                   "superseded_by_designation"]
+                   "superseded_by_designation", "introduced", "amendments", "withdrawn"]
 CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "clause", "spans",
                 "section_title"]
 #: the fields a phrase binds in (a heading or the document's title may hold it)

@@ -32,7 +32,7 @@ OVERLAP_PROBE = 40
 #: labels listed as nearest to a clause a document lacks
 NEAREST = 5
 _DOC_FIELDS = ["doc_id", "designation", "family", "edition", "title", "superseded_by",
-               "superseded_by_designation", "replaces"]
+               "superseded_by_designation", "replaces", "introduced", "amendments", "withdrawn"]
 _CHUNK_FIELDS = ["chunk_id", "chunk_index", "text", "spans", "page_number", "clause"]
 
 Send = Callable[[dict[str, Any]], dict[str, Any]]
@@ -54,16 +54,22 @@ class Held:
     title: str | None = None
     superseded_by: str | None = None
     replaces: tuple[str, ...] = ()
+    introduced: str | None = None
+    amendments: tuple[str, ...] = ()
+    withdrawn: str | None = None
 
     @classmethod
     def of(cls, source: dict[str, Any]) -> Held:
         designation = str(source.get("designation") or "")
         family = str(source.get("family") or parse_designation(designation).family)
         return cls(source["doc_id"], designation, family, source.get("edition"), source.get("title"),
-                   source.get("superseded_by"), tuple(source.get("replaces") or ()))
+                   source.get("superseded_by"), tuple(source.get("replaces") or ()), source.get("introduced"),
+                   tuple(source.get("amendments") or ()), source.get("withdrawn"))
 
     def cited(self) -> CitedDocument:
-        return CitedDocument(id=self.doc_id, designation=self.designation, title=self.title)
+        return CitedDocument(id=self.doc_id, designation=self.designation, title=self.title,
+                             introduced=self.introduced, amendments=list(self.amendments) or None,
+                             withdrawn=self.withdrawn)
 
 
 @dataclass

@@ -465,6 +465,8 @@ class SearchService:
             document_types={b["key"]: b["docs"]["value"] for b in aggs["document_types"]["buckets"]},
             folders={b["key"]: b["docs"]["value"] for b in aggs["folders"]["buckets"]},
             earliest=aggs["earliest"].get("value_as_string"), latest=aggs["latest"].get("value_as_string"),
-            most_cited={b["key"]: b["doc_count"] for b in aggs["cited"]["top"]["buckets"]})
+            most_cited={b["key"]: b["doc_count"] for b in aggs["cited"]["top"]["buckets"]},
+            replaced={h["_source"]["designation"]: h["_source"]["superseded_by_designation"]
+                      for h in aggs["replaced"]["editions"]["hits"]["hits"] if h["_source"].get("designation")} or None)
 
 

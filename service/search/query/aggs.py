@@ -42,6 +42,10 @@ def build_aggregations() -> dict[str, Any]:
     }
 
 
+#: the replaced editions list_sources names
+MAX_REPLACED = 100  # a top_hits aggregation reads at most 100 (index.max_inner_result_window)
+
+
 def build_sources_body(groups: list[str], folder: str | None = None) -> dict[str, Any]:
     """What the caller may read (below ``folder``, when given): documents (one per content, copies in several
     folders counted once; in each folder they are in), chunks, types, folders, dates."""
@@ -53,4 +57,11 @@ def build_sources_body(groups: list[str], folder: str | None = None) -> dict[str
                      "earliest": {"min": {"field": "updated_at"}}, "latest": {"max": {"field": "updated_at"}},
                      # one chunk per document: a document citing a designation counts once
                      "cited": {"filter": FIRST_CHUNK,
-                               "aggs": {"top": {"terms": {"field": "cites", "size": MOST_CITED}}}}}}
+                               "aggs": {"top": {"terms": {"field": "cites", "size": MOST_CITED}}}},
+                     # the editions the archive holds a newer one of (ingest/links.py sets it where every reader of
+                     # the older may read the newer), each with the one replacing it
+                     "replaced": {"filter": {"bool": {"filter": [FIRST_CHUNK,
+                                                                 {"exists": {"field": "superseded_by_designation"}}]}},
+                                  "aggs": {"editions": {"top_hits": {
+                                      "size": MAX_REPLACED, "sort": [{"edition": "asc"}, {"doc_id": "asc"}],
+                                      "_source": ["designation", "superseded_by_designation"]}}}}}}

@@ -116,7 +116,9 @@ def map_document(src: dict[str, Any], score: float) -> DocumentResult:
                           created_at=src.get("created_at"), updated_at=src.get("updated_at"),
                           page_count=src.get("page_count"), relevance_score=clamp(score),
                           superseded_by=Edition(id=src["superseded_by"], designation=src.get(
-                              "superseded_by_designation") or "") if src.get("superseded_by") else None)
+                              "superseded_by_designation") or "") if src.get("superseded_by") else None,
+                          introduced=src.get("introduced"), amendments=src.get("amendments") or None,
+                          withdrawn=src.get("withdrawn"))
 
 
 class Pending:

@@ -11,6 +11,7 @@ from service.search.query.contract import Operator
 Route = Literal["hybrid", "bm25", "knn"]
 SIMILARITY = ("Cosine of the query's and the chunk's vectors, 0-1 (negative cosines are 0): the same for the same "
               "chunk and query whatever the filters, page or limit; null when the query has no vector.")
+STATED = "As the document states it on its first pages, {}; absent when it does not state it (never inferred)."
 RELEVANCE = "Rank score of this result set, 0-1 (relative: compare within one response only)."
 
 
@@ -65,6 +66,12 @@ class DocumentResult(BaseModel):
     superseded_by: Edition | None = Field(default=None, description="A newer edition of this document the "
                                           "archive holds (a later edition of its family, or one that says it "
                                           "replaces it): cite that one unless you mean this edition.")
+    introduced: str | None = Field(default=None, description=STATED.format("«Дата введения»: the date it came "
+                                                                           "into force"))
+    amendments: list[str] | None = Field(default=None, description=STATED.format("the amendments it names "
+                                                                                 "(«Изменение № 1»)"))
+    withdrawn: str | None = Field(default=None, description=STATED.format("its stamp that it is withdrawn "
+                                                                          "(«Утратил силу …»)"))
     file_size: int | None = Field(default=None, description="get_document: bytes.")
     created_at: str | None = Field(default=None, description="get_document: the file's creation time.")
     updated_at: str | None = Field(default=None, description="get_document: the file's modification time "
@@ -146,6 +153,9 @@ class CitedDocument(BaseModel):
     id: str | None = Field(default=None, description="Its document id (get_document), when you may read it.")
     designation: str
     title: str | None = None
+    introduced: str | None = Field(default=None, description=STATED.format("«Дата введения»"))
+    amendments: list[str] | None = Field(default=None, description=STATED.format("«Изменение № N»"))
+    withdrawn: str | None = Field(default=None, description=STATED.format("«Утратил силу …»"))
 
 
 class CitedClause(BaseModel):
@@ -204,6 +214,9 @@ class SourcesResponse(BaseModel):
                                "no visible document has one.")
     most_cited: dict[str, int] = Field(default_factory=dict, description=(
         "The designations most documents cite (documents citing each, as cited), top 20."))
+    replaced: dict[str, str] | None = Field(default=None, description=(
+        "The editions the archive holds a newer one of (a later edition of the family, or a document saying it "
+        "replaces it), each with the designation replacing it; at most 100."))
 
 
 class CitationCheck(BaseModel):

@@ -34,9 +34,13 @@ GOST = ("ГОСТ 51234-2010\nЩИТЫ РАСПРЕДЕЛИТЕЛЬНЫЕ ДЛЯ
         + FF + "Приложение А\n(обязательное)\nСхемы щитов\nА.1 Схема щита этажного приведена на рисунке А.1.\n")
 GOST_NEW = GOST.replace("51234-2010", "51234-2020").replace("не ниже IP31", "не ниже IP41")
 REVISION = ("СВОД ПРАВИЛ\nСП 560.1325800.2024\nЭЛЕКТРОТЕХНИЧЕСКИЕ УСТРОЙСТВА\nАктуализированная редакция СНиП "
-            "3.05.06-85\nИздание официальное\n" + FF + "1 Область применения\n1.1 Настоящий свод правил "
+            "3.05.06-85\nИздание официальное\n" + FF + "Предисловие\nДата введения 2024-06-01\nИздание с "
+            "Изменением № 1\n" + FF + "1 Область применения\n1.1 Настоящий свод правил "
             "распространяется на монтаж электротехнических устройств.\n3 Кабельные линии\n3.1 Кабели прокладывают "
             "с запасом по длине не менее 1 %.\n")
+WITHDRAWN = ("ГОСТ 5180-2015\nУтратил силу в Российской Федерации с 01.01.2021\nГРУНТЫ\nМетоды лабораторного "
+             "определения физических характеристик\n" + FF + "1 Область применения\n1.1 Настоящий стандарт "
+             "распространяется на грунты.\n4 Общие положения\n4.1 Образцы грунта хранят не более 3 сут.\n")
 SECRET = ("СВОД ПРАВИЛ\nСП 990.1325800.2024\nЗАЩИЩЕННЫЕ ПОМЕЩЕНИЯ\nИздание официальное\n" + FF
           + "1 Область применения\n1.1 Настоящий свод правил распространяется на защищенные помещения.\n"
           "5 Требования\n5.1 Двери защищенных помещений выполняют толщиной не менее 50 мм.\n")
@@ -48,6 +52,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, clien
     root: Path = tmp_path_factory.mktemp("citations")
     files = {"общие/СП 134.13330.2012.txt": OLD, "общие/СП 134.13330.2022.txt": NEW,
              "общие/ГОСТ 51234-2010.txt": GOST, "общие/СП 560.1325800.2024.txt": REVISION,
+             "общие/ГОСТ 5180-2015.txt": WITHDRAWN,
              "секретно/ГОСТ 51234-2020.txt": GOST_NEW, "секретно/СП 990.1325800.2024.txt": SECRET}
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -143,3 +148,20 @@ def test_a_clause_compared_across_editions_marks_the_changed_number(archive: Sea
 def test_designation_and_id_together_are_refused(archive: SearchService) -> None:
     with pytest.raises(InvalidQuery):
         archive.get_document("0" * 20, PUBLIC, designation="СП 134.13330")
+
+
+def test_status_as_the_documents_state_it_and_never_otherwise(archive: SearchService) -> None:
+    revised, withdrawn, plain = archive.check_citations({"text": (
+        "СП 560.1325800.2024 п. 3.1; ГОСТ 5180-2015 п. 4.1; ГОСТ 51234-2010 п. 4.1")}, PUBLIC).citations
+    assert revised.document is not None and (revised.document.introduced, revised.document.amendments) == (
+        "2024-06-01", ["Изменение № 1"])
+    assert withdrawn.document is not None and withdrawn.document.withdrawn == (
+        "Утратил силу в Российской Федерации с 01.01.2021")
+    assert plain.document is not None and (plain.document.introduced, plain.document.amendments,
+                                           plain.document.withdrawn) == (None, None, None)
+    opened = archive.get_document(None, PUBLIC, designation="ГОСТ 5180-2015")
+    assert opened.document.withdrawn == withdrawn.document.withdrawn
+
+
+def test_list_sources_names_the_editions_replaced_each_reader_may_see(archive: SearchService) -> None:
+    assert archive.list_sources(PUBLIC).replaced == {"СП 134.13330.2012": "СП 134.13330.2022"}

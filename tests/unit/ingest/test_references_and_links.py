@@ -8,7 +8,14 @@ import pytest
 
 from ingest.links import Entry, may_lend, plan_links
 from ingest.parse.model import Block
-from ingest.parse.references import document_references, reference_names, replaced_designations
+from ingest.parse.references import (
+    amendment_numbers,
+    document_references,
+    introduced_date,
+    reference_names,
+    replaced_designations,
+    withdrawn_stamp,
+)
 from ingest.parse.titles import title_problems
 from service.search.designations import find_designations, parse_designation
 
@@ -201,3 +208,24 @@ def test_a_document_whose_pages_give_only_boilerplate_is_titled_by_its_designati
                     "Центральный научно-исследова-\nтельский институт строительных конструкций им. В.А. Кучеренко\n"
                     "\f1 Область применения\n1.1 Настоящий свод правил распространяется на здания.\n", encoding="utf-8")
     assert parse_file(path).title == "СП 327.1325800.2017"
+
+
+@pytest.mark.parametrize(("front", "introduced"), [
+    ("Дата введения — 2013—07—01", "2013-07-01"), ("Дата введения 2017-12-01", "2017-12-01"),
+    ("Дата введения\n01.07.2015", "2015-07-01"), ("Дата введения 2017-13-01", None), ("Введен впервые", None)])
+def test_the_date_a_document_says_it_came_into_force(front: str, introduced: str | None) -> None:
+    assert introduced_date(front) == introduced
+
+
+def test_the_amendments_a_document_names_in_order_once_each() -> None:
+    assert amendment_numbers("Издание с Изменениями № 1,2, 3; … Изменение № 3 к СП 118.13330") == [
+        "Изменение № 1", "Изменение № 2", "Изменение № 3"]
+    assert amendment_numbers("Введен впервые") == []
+
+
+def test_withdrawn_only_as_the_document_stamps_itself_on_its_first_page() -> None:
+    assert withdrawn_stamp("ГОСТ 5180-2015\nУтратил силу в Российской Федерации с 01.01.2021. Грунты") == \
+        "Утратил силу в Российской Федерации с 01.01.2021"
+    # a standard's boilerplate about the standards it cites is not its own status, nor is a stamp deep inside
+    assert withdrawn_stamp("Если ссылочный стандарт отменен без замены, то положение …") is None
+    assert withdrawn_stamp("Текст. " * 200 + "Утратил силу") is None
