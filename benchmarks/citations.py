@@ -15,6 +15,7 @@ import argparse
 import statistics
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from itertools import zip_longest
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,8 @@ def query_phases(client: OpenSearch, alias: str) -> int:
 
 
 def shards(client: OpenSearch, alias: str) -> int:
-    return sum(int(s["settings"]["index"]["number_of_shards"]) for s in client.indices.get_settings(index=alias).values())
+    settings = client.indices.get_settings(index=alias).values()
+    return sum(int(s["settings"]["index"]["number_of_shards"]) for s in settings)
 
 
 def measure(run: Callable[[], object], rounds: int, client: OpenSearch, alias: str) -> tuple[list[float], float]:
@@ -65,10 +67,8 @@ def measure(run: Callable[[], object], rounds: int, client: OpenSearch, alias: s
 def open_each(service: SearchService, texts: list[str]) -> None:
     for text in texts:
         cited = find_citations(text)[0]
-        try:
+        with suppress(StroidokError):  # an invented citation: NOT_FOUND is the answer
             service.get_document(None, READER, "bench", cited.clause, designation=cited.designation)
-        except StroidokError:
-            pass  # an invented citation: NOT_FOUND is the answer
 
 
 def p95(values: list[float]) -> float:

@@ -23,7 +23,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from ingest.parse import SUPPORTED_TYPES, file_type
-from ingest.place import hash_descriptor, identity_of, open_regular
+from ingest.place import identity_of, open_regular
+from service.files import hash_descriptor
 
 _UNPRINTABLE = {c: f"\\x{c:02x}" for c in (*range(0x20), 0x7F, *range(0x80, 0xA0))}
 

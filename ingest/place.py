@@ -7,7 +7,6 @@ fails that file (``FileMoved``) instead of publishing what the link points to un
 from __future__ import annotations
 
 import errno
-import hashlib
 import os
 import stat
 import sys
@@ -17,33 +16,15 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from service.errors import FileMoved
+from service.files import open_beneath
 
 #: a file's identity on its file system: (device, inode)
 Identity = tuple[int, int]
 
-_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
-_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 def identity_of(st: os.stat_result) -> Identity:
     return st.st_dev, st.st_ino
-
-
-def open_beneath(root: Path, relative: Path) -> int:
-    """A descriptor of ``root/relative`` opened for reading, no component below ``root`` followed as a link
-    (``ELOOP``/``ENOTDIR`` where one is)."""
-    parts = relative.parts
-    if not parts or any(part in ("", ".", "..") for part in parts):
-        raise FileMoved(f"not a path below its folder: {relative}")
-    folder = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        for part in parts[:-1]:
-            inner = os.open(part, _DIRECTORY, dir_fd=folder)
-            os.close(folder)
-            folder = inner
-        return os.open(parts[-1], _FILE, dir_fd=folder)
-    finally:
-        os.close(folder)
 
 
 def open_in_place(path: Path, root: Path, identity: Identity) -> int:
@@ -89,15 +70,6 @@ def in_place(path: Path, root: Path) -> bool:
         return stat.S_ISREG(os.fstat(fd).st_mode)
     finally:
         os.close(fd)
-
-
-def hash_descriptor(fd: int, block: int = 1 << 20) -> str:
-    """SHA-256 of an open file's bytes from its start (the descriptor's offset is left at its end)."""
-    os.lseek(fd, 0, os.SEEK_SET)
-    digest = hashlib.sha256()
-    while chunk := os.read(fd, block):
-        digest.update(chunk)
-    return digest.hexdigest()
 
 
 @contextmanager

@@ -15,10 +15,11 @@ from ingest.access import AccessRules
 from ingest.discover import Rejected, Shard, SourceFile, os_reason
 from ingest.parse import PARSER_VERSION
 from ingest.parse.pdf import OcrMode
-from ingest.place import hash_descriptor, in_place, open_planned
+from ingest.place import in_place, open_planned
 from ingest.report import FileOutcome
 from service.embedders.capabilities import capabilities_of
 from service.errors import FileMoved
+from service.files import hash_descriptor
 from service.settings import Settings
 
 

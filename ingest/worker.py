@@ -30,8 +30,9 @@ from ingest import heartbeat
 from ingest.chunk import ChunkText, chunk_blocks
 from ingest.parse import ParseOptions, parse_file
 from ingest.parse.model import ParsedDocument
-from ingest.place import hash_descriptor, open_planned, readable_path
+from ingest.place import open_planned, readable_path
 from service.errors import ParseError
+from service.files import hash_descriptor
 
 _PR_SET_PDEATHSIG = 1
 SINGLE_THREADED = {"OMP_NUM_THREADS": "1", "OMP_THREAD_LIMIT": "1", "OPENBLAS_NUM_THREADS": "1",

@@ -20,6 +20,7 @@
     ├── RateLimited                    (RATE_LIMIT)
     ├── Unauthorized                   (UNAUTHORIZED)    unknown or missing credentials
     ├── NotFound                       (NOT_FOUND)       no such id visible to the caller
+    ├── PageUnavailable                (PAGE_UNAVAILABLE) a page image cannot be made of the file as it is now
     └── SearchError                    (DATABASE_ERROR)  talking to the engine
         ├── IndexUnavailable           (INDEX_UNAVAILABLE) the engine does not answer, or the index is missing
         │   └── ResourceMissing        (INDEX_UNAVAILABLE) no such index, template, pipeline or document (404)
@@ -199,6 +200,13 @@ class NotFound(StroidokError):
     same)."""
 
     code = "NOT_FOUND"
+
+
+class PageUnavailable(StroidokError):
+    """A page image cannot be made: the document is not a PDF, its file moved or changed since it was indexed
+    (re-ingest it), or the page did not render within its limits."""
+
+    code = "PAGE_UNAVAILABLE"
 
 
 class SearchError(StroidokError):

@@ -20,6 +20,7 @@ const outcome = {
   sources: await call("list_sources", {}),
   citations: await call("check_citations", { text: "По ГОСТ 10180-2012, п. 4.1: 28 суток; табл. 2 СП 999.13330.2020" }),
   byDesignation: await call("get_document", { designation: "ГОСТ 10180-2012", clause: "п. 4.1" }),
+  page: await call("get_page_image", { id: search.structuredContent.results[0].id, page: 1 }),
 };
 process.stdout.write(JSON.stringify(outcome) + "\n");
 await client.close();

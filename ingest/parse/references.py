@@ -35,11 +35,13 @@ _LEADIN_RE = re.compile(r"^.*?(?:на\s+следующие\s+(?:документ
 MAX_NAME = 250
 
 
-_INTRODUCED_RE = re.compile(r"Дата\s+введения\s*[-—–:]?\s*(?:(?P<y>(?:19|20)\d{2})\s*[-—–.]\s*(?P<m>\d{2})\s*[-—–.]\s*"
-                            r"(?P<d>\d{2})|(?P<d2>\d{2})\s*\.\s*(?P<m2>\d{2})\s*\.\s*(?P<y2>(?:19|20)\d{2}))", re.IGNORECASE)
+_INTRODUCED_RE = re.compile(r"Дата\s+введения\s*[-—–:]?\s*(?:(?P<y>(?:19|20)\d{2})\s*[-—–.]\s*(?P<m>\d{2})\s*"
+                            r"[-—–.]\s*(?P<d>\d{2})|(?P<d2>\d{2})\s*\.\s*(?P<m2>\d{2})\s*\.\s*(?P<y2>(?:19|20)\d{2}))",
+                            re.IGNORECASE)
 _AMENDMENTS_RE = re.compile(r"Изменени(?:е|ем|я|ями)\s*№\s*(?P<n>\d{1,2}(?:\s*(?:,|и)\s*\d{1,2}){0,9})")
 #: a document's own stamp that it is no longer in force («Утратил силу в Российской Федерации с 01.01.2021»)
-_WITHDRAWN_RE = re.compile(r"(?<![\w])(?:Утратил[аи]?\s+силу|УТРАТИЛ[АИ]?\s+СИЛУ)(?:[ \t]+(?:в|на|с)[ \t]+(?:[^.\n]|\.(?=\d)){1,60})?")
+_WITHDRAWN_RE = re.compile(r"(?<![\w])(?:Утратил[аи]?\s+силу|УТРАТИЛ[АИ]?\s+СИЛУ)"
+                           r"(?:[ \t]+(?:в|на|с)[ \t]+(?:[^.\n]|\.(?=\d)){1,60})?")
 #: how far into its first page a document stamps itself withdrawn
 WITHDRAWN_HEAD = 600
 

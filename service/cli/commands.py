@@ -285,6 +285,18 @@ def document_cmd(result_id: str = typer.Argument(None, metavar="[ID]", help="A r
                                      compare=compare or None), fmt, render_document)
 
 
+@app.command("page")
+def page_cmd(result_id: str = typer.Argument(..., metavar="ID", help="A result id or chunk_id of a PDF."),
+             page: int = typer.Option(..., "--page", "-p", min=1, help="The page, as page_number gives it."),
+             output: Path = typer.Option(..., "--out", "-o", help="Where to write the PNG.")) -> None:
+    """A PDF page as an image (the MCP tool get_page_image): the PNG to --out, what it is on stdout."""
+    service, principal = cli_service()
+    reply = service.get_page_image({"id": result_id, "page": page}, principal, "cli")
+    output.write_bytes(reply.png)
+    out.print_json(json.dumps({**reply.model_dump(exclude={"png"}, exclude_none=True), "out": str(output)},
+                              ensure_ascii=False))
+
+
 @app.command("serve")
 def serve_cmd(http: int = typer.Option(None, "--http", help="Serve streamable HTTP on this port "
                                                               "instead of stdio."),

@@ -12,6 +12,7 @@ import functools
 import time
 import uuid
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import numpy as np
@@ -27,11 +28,14 @@ from service.engine.index_meta import read_generation
 from service.errors import (
     EngineTimeout,
     IndexUnavailable,
+    NotFound,
+    PageUnavailable,
     PastLastPage,
     SearchError,
     StroidokError,
     redact,
 )
+from service.pages import render_page
 from service.search.cache import build_cache, cache_key
 from service.search.citations import MAX_CITATIONS, find_citations
 from service.search.citing import verdict_of
@@ -47,14 +51,16 @@ from service.search.query.build import (
     plan_search,
 )
 from service.search.query.contract import (
+    PageRequest,
     SearchRequest,
     logged_fields,
     validate_citations_request,
     validate_document_request,
+    validate_page_request,
     validate_request,
     validate_sources_request,
 )
-from service.search.query.lookups import build_copies_lookup
+from service.search.query.lookups import build_copies_lookup, build_page_source, build_registry_root
 from service.search.query.map import (
     chunks_by_document,
     content_hash,
@@ -68,6 +74,7 @@ from service.search.query.models import (
     CitationsResponse,
     DocumentResponse,
     DocumentResult,
+    PageReply,
     Pagination,
     SearchMeta,
     SearchResponse,
@@ -437,6 +444,33 @@ class SearchService:
         document = response.results[0]
         passages, document.context_chunks = document.context_chunks, []
         return DocumentResponse(id=result_id, document=document, passages=passages)
+
+    def get_page_image(self, arguments: dict[str, Any], principal: Principal,
+                       client_id: str | None = None) -> PageReply:
+        """A PDF page of a document the caller may read, rendered (``service.pages``)."""
+        return self._call("get_page_image", arguments, principal, client_id,
+                          lambda _: self._get_page_image(validate_page_request(arguments), principal))
+
+    def _get_page_image(self, request: PageRequest, principal: Principal) -> PageReply:
+        doc_id = document_id(request.id)
+        hits = self._send(build_page_source(doc_id, list(principal.groups)))["hits"]["hits"]
+        if not hits:
+            raise NotFound(f"no document or chunk with id {request.id} is visible to you", details={"id": request.id})
+        source = hits[0]["_source"]
+        if source.get("file_type") != "pdf":
+            raise PageUnavailable(f"a page image is made of PDFs; this document is {source.get('file_type')}: read "
+                                  "its text with get_document", details={"file_type": str(source.get("file_type"))})
+        if request.page > int(source.get("page_count") or 0):
+            raise NotFound(f"the document has {source.get('page_count')} pages", details={"page": request.page})
+        roots = bounded_search(self.client, self.settings.index.files_index, build_registry_root(doc_id), {},
+                               self.settings.search.timeout_s)["hits"]["hits"]
+        if not roots or not roots[0]["_source"].get("root"):
+            raise PageUnavailable("the file's ingest folder is not recorded: re-ingest it")
+        image = render_page(Path(roots[0]["_source"]["root"]), Path(source["file_path"]),
+                            str(source.get("doc_hash") or "").split("+")[0], request.page,
+                            self.settings.ingest.file_memory_mb)
+        return PageReply(id=doc_id, title=source.get("title") or source.get("file_name") or "", page=request.page,
+                         page_count=source.get("page_count"), width=image.width, height=image.height, png=image.png)
 
     def check_citations(self, arguments: dict[str, Any], principal: Principal,
                         client_id: str | None = None) -> CitationsResponse:

@@ -8,6 +8,7 @@ there and enforced by the service, so a bad argument comes back as the product's
 
 from __future__ import annotations
 
+import base64
 import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
@@ -23,6 +24,7 @@ from mcp.server.stdio import stdio_server
 from mcp_types import (
     CallToolRequestParams,
     CallToolResult,
+    ImageContent,
     ListToolsResult,
     PaginatedRequestParams,
     TextContent,
@@ -41,12 +43,19 @@ from service.search.query.budget import sent
 from service.search.query.contract import (
     CitationsRequest,
     DocumentRequest,
+    PageRequest,
     SearchRequest,
     SourcesRequest,
     parameter_schemas,
     provided,
 )
-from service.search.query.models import CitationsResponse, DocumentResponse, SearchResponse, SourcesResponse
+from service.search.query.models import (
+    CitationsResponse,
+    DocumentResponse,
+    PageReply,
+    SearchResponse,
+    SourcesResponse,
+)
 from service.search.service import SearchService
 from service.server.errors import (
     Refusal,
@@ -82,7 +91,7 @@ class ToolSpec:
     name: str
     description: str
     request: type[BaseModel]
-    returns: type[BaseModel]
+    returns: type[BaseModel] | None  # None: an image tool (no structured content, which Claude Code would read instead)
     run: Run
 
     @property
@@ -103,7 +112,8 @@ class ToolSpec:
             schema["required"] = required
         return Tool(name=self.name, description=" ".join(self.description.split()),
                     input_schema=published_schema(schema),
-                    output_schema=self.returns.model_json_schema(mode="serialization"), annotations=READ_ONLY)
+                    output_schema=self.returns.model_json_schema(mode="serialization") if self.returns else None,
+                    annotations=READ_ONLY)
 
 
 TOOLS = (
@@ -131,6 +141,11 @@ TOOLS = (
         ambiguous — and a value stated after a colon («п. 5.8: не менее 2,7 м») is checked against the
         clause (value_matches). Cite only what comes back found and current; quote the value from the found
         text.""", CitationsRequest, CitationsResponse, lambda svc, a, p, c: svc.check_citations(a, p, c)),
+    ToolSpec("get_page_image", """A page of a PDF document as an image (PNG, at most 1600 pixels on a side): to
+        read what a scan's text layer garbles — a table's numbers, a drawing's labels — when get_document's text
+        of that page does not read right. `page` as page_number gives it. Not for text you can read: it costs
+        far more context than the page's text.""", PageRequest, None,
+             lambda svc, a, p, c: svc.get_page_image(a, p, c)),
     ToolSpec("list_sources", """What is indexed and visible to you: documents per file type and folder, chunk
         count, date span; with `folder`, only what lies below it.""", SourcesRequest, SourcesResponse,
              lambda svc, a, p, c: svc.list_sources(p, c, a)),
@@ -152,6 +167,14 @@ def answer(reply: BaseModel, returns: type[BaseModel]) -> CallToolResult:
     returns.model_validate(structured)  # a reply of ours that breaks its schema is our error, not the caller's
     return CallToolResult(content=[TextContent(type="text", text=orjson.dumps(structured).decode())],
                           structured_content=structured)
+
+
+def picture(reply: PageReply) -> CallToolResult:
+    """A page image: the PNG as MCP image content, and what it is as a short JSON text; no structured content
+    (a client reading only that would miss the image)."""
+    facts = orjson.dumps(reply.model_dump(exclude={"png"}, exclude_none=True)).decode()
+    return CallToolResult(content=[ImageContent(type="image", data=base64.b64encode(reply.png).decode("ascii"),
+                                                mime_type="image/png"), TextContent(type="text", text=facts)])
 
 
 def refusal(error: StroidokError) -> CallToolResult:
@@ -229,6 +252,8 @@ class ProductServer(Server[AppState]):
         try:
             reply = await anyio.to_thread.run_sync(lambda: spec.run(state.service, provided(arguments), principal,
                                                                     client_id), limiter=state.gate)
+            if isinstance(reply, PageReply) or spec.returns is None:
+                return picture(PageReply.model_validate(reply))
             return answer(reply, spec.returns)
         except Exception as exc:  # the one boundary: the service has logged (and rate-limited) its own errors
             return refusal(product_error(exc))

@@ -259,6 +259,21 @@ class DocumentRequest(BaseModel):
         return self
 
 
+class PageRequest(BaseModel):
+    """The arguments of ``get_page_image``."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+    _utf8 = model_validator(mode="before")(utf8_text)
+
+    id: str = Field(min_length=1, max_length=40, description="A result id (document) or a chunk_id of a PDF.")
+    page: int = Field(ge=1, le=100_000, description="The page to see, as page_number gives it (1 is the first).")
+
+
+def validate_page_request(arguments: dict[str, Any]) -> PageRequest:
+    """``get_page_image``'s arguments → ``PageRequest`` (one ``INVALID_QUERY`` naming the field)."""
+    return _validated(PageRequest, arguments, "get_page_image request")
+
+
 class CitationsRequest(BaseModel):
     """The arguments of ``check_citations``."""
 

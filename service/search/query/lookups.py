@@ -70,3 +70,20 @@ def build_citing_lookup(designation: str, family: str | None, groups: list[str],
     return {"query": build_documents_matching_any(clauses, groups), "size": size,
             "_source": ["doc_id", "designation", "title", "file_name"],
             "sort": [{"designation": "asc"}, {"doc_id": "asc"}]}
+
+
+#: what a page image needs of its document
+PAGE_FIELDS = ["doc_id", "doc_hash", "file_path", "file_type", "page_count", "title", "file_name"]
+
+
+def build_page_source(doc_id: str, groups: list[str]) -> dict[str, Any]:
+    """A document's file facts (its first chunk), the access filter in."""
+    query = build_document_query(doc_id, groups)
+    query["bool"]["filter"].append(FIRST_CHUNK)
+    return {"query": query, "size": 1, "_source": PAGE_FIELDS}
+
+
+def build_registry_root(doc_id: str) -> dict[str, Any]:
+    """The folder the ingest walked to reach a document's file (its registry entry; read only once the caller's
+    access to the document is established)."""
+    return {"query": {"ids": {"values": [doc_id]}}, "size": 1, "_source": ["root"]}

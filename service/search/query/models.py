@@ -249,3 +249,16 @@ class CitationsResponse(BaseModel):
     status: Literal["ok"] = "ok"
     citations: list[CitationCheck] = Field(description="Every citation found in the text, in order (at most 50).")
     truncated: bool | None = Field(default=None, description="True when the text held more than 50 citations.")
+
+
+class PageReply(BaseModel):
+    """A page rendered: what the text block says of it; the PNG itself goes as MCP image content."""
+
+    status: Literal["ok"] = "ok"
+    id: str = Field(description="The document's id.")
+    title: str
+    page: int
+    page_count: int | None = None
+    width: int = Field(description="Pixels.")
+    height: int = Field(description="Pixels.")
+    png: bytes = Field(exclude=True, repr=False)

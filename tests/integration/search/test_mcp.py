@@ -29,7 +29,7 @@ from tests.support.servers import error_of, http_server, server_env
 
 pytestmark = pytest.mark.integration
 
-TOOLS = {"search_documents", "get_document", "list_sources", "check_citations"}
+TOOLS = {"search_documents", "get_document", "list_sources", "check_citations", "get_page_image"}
 CITED = "По ГОСТ 10180-2012, п. 4.1: 28 суток; табл. 2 СП 999.13330.2020"
 NODE_CLIENT = REPO / "clients/node"
 
@@ -45,8 +45,9 @@ async def exercise(client: Client) -> dict[str, Any]:
     sources = await client.call_tool("list_sources", {})
     citations = await client.call_tool("check_citations", {"text": CITED})
     by_designation = await client.call_tool("get_document", {"designation": "ГОСТ 10180-2012", "clause": "п. 4.1"})
+    page = await client.call_tool("get_page_image", {"id": doc_id, "page": 1})
     return {"tools": found, "search": search, "bad": bad, "document": document, "missing": missing,
-            "sources": sources, "citations": citations, "byDesignation": by_designation}
+            "sources": sources, "citations": citations, "byDesignation": by_designation, "page": page}
 
 
 def check(outcome: dict[str, Any]) -> None:
@@ -54,7 +55,7 @@ def check(outcome: dict[str, Any]) -> None:
     assert set(tools) == TOOLS
     for tool in tools.values():
         assert tool.annotations.read_only_hint is True
-        assert tool.output_schema is not None
+        assert (tool.output_schema is None) is (tool.name == "get_page_image")
     schema = tools["search_documents"].input_schema["properties"]
     assert schema["limit"]["maximum"] == 50 and schema["search_mode"]["enum"] == ["hybrid", "semantic", "fulltext"]
     # the agent is told, in the schema it sees, to ask in the norms' words and add its own alternatives
@@ -75,6 +76,11 @@ def check(outcome: dict[str, Any]) -> None:
         ("ГОСТ 10180-2012, п. 4.1: 28 суток", "document_not_found"),
         ("табл. 2 СП 999.13330.2020", "document_not_found")]
     assert json.loads(citations.content[0].text) == citations.structured_content
+    # a page as MCP image content, and no structured content a client would read instead of it
+    page = outcome["page"]
+    assert not page.is_error and page.structured_content is None
+    assert page.content[0].type == "image" and page.content[0].mime_type == "image/png"
+    assert json.loads(page.content[1].text)["page"] == 1
     missing_norm = error_of(outcome["byDesignation"])
     assert missing_norm["code"] == "NOT_FOUND" and "ГОСТ 10180-2012" in missing_norm["message"]
 

@@ -82,7 +82,7 @@ def test_an_inspector_session(transport: str, http_url: str, opensearch_url: str
     target = stdio if transport == "stdio" else [http_url]
     code, listed = inspector(target, "tools/list", tmp_path)
     assert code == 0 and {t["name"] for t in listed["tools"]} == {"search_documents", "get_document", "list_sources",
-                                                                      "check_citations"}
+                                                                      "check_citations", "get_page_image"}
     code, found = inspector(target, "tools/call", tmp_path, "--tool-name", "search_documents",
                             "--tool-arg", "query=монтажный стык", "--tool-arg", "limit=2")
     assert code == 0 and not found.get("isError") and tool(found)["results"][0]["file_path"].endswith("сварка.pdf")
