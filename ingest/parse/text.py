@@ -46,6 +46,9 @@ def looks_like_heading(line: str) -> bool:
     return len(letters) >= 4 and words <= 8 and all(c.isupper() for c in letters)
 
 
+_DOTTED_KEY_RE = re.compile(r"^#(?:\.#){1,5}\.?$")
+
+
 def _line_key(line: str) -> str:
     return re.sub(r"\d+", "#", line.strip().lower())
 
@@ -62,7 +65,8 @@ def strip_running_lines(pages: list[str], edge: int = 4, min_share: float = 0.3)
         edges.append(keys)
         for key in keys:
             counts[key] = counts.get(key, 0) + 1
-    running = {k for k, c in counts.items() if c >= max(3, min_share * len(pages))}
+    # a clause's number on a line of its own («9.2.5») opens many pages of some norms: it is text, not a header
+    running = {k for k, c in counts.items() if c >= max(3, min_share * len(pages)) and not _DOTTED_KEY_RE.match(k)}
     if not running:
         return pages
     return ["\n".join(ln for ln in text.splitlines() if _line_key(ln) not in running or _line_key(ln) not in keys)
@@ -136,7 +140,8 @@ def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Blo
             blocks.append(Block("\n".join(table), page, "table", page_label, role))
             table.clear()
 
-    for line in cleaned.split("\n"):
+    lines = cleaned.split("\n")
+    for at, line in enumerate(lines):
         if line.startswith((TABLE_START, TABLE_ROW)):  # a row of a table found by its ruling (parse/tables.py)
             if line[0] == TABLE_START or buffer:
                 flush()
@@ -159,11 +164,21 @@ def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Blo
             buffer.append(line)
             flush("title")
         else:
-            if _CLAUSE_START_RE.match(line):
+            if _CLAUSE_START_RE.match(line) or opens_clause_alone(line, lines[at + 1] if at + 1 < len(lines) else ""):
                 flush()
             buffer.append(line)
     flush()
     return blocks
+
+
+_CLAUSE_ALONE_RE = re.compile(r"^\d{1,2}(?:\.\d{1,3}){1,5}\.?$")
+
+
+def opens_clause_alone(line: str, following: str) -> bool:
+    """A clause's number on a line of its own, its text starting on the next line with a capital («9.2.5» /
+    «Длину каждого …»), as some typeset norms lay them out; a lone number before anything else (a table's
+    cell) is not one."""
+    return bool(_CLAUSE_ALONE_RE.match(line.strip())) and following.strip()[:1].isupper()
 
 
 _ENDS_BROKEN_RE = re.compile(r"[А-Яа-яЁё][-‐‑\u00ad]$")

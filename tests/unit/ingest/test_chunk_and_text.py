@@ -106,3 +106,18 @@ def test_rows_of_numbers_stay_lines_of_a_table_led_by_their_column_headers() -> 
                                   "Таблица 3 — Значения 1, 2, 3 для расчёта"])
 def test_prose_with_numbers_is_not_a_row(line: str) -> None:
     assert all(b.kind != "table" for b in page_blocks(line, 1))
+
+
+def test_a_clause_number_on_a_line_of_its_own_opens_its_clause() -> None:
+    page = ("допускаются системы индивидуального теплоснабжения.\n9.2.5\nДлину каждого отопительного прибора "
+            "следует определять\nиз расчёта не менее 75 %.\n2.5\n3,5\n")
+    texts = [b.text for b in page_blocks(page, 1)]
+    assert any(t.startswith("9.2.5 Длину каждого") for t in texts)
+    assert not any(t.startswith("2.5") for t in texts)  # a lone number before another number is a cell
+
+
+def test_a_clause_number_opening_many_pages_is_not_a_running_header() -> None:
+    pages = [f"{n}.1.{n}\nТекст пункта {n} о требованиях.\nЕще строка.\nИ еще одна строка.\n{n}" for n in range(1, 9)]
+    kept = strip_running_lines(pages)
+    assert all(f"{n}.1.{n}" in text for n, text in enumerate(kept, 1))
+    assert not any(text.rstrip().endswith(f"\n{n}") for n, text in enumerate(kept, 1))  # page numbers still go
