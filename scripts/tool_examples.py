@@ -30,6 +30,10 @@ def server(**env: str) -> StdioServerParameters:
 def shown(result: Any) -> dict[str, Any]:
     if result.is_error:
         return json.loads(result.content[0].text)
+    if result.structured_content is None:  # an image tool: its blocks, the image by its type and size
+        return {"content": [{"type": "image", "mimeType": b.mime_type, "data": f"<{len(b.data) * 3 // 4} bytes of "
+                             "PNG, base64>"} if b.type == "image" else {"type": b.type, "text": json.loads(b.text)}
+                            for b in result.content]}
     return result.structured_content
 
 
@@ -85,6 +89,15 @@ def main() -> None:
         ("A chunk by its id, with its neighbours", "get_document", {"id": chunk_id}),
         ("A document's best passages for a question (`query`: every chunk of it ranked)", "get_document",
          {"id": chunk_id.split(":")[0], "query": "ширина эвакуационного выхода в свету не менее"}),
+        ("Citations checked: found (with a stated value), a clause the document lacks, an edition the archive "
+         "lacks, a document it lacks", "check_citations",
+         {"text": "Ширина эвакуационного выхода — по СП 1.13130.2020, п. 5.1.4: не менее 1,2 м (п. 4.2.5: не менее "
+                  "1,5 м); см. также п. 4.2.99 СП 1.13130.2020, табл. 1 ГОСТ 27772-2021, СП 1.13130.2009 п. 4.2.5 и "
+                  "ГОСТ 99999-2020."}),
+        ("A clause opened by its citation (`designation`, `clause`)", "get_document",
+         {"designation": "СП 1.13130", "clause": "п. 5.1.4"}),
+        ("A page of a PDF as an image (for a scan's table)", "get_page_image",
+         {"id": chunk_id.split(":")[0], "page": 2}),
         ("What is indexed", "list_sources", {}),
         ("INVALID_QUERY: schema-level errors, every field named", "search_documents",
          {"query": "", "limit": "abc", "search_mode": "bogus"}),
@@ -92,6 +105,8 @@ def main() -> None:
         ("INVALID_QUERY: a cursor of another query", "search_documents",
          {"query": "бетон", "cursor": "eyJvIjogMTAsICJmIjogIjAwMDAwMDAwMDAwMCJ9"}),
         ("NOT_FOUND: an unknown (or unreadable) id", "get_document", {"id": "0" * 20}),
+        ("NOT_FOUND: a clause the document lacks, opened by citation", "get_document",
+         {"designation": "СП 1.13130.2020", "clause": "4.2.99"}),
     ])
     done += anyio.run(calls, server(STROIDOK_SEARCH_RATE_LIMIT="1/minute"), [
         ("(first call, allowed)", "list_sources", {}),

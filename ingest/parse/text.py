@@ -164,7 +164,7 @@ def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Blo
             buffer.append(line)
             flush("title")
         else:
-            if _CLAUSE_START_RE.match(line) or opens_clause_alone(line, lines[at + 1] if at + 1 < len(lines) else ""):
+            if _CLAUSE_START_RE.match(line) or opens_clause_alone(line, lines[at + 1:at + 3]):
                 flush()
             buffer.append(line)
     flush()
@@ -174,11 +174,17 @@ def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Blo
 _CLAUSE_ALONE_RE = re.compile(r"^\d{1,2}(?:\.\d{1,3}){1,5}\.?$")
 
 
-def opens_clause_alone(line: str, following: str) -> bool:
+_BARE_NUMBER_RE = re.compile(r"^\d[\d.,]*$")
+
+
+def opens_clause_alone(line: str, following: list[str]) -> bool:
     """A clause's number on a line of its own, its text starting on the next line with a capital («9.2.5» /
-    «Длину каждого …»), as some typeset norms lay them out; a lone number before anything else (a table's
-    cell) is not one."""
-    return bool(_CLAUSE_ALONE_RE.match(line.strip())) and following.strip()[:1].isupper()
+    «Длину каждого …»), as some typeset norms lay them out. Not a table's cells: a lone number before another
+    number, or before one line of text and then a number again (a column of clause numbers beside their names,
+    «7.3» / «Отклонение длины» / «4.7»)."""
+    if not _CLAUSE_ALONE_RE.match(line.strip()) or not following or not following[0].strip()[:1].isupper():
+        return False
+    return len(following) < 2 or not _BARE_NUMBER_RE.match(following[1].strip())
 
 
 _ENDS_BROKEN_RE = re.compile(r"[А-Яа-яЁё][-‐‑\u00ad]$")

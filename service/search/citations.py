@@ -35,8 +35,12 @@ _AFTER_GAP_RE = re.compile(r"\**[ \t]*[,:(]?[ \t]*(?:см\.[ \t]*)?")
 _BEFORE_GAP_RE = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:по|в|из|согласно|требований)[ \t]+)?$", re.IGNORECASE)
 #: a stated value: after a colon or dash, to the end of its sentence, or the quoted text
 _VALUE_RE = re.compile(r"\)?[ \t]*(?::|—|–|-|=)[ \t]*(?:«(?P<quoted>[^»\n]{1,400})»|\"(?P<dquoted>[^\"\n]{1,400})\"|"
-                       r"(?P<plain>[^\n;]{1,120}?))(?=[ \t]*(?:[;\n]|\.(?:\s|$)|$|»))")
+                       r"(?P<plain>[^\n;()]{1,120}?))(?=[ \t]*(?:[;\n()]|\.(?:\s|$)|$|»))")
 _VALUE_NUMBER_RE = re.compile(r"\d+(?:[ \u00a0]\d{3})*(?:[.,]\d+)?")
+#: the further labels of a list after a pointer: «пп. 5.8, 5.9 и 5.10»
+_MORE_LABELS_RE = re.compile(rf"[ \t]*(?:,|и)[ \t]*(?P<label>{_LETTER}\.{_NUMBER}|{_RANGE})(?![\w.]\d)")
+#: where a sentence ends (a citation's further clauses are read up to it)
+_SENTENCE_END_RE = re.compile(r"[.!?](?=\s+[А-ЯЁA-Z])|\n")
 _RANGE_SPLIT_RE = re.compile(r"\s*(?:[–—-]|\.\.\.?|…)\s*")
 _WORD_RE = re.compile(r"[а-яёa-z]{4,}", re.IGNORECASE)
 
@@ -71,36 +75,77 @@ def pointer_label(kind: str, label: str) -> tuple[str, str | None]:
 
 
 def find_citations(text: str, limit: int = MAX_CITATIONS) -> list[Citation]:
-    """Every citation in ``text`` in the order found: each designation with the pointer right after it (or, if
-    none, right before it) and the value stated after the pointer; at most ``limit``."""
+    """Every citation in ``text`` in the order found: each designation with the pointer right before it (or, if
+    none, right after it) and the value stated after the pointer; then, up to the end of its sentence, the further
+    clauses it names — a list («пп. 5.8 и 5.9») or pointers of their own («…, п. 5.8: 2,7 м (п. 5.9: 2,5 м)») —
+    each a citation of the same document; at most ``limit``."""
     flat = text
-    found: list[Citation] = []
+    found: list[tuple[int, Citation]] = []
     taken = 0  # the text before this offset belongs to a citation already read
     matches = list(DESIGNATION_RE.finditer(flat))
     for i, match in enumerate(matches):
         designation = normalize_designation(match["kind"], match["number"])
         start, end = match.start(), match.end()
         next_start = matches[i + 1].start() if i + 1 < len(matches) else len(flat)
-        gap = _AFTER_GAP_RE.match(flat, end)
-        pointer = POINTER_RE.match(flat, gap.end() if gap else end)
-        if pointer is not None and pointer.end() <= next_start:
-            end = pointer.end() + (flat.startswith(")", pointer.end()) and "(" in gap[0] if gap else 0)
+        pointer = preceding_pointer(flat, taken, start)  # «п. 4.2.99 СП 1.13130, табл. 1 ГОСТ …»: its own first
+        if pointer is not None:
+            start = pointer.start()
         else:
-            pointer = preceding_pointer(flat, taken, start)
-            if pointer is not None:
-                start = pointer.start()
+            gap = _AFTER_GAP_RE.match(flat, end)
+            pointer = POINTER_RE.match(flat, gap.end() if gap else end)
+            if pointer is not None and pointer.end() <= next_start:
+                end = pointer.end() + (flat.startswith(")", pointer.end()) and "(" in gap[0] if gap else 0)
+            else:
+                pointer = None
         clause, clause_end = pointer_label(pointer["kind"], pointer["label"]) if pointer else (None, None)
-        value = _VALUE_RE.match(flat, end) if pointer is not None else None
-        stated = value and (value["quoted"] or value["dquoted"] or value["plain"] or "").strip()
-        if value is not None and stated and value.end() <= next_start:
-            end = value.end()
-        else:
-            stated = None
-        found.append(Citation(flat[start:end].strip(), designation, clause, clause_end, stated or None))
+        stated, end = stated_value(flat, end, next_start) if pointer is not None else (None, end)
+        found.append((start, Citation(flat[start:end].strip(), designation, clause, clause_end, stated)))
+        if pointer is not None:
+            following = next_start
+            if i + 1 < len(matches) and (own := preceding_pointer(flat, end, next_start)) is not None:
+                following = own.start()  # the next designation's own pointer is not this one's
+            more, end = further_clauses(flat, pointer, end, following, designation)
+            found += more
         taken = end
         if len(found) >= limit:
             break
-    return found
+    return [citation for _, citation in sorted(found, key=lambda item: item[0])][:limit]
+
+
+def stated_value(flat: str, end: int, bound: int) -> tuple[str | None, int]:
+    """The value stated right after a pointer ending at ``end`` (not reaching ``bound``), and where it ends."""
+    value = _VALUE_RE.match(flat, end)
+    stated = value and (value["quoted"] or value["dquoted"] or value["plain"] or "").strip()
+    if value is not None and stated and value.end() <= bound:
+        return stated, value.end()
+    return None, end
+
+
+def further_clauses(flat: str, pointer: re.Match[str], end: int, bound: int,
+                    designation: str) -> tuple[list[tuple[int, Citation]], int]:
+    """The clauses a citation names after its first, up to the end of its sentence (and before ``bound``): a list
+    after its pointer («пп. 5.8, 5.9 и 5.10») and pointers of their own («(п. 5.9: 2,5 м)»); and where they end."""
+    found: list[tuple[int, Citation]] = []
+    at = pointer.end()
+    if at == end:  # no value in between: a list may follow the pointer
+        while (more := _MORE_LABELS_RE.match(flat, at)) is not None and more.end() <= bound:
+            if not more["label"][:1].isdigit() and not pointer["kind"].lower().startswith(("табл", "прил")):
+                break
+            clause, clause_end = pointer_label(pointer["kind"], more["label"])
+            stated, at = stated_value(flat, more.end(), bound)
+            found.append((more.start("label"), Citation(flat[more.start("label"):at].strip(), designation, clause,
+                                                        clause_end, stated)))
+            end = at
+            if stated:
+                break  # a value ends the list
+    sentence = _SENTENCE_END_RE.search(flat, end, bound)
+    stop = sentence.start() if sentence else bound
+    for own in POINTER_RE.finditer(flat, end, stop):
+        clause, clause_end = pointer_label(own["kind"], own["label"])
+        stated, last = stated_value(flat, own.end(), stop)
+        found.append((own.start(), Citation(flat[own.start():last].strip(), designation, clause, clause_end, stated)))
+        end = max(end, last)
+    return found, end
 
 
 def preceding_pointer(flat: str, floor: int, start: int) -> re.Match[str] | None:

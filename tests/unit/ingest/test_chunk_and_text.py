@@ -114,6 +114,8 @@ def test_a_clause_number_on_a_line_of_its_own_opens_its_clause() -> None:
     texts = [b.text for b in page_blocks(page, 1)]
     assert any(t.startswith("9.2.5 Длину каждого") for t in texts)
     assert not any(t.startswith("2.5") for t in texts)  # a lone number before another number is a cell
+    column = "Наименование показателя Номер пункта\n7.3\nОтклонение длины (высоты), ширины\n4.7\n7.2\nРазность\n4.8\n"
+    assert not any(b.text.startswith(("7.3", "7.2")) for b in page_blocks(column, 1))  # a table's column
 
 
 def test_a_clause_number_opening_many_pages_is_not_a_running_header() -> None:

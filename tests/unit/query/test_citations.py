@@ -51,6 +51,9 @@ def test_citations_are_read_in_order_each_with_its_own_pointer() -> None:
         ("СП 54.13330", "5.8", None), ("ГОСТ 13579-2018", "Таблица 2", None),
         ("СП 1.13130.2020", "4.2.19", "1,2 м"), ("ГОСТ 10180-2012", None, None)]
     assert found[0].cited == "п.5.8 СП 54.13330"
+    # a pointer right before a designation is its own; the one after it then opens the next citation
+    assert [(c.designation, c.clause) for c in find_citations("п. 4.2.99 СП 1.13130.2020, табл. 1 ГОСТ 27772-2021")] \
+        == [("СП 1.13130.2020", "4.2.99"), ("ГОСТ 27772-2021", "Таблица 1")]
 
 
 def test_a_range_keeps_its_first_and_last_clause_and_a_text_is_read_up_to_its_bound() -> None:
@@ -195,3 +198,11 @@ def test_the_difference_marks_changed_words_and_numbers() -> None:
     difference, numbers = word_difference(old, new)
     assert "[-0,5-] {+0,3+}" in difference and numbers == ["0,5 → 0,3"]
     assert word_difference(old, old) == ("", [])
+
+
+def test_the_further_clauses_of_a_citation_to_the_end_of_its_sentence_cite_the_same_document() -> None:
+    found = find_citations("СП 54.13330.2016, пп. 5.8 и 5.9: 2,5 м; СП 20.13330.2016, п. 10.1 (п. 10.2: 0,7). "
+                           "Далее п. 7.1 без документа.")
+    assert [(c.designation, c.clause, c.value) for c in found] == [
+        ("СП 54.13330.2016", "5.8", None), ("СП 54.13330.2016", "5.9", "2,5 м"),
+        ("СП 20.13330.2016", "10.1", None), ("СП 20.13330.2016", "10.2", "0,7")]
