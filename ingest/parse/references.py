@@ -11,7 +11,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ingest.parse.model import Block
-from service.search.designations import DESIGNATION_RE, find_designations, normalize_designation, parse_designation
+from service.search.designations import (
+    DESIGNATION_RE,
+    find_designations,
+    full_year,
+    normalize_designation,
+    parse_designation,
+)
 
 _REFERENCES_HEADING_RE = re.compile(r"^\s*(?:\d{1,2}\.?\s+)?Нормативные\s+ссылки\s*$", re.IGNORECASE)
 _SECTION_HEADING_RE = re.compile(r"^\s*\d{1,2}\.?\s+[А-ЯЁ]")
@@ -35,9 +41,13 @@ _LEADIN_RE = re.compile(r"^.*?(?:на\s+следующие\s+(?:документ
 MAX_NAME = 250
 
 
-_INTRODUCED_RE = re.compile(r"Дата\s+введения\s*[-—–:]?\s*(?:(?P<y>(?:19|20)\d{2})\s*[-—–.]\s*(?P<m>\d{2})\s*"
-                            r"[-—–.]\s*(?P<d>\d{2})|(?P<d2>\d{2})\s*\.\s*(?P<m2>\d{2})\s*\.\s*(?P<y2>(?:19|20)\d{2}))",
-                            re.IGNORECASE)
+_MONTHS = ("января", "февраля", "марта", "апреля", "мая", "июня", "июля", "августа", "сентября", "октября",
+           "ноября", "декабря")
+_SEP = r"\s*[^\w\s]\s*"
+_INTRODUCED_RE = re.compile(
+    rf"Дата\s+введения\s*[^\w\s]?\s*(?:(?P<y>(?:19|20)\d{{2}}){_SEP}(?P<m>\d{{2}}){_SEP}(?P<d>\d{{2}})"
+    rf"|(?P<d2>\d{{2}})\s*\.\s*(?P<m2>\d{{2}})\s*\.\s*(?P<y2>(?:19|20)?\d{{2}})(?!\d)"
+    rf"|(?P<d3>\d{{1,2}})\s+(?P<m3>{'|'.join(_MONTHS)})\s+(?P<y3>(?:19|20)\d{{2}}))", re.IGNORECASE)
 _AMENDMENTS_RE = re.compile(r"Изменени(?:е|ем|я|ями)\s*№\s*(?P<n>\d{1,2}(?:\s*(?:,|и)\s*\d{1,2}){0,9})")
 #: a document's own stamp that it is no longer in force («Утратил силу в Российской Федерации с 01.01.2021»)
 _WITHDRAWN_RE = re.compile(r"(?<![\w])(?:Утратил[аи]?\s+силу|УТРАТИЛ[АИ]?\s+СИЛУ)"
@@ -61,11 +71,17 @@ class References:
 
 
 def introduced_date(front: str) -> str | None:
-    """«Дата введения — 2013—07—01», «Дата введения 01.07.2015» → «2013-07-01» (the first such line)."""
+    """«Дата введения — 2013—07—01», «01.07.2015», «01.01.82», «24 января 2023 года» → an ISO date (the first
+    such line)."""
     match = _INTRODUCED_RE.search(" ".join(front.split()))
     if match is None:
         return None
-    year, month, day = ((match["y"], match["m"], match["d"]) if match["y"] else (match["y2"], match["m2"], match["d2"]))
+    if match["y"]:
+        year, month, day = match["y"], match["m"], match["d"]
+    elif match["y2"]:
+        year, month, day = str(full_year(match["y2"])), match["m2"], match["d2"]
+    else:
+        year, month, day = match["y3"], f"{_MONTHS.index(match['m3'].lower()) + 1:02d}", f"{int(match['d3']):02d}"
     return f"{year}-{month}-{day}" if 1 <= int(month) <= 12 and 1 <= int(day) <= 31 else None
 
 

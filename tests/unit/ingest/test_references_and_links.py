@@ -212,7 +212,9 @@ def test_a_document_whose_pages_give_only_boilerplate_is_titled_by_its_designati
 
 @pytest.mark.parametrize(("front", "introduced"), [
     ("Дата введения — 2013—07—01", "2013-07-01"), ("Дата введения 2017-12-01", "2017-12-01"),
-    ("Дата введения\n01.07.2015", "2015-07-01"), ("Дата введения 2017-13-01", None), ("Введен впервые", None)])
+    ("Дата введения\n01.07.2015", "2015-07-01"), ("Дата введения 2017-13-01", None), ("Введен впервые", None),
+    ("Дата введения 24 января 2023 года", "2023-01-24"), ("Дата введения 01.01.82", "1982-01-01"),
+    ("Дата введения \uf02d 2018\uf02d05–15", "2018-05-15")])
 def test_the_date_a_document_says_it_came_into_force(front: str, introduced: str | None) -> None:
     assert introduced_date(front) == introduced
 
