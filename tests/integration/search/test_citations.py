@@ -5,22 +5,20 @@ supersede a public one for a public reader, a restricted document is not found).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from opensearchpy import OpenSearch
 
-from ingest.pipeline import run_ingest
-from ingest.plan import IngestOptions
 from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.errors import InvalidQuery, NotFound
 from service.search.service import SearchService
 from tests.integration.search.test_chunks_request import query_phases, shards
 from tests.integration.search.test_links import NEW, OLD
-from tests.support.engine import drop_index_resources, product_settings
+from tests.support.archives import ingest_archive
+from tests.support.engine import drop_index_resources
 
 PUBLIC = Principal.of("t", [])
 LEGAL = Principal.of("l", ["legal"])
@@ -57,12 +55,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, clien
     for name, text in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
-    rules = root.parent / f"{root.name}-access.json"
-    rules.write_text(json.dumps({"rules": [{"pattern": "секретно/*", "groups": ["legal"]}]}), encoding="utf-8")
-    settings = product_settings(opensearch_url, access_rules=rules)
-    settings.search.cache_ttl_s = 0
-    settings.search.rate_limit = "10000/minute"
-    assert not run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True).failed
+    settings = ingest_archive(root, opensearch_url, client, navec_embedder)
     yield SearchService(settings, client, navec_embedder)
     drop_index_resources(client, settings.index)
 
@@ -87,7 +80,7 @@ def test_what_each_verdict_carries(archive: SearchService) -> None:
         "СП 134.13330.2022, п. 5.1: не менее 0,3 м. СП 134.13330.2022 п. 5.9. СП 134.13330.2012, п. 5.1: 0,5 м. "
         "СП 134.13330.2030 п. 5.1. СНиП 3.05.06-85, пункт 3.1")}, PUBLIC).citations
     assert found.found is not None and found.found.text.startswith("5.1 Кабельные линии") and found.value_matches
-    assert found.found.chunk_id.startswith(found.document.id)  # type: ignore[union-attr]
+    assert found.document is not None and found.found.chunk_id.startswith(str(found.document.id))
     assert missing.nearest == ["5", "5.1"] or "5.1" in (missing.nearest or [])
     assert replaced.replaced_by is not None and replaced.replaced_by.designation == "СП 134.13330.2022"
     assert replaced.replaced_clause is not None and "0,3 м" in replaced.replaced_clause.text

@@ -5,7 +5,6 @@ document the caller may not read."""
 from __future__ import annotations
 
 import io
-import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,14 +14,13 @@ from opensearchpy import OpenSearch
 from PIL import Image, ImageDraw, ImageFont
 
 from evaluation.sample import FONT
-from ingest.pipeline import run_ingest
-from ingest.plan import IngestOptions
 from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.errors import NotFound, PageUnavailable
 from service.pages import MAX_BYTES, MAX_SIDE
 from service.search.service import SearchService
-from tests.support.engine import drop_index_resources, product_settings
+from tests.support.archives import ingest_archive
+from tests.support.engine import drop_index_resources
 
 PUBLIC = Principal.of("t", [])
 LINES = ["ГОСТ 13568-97 Звездочки приводных роликовых цепей", "Таблица 2 Размеры зубьев в миллиметрах",
@@ -53,12 +51,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, clien
     scan(root / "сканы" / "ГОСТ 13568-97.pdf")
     scan(root / "секретно" / "скан.pdf")
     (root / "сканы" / "записка.txt").write_text("Пояснительная записка к проекту. Шаг цепи 12,7.", encoding="utf-8")
-    rules = root.parent / f"{root.name}-access.json"
-    rules.write_text(json.dumps({"rules": [{"pattern": "секретно/*", "groups": ["legal"]}]}), encoding="utf-8")
-    settings = product_settings(opensearch_url, access_rules=rules)
-    settings.search.cache_ttl_s = 0
-    settings.search.rate_limit = "10000/minute"
-    assert not run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True).failed
+    settings = ingest_archive(root, opensearch_url, client, navec_embedder)
     yield SearchService(settings, client, navec_embedder), root
     drop_index_resources(client, settings.index)
 
@@ -72,7 +65,7 @@ def darkness(png: bytes, top: float, bottom: float) -> float:
     """The mean darkness (0 white – 1 black) of a horizontal band of the image."""
     image = Image.open(io.BytesIO(png)).convert("L")
     band = image.crop((0, int(image.height * top), image.width, int(image.height * bottom)))
-    pixels = list(band.getdata())
+    pixels = band.tobytes()  # one byte a pixel in «L» mode
     return 1 - sum(pixels) / (255 * len(pixels))
 
 
