@@ -45,7 +45,7 @@ _MONTHS = ("января", "февраля", "марта", "апреля", "ма
            "ноября", "декабря")
 _SEP = r"\s*[^\w\s]\s*"
 _INTRODUCED_RE = re.compile(
-    rf"Дата\s+введения\s*[^\w\s]?\s*(?:(?P<y>(?:19|20)\d{{2}}){_SEP}(?P<m>\d{{2}}){_SEP}(?P<d>\d{{2}})"
+    rf"Дата\s+введения\s*(?:установлена\s*(?:с\s*)?)?[^\w\s]?\s*(?:(?P<y>(?:19|20)\d{{2}}){_SEP}(?P<m>\d{{2}}){_SEP}(?P<d>\d{{2}})"
     rf"|(?P<d2>\d{{2}})\s*\.\s*(?P<m2>\d{{2}})\s*\.\s*(?P<y2>(?:19|20)?\d{{2}})(?!\d)"
     rf"|(?P<d3>\d{{1,2}})\s+(?P<m3>{'|'.join(_MONTHS)})\s+(?P<y3>(?:19|20)\d{{2}}))", re.IGNORECASE)
 _AMENDMENTS_RE = re.compile(r"Изменени(?:е|ем|я|ями)\s*№\s*(?P<n>\d{1,2}(?:\s*(?:,|и)\s*\d{1,2}){0,9})")
@@ -207,8 +207,10 @@ def document_references(blocks: Sequence[Block], head: str, own: str | None) -> 
         body = " ".join(b.text for b in blocks[start:] if not b.role)
         cited = [m for m in find_designations(body) if plausible(m) and parse_designation(m).family != own_family]
     cites = [d for d in without_undated_duplicates(cited) if d not in replaces]
+    # the title page's «Дата введения» may follow a contents page whose «1 Область применения» ended ``front``
+    title_pages = "\n".join([head, *(b.text for b in blocks[:max(start, FRONT_BLOCKS)])])
     return References(cites, {d: n for d, n in named.items() if parse_designation(d).family != own_family}, replaces,
-                      introduced_date(front), amendment_numbers(front), withdrawn_stamp(head))
+                      introduced_date(title_pages), amendment_numbers(front), withdrawn_stamp(head))
 
 
 def without_undated_duplicates(designations: list[str]) -> list[str]:

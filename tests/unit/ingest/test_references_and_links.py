@@ -231,3 +231,12 @@ def test_withdrawn_only_as_the_document_stamps_itself_on_its_first_page() -> Non
     # a standard's boilerplate about the standards it cites is not its own status, nor is a stamp deep inside
     assert withdrawn_stamp("Если ссылочный стандарт отменен без замены, то положение …") is None
     assert withdrawn_stamp("Текст. " * 200 + "Утратил силу") is None
+
+
+def test_the_introduction_date_after_a_contents_page_that_names_the_scope() -> None:
+    contents = [Block("1 Область применения … 1", 1, "text"), Block("2 Нормативные ссылки … 1", 1, "text")]
+    title_page = [Block("СП 426.1325800.2018 Design rules", 3, "text"), Block("Дата введения – 2019–05–30", 3, "text")]
+    body = [Block("1 Область применения", 4, "title"), Block("1.1 Настоящий свод правил распространяется", 4, "text")]
+    links = document_references([*contents, *title_page, *body], "СВОД ПРАВИЛ", "СП 426.1325800.2018")
+    assert links.introduced == "2019-05-30"
+    assert introduced_date("Дата введения установлена с 01.01.86") == "1986-01-01"
