@@ -14,9 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from opensearchpy.helpers import scan
-
-from service.engine.gateway import build_client
+from service.engine.gateway import build_client, scan
 from service.settings import IndexSettings, Settings
 
 #: «Дата введения», letter-spaced too («Д а т а  в в е д е н и я», as title pages print it)
