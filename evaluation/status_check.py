@@ -38,7 +38,11 @@ def introductions(pages: list[str]) -> list[str]:
 
 
 def check(sources: list[dict[str, Any]], documents: Path) -> dict[str, Any]:
-    agree, disagree, unread, amended, withdrawn = [], [], [], [], []
+    agree: list[Any] = []
+    disagree: list[Any] = []
+    unread: list[Any] = []
+    amended: list[Any] = []
+    withdrawn: list[Any] = []
     for source in sources:
         path = documents / f"{Path(source['file_name']).stem}.json"
         if not path.exists():
