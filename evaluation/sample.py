@@ -36,25 +36,26 @@ def list_standards(shared: Path) -> list[str]:
 
 
 def render_pdf(pages: list[str], path: Path, title: str) -> Path:
-    """One PDF page per source page, text wrapped to the page width, DejaVu for Cyrillic."""
+    """One PDF page per source page (a page too long for one is set smaller, never run onto a second, so page
+    numbers stay the source's), text wrapped to the page width, DejaVu for Cyrillic."""
     from xml.sax.saxutils import escape
 
     from reportlab.lib.pagesizes import A4
     from reportlab.lib.styles import ParagraphStyle
     from reportlab.pdfbase import pdfmetrics
     from reportlab.pdfbase.ttfonts import TTFont
-    from reportlab.platypus import PageBreak, Paragraph, SimpleDocTemplate
+    from reportlab.platypus import KeepInFrame, PageBreak, Paragraph, SimpleDocTemplate
 
     if "DejaVu" not in pdfmetrics.getRegisteredFontNames():
         pdfmetrics.registerFont(TTFont("DejaVu", str(FONT)))
     style = ParagraphStyle("body", fontName="DejaVu", fontSize=7, leading=8.5)
+    doc = SimpleDocTemplate(str(path), pagesize=A4, title=title, leftMargin=30, rightMargin=30,
+                            topMargin=30, bottomMargin=30)
     story = []
     for page in pages:
         lines = [ln.strip() for ln in page.splitlines() if ln.strip()]
-        story += [Paragraph(escape(ln), style) for ln in lines] or [Paragraph(" ", style)]
-        story.append(PageBreak())
-    doc = SimpleDocTemplate(str(path), pagesize=A4, title=title, leftMargin=30, rightMargin=30,
-                            topMargin=30, bottomMargin=30)
+        paragraphs = [Paragraph(escape(ln), style) for ln in lines] or [Paragraph(" ", style)]
+        story += [KeepInFrame(doc.width, doc.height - 1, paragraphs, mode="shrink"), PageBreak()]
     doc.build(story[:-1])
     return path
 
