@@ -162,21 +162,27 @@ def build_documents_request(citations: Sequence[Citation], groups: list[str], si
             "sort": [{"doc_id": "asc"}]}
 
 
+def lucene_literal(text: str) -> str:
+    """``text`` as a literal in a Lucene regular expression: every character but a letter, digit or space escaped
+    (a clause typed to get_document may hold «<», «@», «"», which are operators there)."""
+    return "".join(c if c.isalnum() or c == " " else f"\\{c}" for c in text)
+
+
 def label_pattern(clause: str) -> str:
     """A Lucene regular expression for the labels near ``clause``: its siblings and its parent («5.2.9» →
     ``5\\.2(\\..*)?``), the other tables or appendices («Таблица 9» → ``Таблица .*``)."""
     word, _, number = clause.rpartition(" ")
-    prefix = f"{word} " if word else ""
+    prefix = lucene_literal(f"{word} ") if word else ""
     parent = number.rpartition(".")[0]
     if parent:
-        return re.escape(prefix).replace("\\ ", " ") + re.escape(parent) + r"(\..*)?"
-    return re.escape(prefix).replace("\\ ", " ") + (".*" if word else "[0-9]+")
+        return prefix + lucene_literal(parent) + r"(\..*)?"
+    return prefix + (".*" if word else "[0-9]+")
 
 
 def top_pattern(clause: str) -> str:
     """The labels of a document's first level of the kind cited: sections («[0-9]+»), tables, appendices."""
     word = clause.rpartition(" ")[0]
-    return re.escape(word).replace("\\ ", " ") + " .*" if word else "[0-9]+"
+    return lucene_literal(word) + " .*" if word else "[0-9]+"
 
 
 def build_clauses_request(targets: Sequence[tuple[str, str, str]], groups: list[str]) -> dict[str, Any]:

@@ -158,3 +158,10 @@ def test_status_as_the_documents_state_it_and_never_otherwise(archive: SearchSer
 
 def test_list_sources_names_the_editions_replaced_each_reader_may_see(archive: SearchService) -> None:
     assert archive.list_sources(PUBLIC).replaced == {"СП 134.13330.2012": "СП 134.13330.2022"}
+
+
+@pytest.mark.parametrize("clause", ["x <.1", "п. @.2", 'табл. "А.1'])
+def test_a_clause_holding_a_regular_expressions_operators_is_only_not_found(archive: SearchService,
+                                                                           clause: str) -> None:
+    with pytest.raises(NotFound):
+        archive.get_document(None, PUBLIC, clause=clause, designation="ГОСТ 51234-2010")
