@@ -168,6 +168,11 @@ def numbers_of(text: str) -> list[str]:
     return [re.sub(r"[ \u00a0]", "", n).replace(",", ".") for n in _VALUE_NUMBER_RE.findall(text)]
 
 
+def fold(text: str) -> str:
+    """Text as the index's ``folded`` normalizer compares it: lower case, «ё» as «е»."""
+    return text.lower().replace("ё", "е")
+
+
 def value_matches(value: str, clause_text: str) -> bool:
     """Whether a value stated beside a citation is what the clause says: each of its numbers is among the
     clause's numbers; a value without numbers, each of its words (by their first five letters) is in it."""
@@ -175,6 +180,6 @@ def value_matches(value: str, clause_text: str) -> bool:
     if stated:
         held = set(numbers_of(clause_text))
         return all(n in held for n in stated)
-    folded = clause_text.lower().replace("ё", "е")
-    words = [w.lower().replace("ё", "е")[:5] for w in _WORD_RE.findall(value)]
+    folded = fold(clause_text)
+    words = [fold(w)[:5] for w in _WORD_RE.findall(value)]
     return bool(words) and all(w in folded for w in words)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service.engine.fields import FIRST_CHUNK
-from service.search.citations import Citation, value_matches
+from service.search.citations import Citation, fold, value_matches
 from service.search.designations import parse_designation
 from service.search.query.filters import NOT_CONTENT, build_access_filter
 from service.search.query.models import CitationCheck, CitedClause, CitedDocument, Verdict
@@ -36,11 +36,6 @@ _DOC_FIELDS = ["doc_id", "designation", "family", "edition", "title", "supersede
 _CHUNK_FIELDS = ["chunk_id", "chunk_index", "text", "spans", "page_number", "clause"]
 
 Send = Callable[[dict[str, Any]], dict[str, Any]]
-
-
-def fold(text: str) -> str:
-    """A designation as the index's ``folded`` normalizer compares it."""
-    return text.lower().replace("ё", "е")
 
 
 @dataclass(frozen=True)
