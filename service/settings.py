@@ -367,6 +367,11 @@ class SearchSettings(BaseSettings):
         default="1", description="Operator AUTO: how many query words a chunk must contain (OpenSearch "
         "minimum_should_match; measured in docs/relevance.md).")
     pagination_depth: int = Field(default=1000, ge=10, le=10000, description="Candidates per leg and shard.")
+    text_candidates: int = Field(
+        default=300, ge=0, le=5000, description="A hybrid search first takes the text leg's best chunks by "
+        "Lucene's own top-k pruning (one cheap request), then fuses the legs with the text leg restricted to them, "
+        "so its cost follows the answer, not the archive; totals and facets are then counted over the candidates "
+        "(total_relation gte). 0: the text leg scores every matching chunk, totals exact (docs/scale.md).")
     timeout_s: float = Field(default=10.0, gt=0, le=300, description="The most a search may run inside the engine: "
                              "past it the engine's task is cancelled and the call answers ENGINE_TIMEOUT.")
     cache_ttl_s: float = Field(default=300.0, ge=0, description="0 disables the query cache.")

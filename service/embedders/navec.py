@@ -9,6 +9,7 @@ are stored with the index, so queries are embedded exactly like the chunks they 
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from functools import lru_cache
@@ -115,8 +116,9 @@ class NavecEmbedder:
         found = [e for e in map(self._weighted, self._words(text)) if e is not None]
         if not found:
             return np.zeros(self.identity.dimension, dtype=np.float32)
-        total = np.asarray(np.sum([v for v, _ in found], axis=0, dtype=np.float32))
-        return total / sum(w for _, w in found)
+        # added in order, as ``np.sum`` over the words adds them, without building an array of them first
+        total = functools.reduce(np.add, [v for v, _ in found])
+        return np.asarray(total / sum(w for _, w in found), dtype=np.float32)
 
     def _words(self, text: str) -> list[str]:
         return [w for w in tokenize(text) if w not in self._stop]

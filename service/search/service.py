@@ -45,6 +45,7 @@ from service.search.query.budget import fit_budget
 from service.search.query.build import (
     SearchPlan,
     SearchSettingsView,
+    build_candidates_request,
     build_chunks_request,
     build_document_chunks_request,
     build_request,
@@ -123,6 +124,8 @@ class Found:
     raw: dict[str, Any]
     chunks: dict[str, list[dict[str, Any]]] | None
     whole: dict[str, list[dict[str, Any]]] = dataclasses.field(default_factory=dict)
+    #: the text leg was restricted to its best candidates and more chunks matched: totals and facets count those
+    bounded: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
@@ -343,23 +346,29 @@ class SearchService:
                 raise engine_timeout(timeout_s)
             return left
 
+        candidates: list[str] | None = None
+        if plan.text_candidates:
+            candidates = [str(hit["_id"]) for hit in self._send(build_candidates_request(plan),
+                                                                 timeout_s=remaining())["hits"]["hits"]]
+        bounded = candidates is not None and len(candidates) >= plan.text_candidates
         try:
-            raw = self._send(build_request(plan), plan.route)
+            raw = self._send(build_request(plan, candidates), plan.route, timeout_s=remaining())
         except PastLastPage:
-            raw = self._send(build_request(dataclasses.replace(plan, offset=0, size=1)), plan.route)
+            raw = self._send(build_request(dataclasses.replace(plan, offset=0, size=1), candidates), plan.route,
+                             timeout_s=remaining())
             raw["hits"]["hits"] = []
         ids = [str(hit["_source"]["doc_id"]) for hit in raw["hits"]["hits"]]
         if not ids:
-            return Found(raw, None if plan.unit_hits else {})
+            return Found(raw, None if plan.unit_hits else {}, bounded=bounded)
         whole: dict[str, list[dict[str, Any]]] = {}
         if plan.first_document_chunks:
             whole[ids[0]] = self._send(build_document_chunks_request(plan, ids[0], plan.first_document_chunks),
                                        timeout_s=remaining())["hits"]["hits"]
         rest = [i for i in ids if not whole.get(i)]
         if plan.unit_hits or not rest:
-            return Found(raw, None, whole)
+            return Found(raw, None, whole, bounded)
         return Found(raw, chunks_by_document(self._send(build_chunks_request(plan, rest), timeout_s=remaining())),
-                     whole)
+                     whole, bounded)
 
     def _send(self, body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
         """One search request, bounded (``bounded_search``; by ``timeout_s``, else the search setting). Partial
@@ -388,7 +397,8 @@ class SearchService:
         suggestions = Suggestions(corrected_query=correction)
         if total < self.settings.search.few_results:
             suggestions.related_queries = related_queries(first, correction)
-        meta = SearchMeta(query=request.query, total_results=total, route_used=plan.route,
+        meta = SearchMeta(query=request.query, total_results=total, total_relation="gte" if found.bounded else "eq",
+                          route_used=plan.route,
                           operator_used=request.operator, fallback_reason=plan.fallback_reason, timings=Timings(),
                           facets=map_facets(aggs), suggestions=suggestions,
                           pagination=Pagination(page=1, limit=request.limit, total_pages=1, has_more=False))

@@ -168,6 +168,7 @@ class SearchSettingsView:
     extra_candidates: int = EXTRA_CANDIDATES
     knn_units_expand: bool = False
     first_document_chunks: int = WHOLE_DOCUMENT_CHUNKS
+    text_candidates: int = 0
 
     @classmethod
     def of(cls, search: SearchSettings, unit_vectors: bool = True, units_kept: bool = True) -> SearchSettingsView:
@@ -179,7 +180,7 @@ class SearchSettingsView:
             extra = EXTRA_CANDIDATES if unit_vectors else EXTRA_CANDIDATES_WITHOUT_UNITS
         return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
                    search.knn_k, search.pagination_depth, search.knn_units if units_kept else "off", extra,
-                   search.knn_units_expand, search.first_document_chunks)
+                   search.knn_units_expand, search.first_document_chunks, search.text_candidates)
 
 
 @dataclass(frozen=True)
@@ -210,6 +211,8 @@ class SearchPlan:
     first_document_chunks: int = 0
     #: the query's words that name a document (its designations'), as the passages' term keys
     naming: frozenset[str] = frozenset()
+    #: how many of the text leg's best chunks a hybrid search fuses (``build_candidates_request``; 0: every match)
+    text_candidates: int = 0
 
     @property
     def text_leg(self) -> dict[str, Any] | None:
@@ -268,7 +271,8 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       fallback_reason=fallback_reason, extra_candidates=candidates_beyond(request, view),
                       unit_hits=knn is not None and units != "off",
                       whole_document=inside, first_document_chunks=first_read(route, offset, view, inside),
-                      naming=naming_keys(parsed))
+                      naming=naming_keys(parsed),
+                      text_candidates=candidate_count(route, view, inside))
 
 
 def first_read(route: Route, offset: int, view: SearchSettingsView, whole_document: bool) -> int:
@@ -278,6 +282,13 @@ def first_read(route: Route, offset: int, view: SearchSettingsView, whole_docume
     if whole_document:
         return WHOLE_DOCUMENT_CHUNKS
     return view.first_document_chunks if route != "knn" and offset == 0 else 0
+
+
+def candidate_count(route: Route, view: SearchSettingsView, inside: bool) -> int:
+    """How many of the text leg's best chunks a search fuses with the dense leg's: the view's count on every page
+    of a walk (its totals count the same candidates on each, and its pages reach every document among them);
+    every match (0) for a search inside one document (it matches few) or without both legs."""
+    return view.text_candidates if route == "hybrid" and not inside else 0
 
 
 def naming_keys(parsed: list[ParsedQuery]) -> frozenset[str]:
@@ -310,9 +321,37 @@ def build_hybrid_body(
     return build_search_body({"hybrid": hybrid}, size)
 
 
-def build_request(plan: SearchPlan) -> dict[str, Any]:
-    """The one request of a search: hybrid query, per-document grouping, facets, suggestions."""
-    body = build_hybrid_body(list(plan.legs), plan.size, plan.filters)
+def unboosted(leg: dict[str, Any]) -> dict[str, Any]:
+    """The text leg without its demotion of replaced editions (a ``boosting`` query, which hides the scores'
+    bounds from Lucene's top-k pruning), in each phrasing's leg too."""
+    if "boosting" in leg:
+        return unboosted(leg["boosting"]["positive"])
+    if "dis_max" in leg:
+        return {"dis_max": {**leg["dis_max"], "queries": [unboosted(q) for q in leg["dis_max"]["queries"]]}}
+    return leg
+
+
+def build_candidates_request(plan: SearchPlan) -> dict[str, Any]:
+    """The text leg's best ``plan.text_candidates`` chunks under the search's filters, ids alone: a plain query
+    without a total, which Lucene answers by top-k pruning (block-max), scoring a fraction of the matching chunks
+    (inside ``hybrid`` every match is scored: OpenSearch 3.6). Unboosted: the demotion only lowers a replaced
+    edition, which then ranks within these candidates as in the full query."""
+    return {"query": {"bool": {"must": [unboosted(plan.legs[0])], "filter": [plan.filters]}},
+            "size": plan.text_candidates, "_source": False, "track_total_hits": False}
+
+
+def restricted(leg: dict[str, Any], ids: list[str]) -> dict[str, Any]:
+    """The text leg scoring only the chunks of ``ids`` (the candidates the first request chose)."""
+    return {"bool": {"must": [leg], "filter": [{"ids": {"values": ids}}]}} if ids else {"match_none": {}}
+
+
+def build_request(plan: SearchPlan, candidates: list[str] | None = None) -> dict[str, Any]:
+    """The one request of a search: hybrid query, per-document grouping, facets, suggestions; with
+    ``candidates`` (chunk ids) the text leg scores only those."""
+    legs = list(plan.legs)
+    if candidates is not None and plan.text_leg is not None:
+        legs[0] = restricted(legs[0], candidates)
+    body = build_hybrid_body(legs, plan.size, plan.filters)
     body["query"]["hybrid"]["pagination_depth"] = plan.pagination_depth
     body["from"] = plan.offset
     body["_source"] = {"includes": DOCUMENT_FIELDS}

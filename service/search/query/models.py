@@ -128,6 +128,10 @@ class SearchMeta(BaseModel):
     total_results: int = Field(description="Documents that match the query (one per content), the engine's count: "
                                "the same on every page of a walk. The pages show the best of them and can end "
                                "(has_more false) before the count on a broad OR query of a large archive.")
+    total_relation: Literal["eq", "gte"] = Field(
+        default="eq", description="gte: total_results and the facets are counted over the text leg's best "
+        "candidate chunks and the dense leg's (the query matches more: a broad query of a large archive), eq: "
+        "over every match.")
     route_used: Route
     operator_used: Operator = Field(default="AUTO", description="The operator applied to the text (see docs/tools.md).")
     fallback_reason: str | None = None

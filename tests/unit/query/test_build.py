@@ -15,12 +15,14 @@ from service.search.query.build import (
     WHOLE_DOCUMENT_CHUNKS,
     SearchPlan,
     SearchSettingsView,
+    build_candidates_request,
     build_chunks_request,
     build_document_chunks_request,
     build_hybrid_body,
     build_knn_leg,
     build_request,
     plan_search,
+    unboosted,
 )
 from service.search.query.contract import SearchRequest, validate_request
 from service.search.query.filters import build_access_filter, build_filters, build_folder_filter, build_source_filter
@@ -411,3 +413,43 @@ def test_a_call_inside_one_document_asks_for_every_chunk_of_it_under_the_callers
     # every chunk the text leg matches comes (the document found by meaning alone: its best chunks, another request)
     assert query["should"] == [plan.text_leg] and query["minimum_should_match"] == 1 and "must" not in query
     assert body["highlight"]["highlight_query"] == plan.text_leg and "similarity" in body["script_fields"]
+
+
+def test_a_hybrid_search_fuses_the_text_legs_best_candidates_the_same_on_every_page() -> None:
+    assert _plan().text_candidates == SearchSettings().text_candidates > 0
+    assert _plan(offset=90, limit=30).text_candidates == SearchSettings().text_candidates
+    # without both legs, or inside one document (a filter that matches few), every match is scored
+    assert _plan(vector=None).text_candidates == 0
+    assert _plan(search_mode="semantic").text_candidates == 0
+    assert _plan(path=["/docs/a.pdf"]).text_candidates == 0
+    off = SearchSettingsView.of(SearchSettings(text_candidates=0), unit_vectors=False, units_kept=False)
+    request = SearchRequest(query="бетон")
+    assert plan_search(request, [parse_query("бетон")], ("public",), [0.6, 0.8], 0, off).text_candidates == 0
+
+
+def test_the_candidates_request_is_the_unboosted_text_leg_under_every_filter_without_a_total() -> None:
+    plan = _plan(query="высота помещений", groups=("staff",))
+    body = build_candidates_request(plan)
+    assert body["size"] == plan.text_candidates and body["track_total_hits"] is False and body["_source"] is False
+    must, filters = body["query"]["bool"]["must"], body["query"]["bool"]["filter"]
+    assert filters == [plan.filters] and {"terms": {"access_groups": ["staff"]}} in plan.filters["bool"]["filter"]
+    assert "boosting" in plan.legs[0] and must == [plan.legs[0]["boosting"]["positive"]]
+    several = _plan(query="высота помещений", queries=["высота комнат"])
+    assert "boosting" not in str(build_candidates_request(several)["query"])
+
+
+def test_unboosted_keeps_a_leg_without_demotion_and_unwraps_each_phrasing() -> None:
+    leg = {"multi_match": {"query": "бетон"}}
+    assert unboosted(leg) is leg
+    boosted = {"boosting": {"positive": leg, "negative": {"exists": {"field": "x"}}, "negative_boost": 0.75}}
+    assert unboosted({"dis_max": {"queries": [boosted, leg], "tie_breaker": 0.1}}) == {
+        "dis_max": {"queries": [leg, leg], "tie_breaker": 0.1}}
+
+
+def test_the_search_restricts_only_the_text_leg_to_the_candidates() -> None:
+    plan = _plan()
+    legs = build_request(plan, ["c1", "c2"])["query"]["hybrid"]["queries"]
+    assert legs[0] == {"bool": {"must": [plan.legs[0]], "filter": [{"ids": {"values": ["c1", "c2"]}}]}}
+    assert legs[1] == plan.legs[1]  # the dense leg untouched
+    assert build_request(plan, [])["query"]["hybrid"]["queries"][0] == {"match_none": {}}
+    assert build_request(plan)["query"]["hybrid"]["queries"] == list(plan.legs)
