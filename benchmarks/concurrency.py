@@ -56,11 +56,9 @@ from opensearchpy import OpenSearch
 from pydantic import BaseModel
 
 from evaluation.evaluate import eval_settings
-from service.caller.principal import stdio_principal
+from service.caller.principal import Principal, stdio_principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
-from service.search.query.build import SearchPlan, build_chunks_request, build_request
-from service.search.query.contract import validate_request
 from service.search.service import SearchService
 from service.settings import ServerSettings, Settings
 from tests.support.documents import REPO
@@ -212,16 +210,22 @@ async def mcp_level(url: str, questions: list[str], clients: int, requests: int,
 Requests = list[tuple[dict[str, Any], str | None]]
 
 
-def call_requests(service: SearchService, plan: SearchPlan) -> Requests:
-    """The requests a call makes: the search, then its page's chunks (their document ids as the search gives
-    them now) unless the collapse carries them."""
-    search = build_request(plan)
-    pipeline = service._pipeline(plan.route)
-    if plan.unit_hits:
-        return [(search, pipeline)]
-    raw = service.client.search(index=service.settings.index.alias, body=search, params={"search_pipeline": pipeline})
-    ids = [str(hit["_source"]["doc_id"]) for hit in raw["hits"]["hits"]]
-    return [(search, pipeline), *([(build_chunks_request(plan, ids), None)] if ids else [])]
+def call_requests(service: SearchService, arguments: dict[str, Any], principal: Principal) -> Requests:
+    """The requests a call makes, as the service sends them (recorded from one call): the text leg's candidates,
+    the search, its first document's chunks and the other documents' chunks, each with its pipeline."""
+    sent: Requests = []
+    send = service._send
+
+    def recorded(body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
+        sent.append((body, service._pipeline(route) if route else None))
+        return send(body, route, timeout_s)
+
+    service._send = recorded  # type: ignore[method-assign]
+    try:
+        service.search(arguments, principal)
+    finally:
+        service._send = send  # type: ignore[method-assign]
+    return sent
 
 
 def send_call(client: OpenSearch, index: str, requests: Requests) -> None:
@@ -435,8 +439,7 @@ def main() -> None:
     service = SearchService(settings, build_client(settings), build_embedder(settings.embedder))
     principal = stdio_principal(settings.server)
     extra = {k: v for k, v in (("operator", args.operator), ("search_mode", args.mode)) if v}
-    bodies = [call_requests(service, service.plan(validate_request({"query": question, **extra}), principal).plan)
-              for question in questions]
+    bodies = [call_requests(service, {"query": question, **extra}, principal) for question in questions]
     env = server_env(args.alias, **UNCACHED_UNLIMITED,
                      **({"STROIDOK_REDIS_URL": args.redis_url} if args.redis_url else {}))
     print(f"index {args.alias}, {len(questions)} questions, {args.requests} calls per level, "
