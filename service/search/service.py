@@ -49,6 +49,7 @@ from service.search.query.build import (
     build_chunks_request,
     build_document_chunks_request,
     build_request,
+    candidate_ids,
     plan_search,
 )
 from service.search.query.contract import (
@@ -348,8 +349,7 @@ class SearchService:
 
         candidates: list[str] | None = None
         if plan.text_candidates:
-            candidates = [str(hit["_id"]) for hit in self._send(build_candidates_request(plan),
-                                                                 timeout_s=remaining())["hits"]["hits"]]
+            candidates = candidate_ids(self._send(build_candidates_request(plan), timeout_s=remaining()))
         bounded = candidates is not None and len(candidates) >= plan.text_candidates
         try:
             raw = self._send(build_request(plan, candidates), plan.route, timeout_s=remaining())

@@ -337,12 +337,19 @@ def build_candidates_request(plan: SearchPlan) -> dict[str, Any]:
     (inside ``hybrid`` every match is scored: OpenSearch 3.6). Unboosted: the demotion only lowers a replaced
     edition, which then ranks within these candidates as in the full query."""
     return {"query": {"bool": {"must": [unboosted(plan.legs[0])], "filter": [plan.filters]}},
-            "size": plan.text_candidates, "_source": False, "track_total_hits": False}
+            "size": plan.text_candidates, "track_total_hits": False,
+            # each hit's id from its doc values: a stored ``_id`` is read from a compressed block (2.3× the took)
+            "_source": False, "stored_fields": "_none_", "docvalue_fields": ["chunk_id"]}
+
+
+def candidate_ids(raw: dict[str, Any]) -> list[str]:
+    """The chunk ids a candidates request found, best first."""
+    return [str(hit["fields"]["chunk_id"][0]) for hit in raw["hits"]["hits"] if hit.get("fields", {}).get("chunk_id")]
 
 
 def restricted(leg: dict[str, Any], ids: list[str]) -> dict[str, Any]:
     """The text leg scoring only the chunks of ``ids`` (the candidates the first request chose)."""
-    return {"bool": {"must": [leg], "filter": [{"ids": {"values": ids}}]}} if ids else {"match_none": {}}
+    return {"bool": {"must": [leg], "filter": [{"terms": {"chunk_id": ids}}]}} if ids else {"match_none": {}}
 
 
 def build_request(plan: SearchPlan, candidates: list[str] | None = None) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from service.search.query.build import (
     build_hybrid_body,
     build_knn_leg,
     build_request,
+    candidate_ids,
     plan_search,
     unboosted,
 )
@@ -431,6 +432,9 @@ def test_the_candidates_request_is_the_unboosted_text_leg_under_every_filter_wit
     plan = _plan(query="высота помещений", groups=("staff",))
     body = build_candidates_request(plan)
     assert body["size"] == plan.text_candidates and body["track_total_hits"] is False and body["_source"] is False
+    assert body["stored_fields"] == "_none_" and body["docvalue_fields"] == ["chunk_id"]
+    assert candidate_ids({"hits": {"hits": [{"fields": {"chunk_id": ["d:2"]}}, {"fields": {"chunk_id": ["d:0"]}}]}}) \
+        == ["d:2", "d:0"]
     must, filters = body["query"]["bool"]["must"], body["query"]["bool"]["filter"]
     assert filters == [plan.filters] and {"terms": {"access_groups": ["staff"]}} in plan.filters["bool"]["filter"]
     assert "boosting" in plan.legs[0] and must == [plan.legs[0]["boosting"]["positive"]]
@@ -449,7 +453,7 @@ def test_unboosted_keeps_a_leg_without_demotion_and_unwraps_each_phrasing() -> N
 def test_the_search_restricts_only_the_text_leg_to_the_candidates() -> None:
     plan = _plan()
     legs = build_request(plan, ["c1", "c2"])["query"]["hybrid"]["queries"]
-    assert legs[0] == {"bool": {"must": [plan.legs[0]], "filter": [{"ids": {"values": ["c1", "c2"]}}]}}
+    assert legs[0] == {"bool": {"must": [plan.legs[0]], "filter": [{"terms": {"chunk_id": ["c1", "c2"]}}]}}
     assert legs[1] == plan.legs[1]  # the dense leg untouched
     assert build_request(plan, [])["query"]["hybrid"]["queries"][0] == {"match_none": {}}
     assert build_request(plan)["query"]["hybrid"]["queries"] == list(plan.legs)
