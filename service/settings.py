@@ -372,6 +372,10 @@ class SearchSettings(BaseSettings):
         "Lucene's own top-k pruning (one cheap request), then fuses the legs with the text leg restricted to them, "
         "so its cost follows the answer, not the archive; totals and facets are then counted over the candidates "
         "(total_relation gte). 0: the text leg scores every matching chunk, totals exact (docs/scale.md).")
+    text_candidates_from: int = Field(
+        default=100_000, ge=0, description="The chunks a caller may read from which a hybrid search takes the "
+        "text leg's candidates; below it every match is scored, as cheaply (at 31,996 chunks: 0.96x the engine's "
+        "CPU a call with them), and totals and facets stay exact.")
     timeout_s: float = Field(default=10.0, gt=0, le=300, description="The most a search may run inside the engine: "
                              "past it the engine's task is cancelled and the call answers ENGINE_TIMEOUT.")
     cache_ttl_s: float = Field(default=300.0, ge=0, description="0 disables the query cache.")

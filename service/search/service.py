@@ -233,7 +233,7 @@ class SearchService:
         else:
             vector = self._query_vector(request, parsed)
         plan = plan_search(request, parsed, principal.groups, vector.values, request_offset(request), self._view,
-                           vector.problem, document)
+                           vector.problem, document, coverage.chunks if coverage is not None else None)
         return Planned(plan, parsed, vector)
 
     def _answer(self, request: SearchRequest, principal: Principal, coverage: Coverage,

@@ -169,6 +169,7 @@ class SearchSettingsView:
     knn_units_expand: bool = False
     first_document_chunks: int = WHOLE_DOCUMENT_CHUNKS
     text_candidates: int = 0
+    text_candidates_from: int = 0
 
     @classmethod
     def of(cls, search: SearchSettings, unit_vectors: bool = True, units_kept: bool = True) -> SearchSettingsView:
@@ -180,7 +181,8 @@ class SearchSettingsView:
             extra = EXTRA_CANDIDATES if unit_vectors else EXTRA_CANDIDATES_WITHOUT_UNITS
         return cls(tuple(search.text_fields), search.text_match_type, search.auto_minimum_should_match,
                    search.knn_k, search.pagination_depth, search.knn_units if units_kept else "off", extra,
-                   search.knn_units_expand, search.first_document_chunks, search.text_candidates)
+                   search.knn_units_expand, search.first_document_chunks, search.text_candidates,
+                   search.text_candidates_from)
 
 
 @dataclass(frozen=True)
@@ -229,12 +231,14 @@ def choose_route(mode: str, vector: list[float] | None) -> Route:
 
 def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple[str, ...],
                 vector: list[float] | None, offset: int, view: SearchSettingsView,
-                fallback_reason: str | None = None, document: str | None = None) -> SearchPlan:
+                fallback_reason: str | None = None, document: str | None = None,
+                readable: int | None = None) -> SearchPlan:
     """The whole search decided from the request, the caller's groups and the query vector; no I/O.
 
     Every filter of the request and the access filter bind every leg (a hybrid-level filter); AND, PHRASE
     and required phrases bind the dense leg too; ``threshold`` is a radial k-NN filter. ``document``: the
-    search runs inside the document of this id (``get_document`` with a query)."""
+    search runs inside the document of this id (``get_document`` with a query); ``readable``: the chunks the
+    caller may read (whether the text leg takes candidates)."""
     if request.threshold is not None and vector is None:
         raise InvalidQuery("threshold needs the query's vector, and this query has none"
                            + (f" ({fallback_reason})" if fallback_reason else ""), details={"field": "threshold"})
@@ -272,7 +276,7 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       unit_hits=knn is not None and units != "off",
                       whole_document=inside, first_document_chunks=first_read(route, offset, view, inside),
                       naming=naming_keys(parsed),
-                      text_candidates=candidate_count(route, view, inside))
+                      text_candidates=candidate_count(route, view, inside, readable))
 
 
 def first_read(route: Route, offset: int, view: SearchSettingsView, whole_document: bool) -> int:
@@ -284,11 +288,14 @@ def first_read(route: Route, offset: int, view: SearchSettingsView, whole_docume
     return view.first_document_chunks if route != "knn" and offset == 0 else 0
 
 
-def candidate_count(route: Route, view: SearchSettingsView, inside: bool) -> int:
+def candidate_count(route: Route, view: SearchSettingsView, inside: bool, readable: int | None) -> int:
     """How many of the text leg's best chunks a search fuses with the dense leg's: the view's count on every page
     of a walk (its totals count the same candidates on each, and its pages reach every document among them);
-    every match (0) for a search inside one document (it matches few) or without both legs."""
-    return view.text_candidates if route == "hybrid" and not inside else 0
+    every match (0) for a search inside one document (it matches few), without both legs, or where the caller
+    may read fewer than ``view.text_candidates_from`` chunks (``readable``; None: not known)."""
+    if route != "hybrid" or inside or (readable is not None and readable < view.text_candidates_from):
+        return 0
+    return view.text_candidates
 
 
 def naming_keys(parsed: list[ParsedQuery]) -> frozenset[str]:

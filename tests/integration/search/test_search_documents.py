@@ -195,11 +195,9 @@ def test_several_phrasings_are_merged_without_duplicates_in_one_search_request(
     found = names(response)
     assert "сварка.pdf" in found and "бетон.docx" in found
     assert len(found) == len(set(found))
-    # every phrasing in the text leg's candidates request and the one hybrid request; then the first document's
-    # chunks, the others' in one request too
-    assert len(sent) == 4 and "dis_max" in str(sent[0]["query"]) and "hybrid" in sent[1]["query"]
-    assert set(sent[3]["aggs"]) == {"chunks"}
-    assert "aggs" not in sent[2] and sent[2]["size"] == service.settings.search.first_document_chunks
+    # every phrasing in the one hybrid request; then the first document's chunks, the others' in one request too
+    assert len(sent) == 3 and "hybrid" in sent[0]["query"] and set(sent[2]["aggs"]) == {"chunks"}
+    assert "aggs" not in sent[1] and sent[1]["size"] == service.settings.search.first_document_chunks
     concrete = next(r for r in response.results if r.file_path.endswith("бетон.docx"))
     assert any("прочност" in c.text.lower() for c in concrete.context_chunks)  # its passage answers the phrasing
 
@@ -253,11 +251,10 @@ def test_default_operator_is_auto_and_matches_questions_with_extra_words(service
     assert "бетон.docx" in names(response)[:3]
 
 
-def test_an_archive_without_copies_answers_a_search_with_four_engine_requests(service: SearchService,
-                                                                               public: Principal) -> None:
-    """The text leg's candidates, the search, the first document's chunks that hold a query term (read whole), and
-    the other documents' best chunks; copies are looked up only where the caller may read a content kept at two
-    paths (none here)."""
+def test_an_archive_without_copies_answers_a_search_with_three_engine_requests(service: SearchService,
+                                                                                public: Principal) -> None:
+    """The search, the first document's chunks that hold a query term (read whole), and the other documents'
+    best chunks; copies are looked up only where the caller may read a content kept at two paths (none here)."""
     sent: list[dict[str, Any]] = []
     send = service._send
 
@@ -267,8 +264,8 @@ def test_an_archive_without_copies_answers_a_search_with_four_engine_requests(se
 
     service._send = counting  # type: ignore[method-assign]
     response = service.search({"query": "теплоизоляция наружных стен"}, public)
-    assert len(response.results) > 1 and len(sent) == 4 and all(r.copies is None for r in response.results)
+    assert len(response.results) > 1 and len(sent) == 3 and all(r.copies is None for r in response.results)
     first = response.results[0].id
-    assert sent[0]["track_total_hits"] is False and "collapse" in sent[1]
-    assert sent[2]["query"]["bool"]["filter"][-1] == {"term": {"doc_id": first}} and "aggs" not in sent[2]
-    assert set(sent[3]["aggs"]) == {"chunks"} and first not in sent[3]["query"]["bool"]["filter"][-1]["terms"]["doc_id"]
+    assert "collapse" in sent[0]
+    assert sent[1]["query"]["bool"]["filter"][-1] == {"term": {"doc_id": first}} and "aggs" not in sent[1]
+    assert set(sent[2]["aggs"]) == {"chunks"} and first not in sent[2]["query"]["bool"]["filter"][-1]["terms"]["doc_id"]

@@ -49,6 +49,7 @@ def archive(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, clien
 def _service(settings: Settings, client: OpenSearch, embedder: NavecEmbedder, candidates: int) -> SearchService:
     changed = settings.model_copy(deep=True)
     changed.search.text_candidates = candidates
+    changed.search.text_candidates_from = 0  # this archive is small: the candidates taken all the same
     return SearchService(changed, client, embedder)
 
 
@@ -85,3 +86,12 @@ def test_the_candidates_cost_one_further_request(archive: Settings, client: Open
         service.search({"query": "бетон фундаментов"}, PUBLIC)
         counted[candidates] = query_phases(client, index) - before
     assert counted[CANDIDATES] - counted[0] == shards(client, index)
+
+
+def test_a_small_archive_counts_every_match_exactly(archive: Settings, client: OpenSearch,
+                                                     navec_embedder: NavecEmbedder) -> None:
+    """Below ``text_candidates_from`` readable chunks every match is scored, as cheaply: exact totals."""
+    settings = archive.model_copy(deep=True)
+    settings.search.text_candidates = CANDIDATES
+    response = SearchService(settings, client, navec_embedder).search({"query": "бетон"}, PUBLIC)
+    assert response.meta.total_relation == "eq" and response.meta.total_results >= 9

@@ -423,8 +423,13 @@ def test_a_hybrid_search_fuses_the_text_legs_best_candidates_the_same_on_every_p
     assert _plan(vector=None).text_candidates == 0
     assert _plan(search_mode="semantic").text_candidates == 0
     assert _plan(path=["/docs/a.pdf"]).text_candidates == 0
-    off = SearchSettingsView.of(SearchSettings(text_candidates=0), unit_vectors=False, units_kept=False)
+    # an archive the caller reads fewer chunks of than the bound counts every match (as cheaply)
     request = SearchRequest(query="бетон")
+    below, above = SearchSettings().text_candidates_from - 1, SearchSettings().text_candidates_from
+    for readable, expected in ((below, 0), (above, SearchSettings().text_candidates), (None, 300)):
+        plan = plan_search(request, [parse_query("бетон")], ("public",), [0.6, 0.8], 0, DEFAULT_VIEW, readable=readable)
+        assert plan.text_candidates == expected
+    off = SearchSettingsView.of(SearchSettings(text_candidates=0), unit_vectors=False, units_kept=False)
     assert plan_search(request, [parse_query("бетон")], ("public",), [0.6, 0.8], 0, off).text_candidates == 0
 
 
