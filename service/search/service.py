@@ -332,8 +332,9 @@ class SearchService:
         return index.rrf_pipeline if self.settings.search.fusion == "rrf" else index.hybrid_pipeline
 
     def _execute(self, plan: SearchPlan) -> Found:
-        """A search's engine requests, two or three whatever the page's size: the search (documents, totals,
-        facets, suggestions); the first document's chunks that hold a query term, every one
+        """A search's engine requests, two to four whatever the page's size: where the plan takes them, the text
+        leg's candidates (``build_candidates_request``), to which the search's text leg is then restricted; the
+        search (documents, totals, facets, suggestions); the first document's chunks that hold a query term, every one
         (``build_document_chunks_request``: its passages are chosen the way a call inside it chooses them); and
         the other documents' best chunks (``build_chunks_request``; none where the collapse's inner hits carry
         them). All share the search's time bound. A page past the last answers as an empty page with the totals

@@ -18,7 +18,7 @@ from service.errors import InvalidQuery
 from service.search.designations import designation_words, find_designation
 from service.search.query.aggs import build_aggregations
 from service.search.query.contract import SearchRequest
-from service.search.query.filters import build_access_filter, build_filters, demote_replaced
+from service.search.query.filters import build_access_filter, build_filters, demote_replaced, unboosted
 from service.search.query.operators import build_multi_binding, build_multi_text_query
 from service.search.query.parse import ParsedQuery
 from service.search.query.passages import POST, PRE
@@ -326,16 +326,6 @@ def build_hybrid_body(
     if filter_ is not None:
         hybrid["filter"] = filter_
     return build_search_body({"hybrid": hybrid}, size)
-
-
-def unboosted(leg: dict[str, Any]) -> dict[str, Any]:
-    """The text leg without its demotion of replaced editions (a ``boosting`` query, which hides the scores'
-    bounds from Lucene's top-k pruning), in each phrasing's leg too."""
-    if "boosting" in leg:
-        return unboosted(leg["boosting"]["positive"])
-    if "dis_max" in leg:
-        return {"dis_max": {**leg["dis_max"], "queries": [unboosted(q) for q in leg["dis_max"]["queries"]]}}
-    return leg
 
 
 def build_candidates_request(plan: SearchPlan) -> dict[str, Any]:

@@ -99,3 +99,13 @@ def demote_replaced(query: dict[str, Any]) -> dict[str, Any]:
     first when both match (the search does not demote when the query names a designation: then it is the
     one wanted)."""
     return {"boosting": {"positive": query, "negative": REPLACED, "negative_boost": REPLACED_BOOST}}
+
+
+def unboosted(leg: dict[str, Any]) -> dict[str, Any]:
+    """The text leg without its demotion of replaced editions (a ``boosting`` query, which hides the scores'
+    bounds from Lucene's top-k pruning), in each phrasing's leg too."""
+    if "boosting" in leg:
+        return unboosted(leg["boosting"]["positive"])
+    if "dis_max" in leg:
+        return {"dis_max": {**leg["dis_max"], "queries": [unboosted(q) for q in leg["dis_max"]["queries"]]}}
+    return leg

@@ -419,7 +419,7 @@ def chunk_contexts(candidates: list[Candidate], cosines: list[dict[int, float]],
         digits, chars = unit_digits_and_chars(c.marked.text, units)
         out.append(ChunkContext(c.marked, c.spans, frozenset(s.offset for s in c.spans), units, scores, cos,
                                 unit_values(c.marked, units) if values else None,
-                                [c.marked.terms(a, b) for a, b in units], digits, chars, size))
+                                c.marked.unit_terms(units), digits, chars, size))
     return out
 
 

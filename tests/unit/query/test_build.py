@@ -23,10 +23,15 @@ from service.search.query.build import (
     build_request,
     candidate_ids,
     plan_search,
-    unboosted,
 )
 from service.search.query.contract import SearchRequest, validate_request
-from service.search.query.filters import build_access_filter, build_filters, build_folder_filter, build_source_filter
+from service.search.query.filters import (
+    build_access_filter,
+    build_filters,
+    build_folder_filter,
+    build_source_filter,
+    unboosted,
+)
 from service.search.query.lookups import MAX_COPIES, build_copies_lookup
 from service.search.query.map import map_copies
 from service.search.query.operators import (
