@@ -127,3 +127,25 @@ def test_navec_statistics_loaded_later_replace_the_word_weights_already_used(nav
     fresh.load_stats(stats)
     after = navec.embed_documents([text])[0]
     assert np.allclose(after, fresh.embed_documents([text])[0]) and not np.allclose(after, before)
+
+
+def test_navec_sums_a_batch_bit_for_bit_as_word_by_word(navec: NavecEmbedder) -> None:
+    navec.fit(["пожарная безопасность зданий", "прочность бетона", "футбольный матч"] * 5)
+    texts = ["требования пожарной безопасности к зданиям", "", "48.13330", "и в на",
+             "испытание бетона на прочность при сжатии бетона", "пожарная безопасность"]
+    by_word = np.vstack([navec._raw(text) for text in texts])  # the word-by-word sums the table replaces
+    assert by_word[0].any() and not by_word[1].any()
+    assert (navec._means(texts).view(np.uint32) == by_word.view(np.uint32)).all()
+
+
+def test_navec_past_its_word_table_bound_embeds_word_by_word(navec: NavecEmbedder,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    navec.fit(["пожарная безопасность зданий", "прочность бетона"] * 5)
+    texts = ["требования пожарной безопасности к зданиям", "испытание бетона на прочность"]
+    expected = navec.embed_documents(texts)
+    monkeypatch.setattr("service.embedders.navec.TABLE_WORDS", 2)
+    navec.load_stats({"total": navec._total, "counts": navec._counts, "pc": None if navec._pc is None
+                      else navec._pc.tolist(), "stop_words": bool(navec._stop)})
+    assert len(navec._table.weights) == 0
+    assert (navec.embed_documents(texts).view(np.uint32) == expected.view(np.uint32)).all()
+    assert len(navec._table.weights) == 2  # the table stopped at its bound
