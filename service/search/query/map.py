@@ -34,8 +34,8 @@ from service.search.query.ranker import (
     best_window,
     best_windows,
     leading_clause_trimmed,
-    unit_digits_and_chars,
     unit_values,
+    units_digits_and_chars,
     window_features,
 )
 from service.search.query.words import split_units
@@ -412,11 +412,11 @@ def chunk_contexts(candidates: list[Candidate], cosines: list[dict[int, float]],
     """Each candidate chunk's units and signals, on the document's scale (``values``: with whether each unit
     states a value, read now)."""
     out = []
-    for c, cos, scores in zip(candidates, cosines, lexical, strict=True):
-        units = split_units(c.marked.text) or [(0, len(c.marked.text))]
+    units_of = [split_units(c.marked.text) or [(0, len(c.marked.text))] for c in candidates]
+    counts = units_digits_and_chars([c.marked.text for c in candidates], units_of)
+    for c, cos, scores, units, (digits, chars) in zip(candidates, cosines, lexical, units_of, counts, strict=True):
         if scores is None or len(scores) != len(units):
             scores = lexical_scores(c.marked, units, weights)
-        digits, chars = unit_digits_and_chars(c.marked.text, units)
         out.append(ChunkContext(c.marked, c.spans, frozenset(s.offset for s in c.spans), units, scores, cos,
                                 unit_values(c.marked, units) if values else None,
                                 c.marked.unit_terms(units), digits, chars, size))

@@ -186,17 +186,29 @@ def leading_clause_trimmed(ctx: ChunkContext, window: tuple[int, int]) -> tuple[
 
 
 def unit_digits_and_chars(text: str, units: Sequence[tuple[int, int]]) -> tuple[list[int], list[int]]:
-    """How many of each unit's characters are ASCII digits, and how many are not spaces or line breaks: running
-    counts over the text's code points, read at the units' bounds (a document read whole has thousands of units
-    a call)."""
-    if not units:
-        return [], []
-    points = np.frombuffer(text.encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
+    """How many of each unit's characters are ASCII digits, and how many are not spaces or line breaks."""
+    return units_digits_and_chars([text], [units])[0]
+
+
+def units_digits_and_chars(texts: Sequence[str], units: Sequence[Sequence[tuple[int, int]]]
+                           ) -> list[tuple[list[int], list[int]]]:
+    """``unit_digits_and_chars`` of each text's units, for many texts in one pass: running counts over the
+    code points of all the texts joined, read at the units' bounds (a call reads ~100 chunks' units; an array
+    pass per chunk was most of the count)."""
+    offsets = np.cumsum([0, *map(len, texts)])
+    bounds = np.asarray([(a + shift, b + shift) for shift, chunk in zip(offsets.tolist(), units, strict=False)
+                         for a, b in chunk], dtype=np.int64).reshape(-1, 2)
+    points = np.frombuffer("".join(texts).encode("utf-32-le", "surrogatepass"), dtype=np.uint32)
     digits = np.concatenate(([0], np.cumsum((points >= 48) & (points <= 57))))
     blanks = np.concatenate(([0], np.cumsum((points == 32) | (points == 10))))
-    bounds = np.asarray(units)
     first, last = bounds[:, 0], bounds[:, 1]
-    return (digits[last] - digits[first]).tolist(), (last - first - (blanks[last] - blanks[first])).tolist()
+    unit_digits = (digits[last] - digits[first]).tolist()
+    unit_chars = (last - first - (blanks[last] - blanks[first])).tolist()
+    out, at = [], 0
+    for chunk in units:
+        out.append((unit_digits[at:at + len(chunk)], unit_chars[at:at + len(chunk)]))
+        at += len(chunk)
+    return out
 
 
 def window_scores(features: list[list[float]], weights: dict[str, float]) -> list[float]:

@@ -129,3 +129,15 @@ def test_a_chunks_units_count_their_digits_as_each_unit_alone_would() -> None:
         units = list(itertools.pairwise(cuts))
         digits, chars = unit_digits_and_chars(text, units)
         assert list(zip(digits, chars, strict=True)) == [digits_and_chars(text[a:b]) for a, b in units]
+
+
+def test_many_chunks_units_count_their_digits_as_each_chunk_alone_would() -> None:
+    from service.search.query.ranker import unit_digits_and_chars, units_digits_and_chars
+
+    rng = random.Random(12)
+    texts = ["".join(rng.choice("ab 12\n3x.,ж€😀") for _ in range(rng.randint(0, 90))) for _ in range(40)]
+    units = [list(itertools.pairwise(sorted(rng.sample(range(len(t) + 1), min(len(t) + 1, rng.randint(0, 6))))))
+             for t in texts]
+    assert units_digits_and_chars(texts, units) == [unit_digits_and_chars(t, u) for t, u in zip(texts, units,
+                                                                                                strict=True)]
+    assert units_digits_and_chars([], []) == []
