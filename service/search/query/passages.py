@@ -39,6 +39,9 @@ _BOUND_RE = re.compile(r"[Нн]е\s+(?:менее|более|ниже|выше|�
 _NUMBER_RE = re.compile(r"\d[.,\d]*")
 _UNIT_RE = re.compile(r"\s*(?:%|мм|см|м|км|м2|м²|м3|м³|кг|т|°\s*[СC]|дБА?|МПа|кПа|Па|ч|мин|сут|лет|кВ|Вт|кВт|лк|"
                       r"раз)(?![а-яёА-ЯЁa-zA-Z])")
+#: a number with its unit, found by one search (a number cut short cannot end before a unit: a unit starts with no
+#: digit, stop or comma; a start inside a number reads the same unit as its first digit)
+_VALUE_RE = re.compile(_NUMBER_RE.pattern + _UNIT_RE.pattern)
 
 
 @dataclass(frozen=True)
@@ -53,28 +56,30 @@ class Marked:
 
     #: ``terms`` by (start, end): a unit's terms are asked for its weights, its score and each of its windows
     read: dict[tuple[int, int], list[str]] = field(init=False, repr=False, compare=False)
+    #: ``unit_terms`` by the units asked for
+    by_units: dict[tuple[tuple[int, int], ...], list[list[str]]] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "keys", tuple(term_key(self.text[a:b]) for a, b in self.marks))
         object.__setattr__(self, "starts", tuple(a for a, _ in self.marks))
         object.__setattr__(self, "read", {})
+        object.__setattr__(self, "by_units", {})
 
     def unit_terms(self, units: Sequence[tuple[int, int]]) -> list[list[str]]:
-        """``terms`` of each of ``units`` (in order, not overlapping), read in one pass over the marks: a call reads
-        ~2,000 units, and one bisection each was most of weighing the terms."""
-        read, keys, starts = self.read, self.keys, self.starts
-        out, i, count = [], 0, len(starts)
-        for start, end in units:
-            found = read.get((start, end))
-            if found is None:
-                while i < count and starts[i] < start:
-                    i += 1
-                j = i
-                while j < count and starts[j] < end:
-                    j += 1
-                found = read[start, end] = list(keys[i:j])
-            out.append(found)
-        return out
+        """``terms`` of each of ``units`` (in order, not overlapping), each mark placed in its unit by bisection
+        over the units' starts and the answer kept for these units: a call reads ~2,000 units, most without a mark,
+        and asks for their terms three times (the weights, the lexical scores, the windows). Not to be changed."""
+        key = tuple(units)
+        found = self.by_units.get(key)
+        if found is None:
+            found = self.by_units[key] = [[] for _ in units]
+            if self.marks:
+                firsts = [a for a, _ in units]
+                for start, term in zip(self.starts, self.keys, strict=True):
+                    i = bisect_right(firsts, start) - 1
+                    if i >= 0 and start < units[i][1]:
+                        found[i].append(term)
+        return found
 
     def terms(self, start: int, end: int) -> list[str]:
         """The keys of the marks that start in ``[start, end)`` (the same list on every ask: not to be changed)."""
@@ -128,10 +133,12 @@ def term_weights(chunks: Sequence[Marked], unit_chars: int = UNIT_CHARS) -> dict
     units = 0
     frequency: dict[str, int] = {}
     for chunk in chunks:
-        for terms in chunk.unit_terms(split_units(chunk.text, unit_chars)):
-            units += 1
-            for term in set(terms):
-                frequency[term] = frequency.get(term, 0) + 1
+        found = chunk.unit_terms(split_units(chunk.text, unit_chars))
+        units += len(found)
+        for terms in found:
+            if terms:
+                for term in set(terms):
+                    frequency[term] = frequency.get(term, 0) + 1
     return {term: math.log(1 + units / count) for term, count in frequency.items()}
 
 
@@ -198,7 +205,7 @@ def has_value(text: str) -> bool:
     """Whether ``text`` states a value: a bound or a quantity with its unit (what a requirement sets)."""
     if any(m.start() == 0 or not text[m.start() - 1].isalpha() for m in _BOUND_RE.finditer(text)):
         return True
-    return any(_UNIT_RE.match(text, m.end()) for m in _NUMBER_RE.finditer(text))
+    return _VALUE_RE.search(text) is not None
 
 
 def value_offsets(text: str) -> list[int]:
@@ -210,7 +217,7 @@ def value_offsets(text: str) -> list[int]:
 
 def lexical_scores(chunk: Marked, units: list[tuple[int, int]], weights: dict[str, float]) -> list[float]:
     """Each unit's lexical score; a contents line scores nothing."""
-    return [0.0 if is_contents(chunk.text[a:b]) else unit_score(terms, weights)
+    return [0.0 if not terms or is_contents(chunk.text[a:b]) else unit_score(terms, weights)
             for (a, b), terms in zip(units, chunk.unit_terms(units), strict=True)]
 
 

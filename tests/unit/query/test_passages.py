@@ -148,3 +148,17 @@ def test_stems_are_right_when_many_threads_stem_at_once() -> None:
     with ThreadPoolExecutor(8) as pool:
         runs = list(pool.map(lambda _: [stem(w) for w in words], range(8)))
     assert all(run == expected for run in runs)
+
+
+def test_a_value_is_found_by_one_search_exactly_where_each_number_followed_by_its_unit_is() -> None:
+    from service.search.query.passages import _NUMBER_RE, _UNIT_RE
+
+    def by_numbers(text: str) -> bool:  # each number, then its unit right after it
+        return any(_UNIT_RE.match(text, m.end()) for m in _NUMBER_RE.finditer(text))
+
+    rng = random.Random(5)
+    pieces = ["5", "1,5", "1.2.3", "12", ".", ",", " ", "\n", "м", "мм", "м2", "%", "°С", "ч", "мин", "раз", "разов",
+              "метр", "кВт", "а", "x", "т", "ти"]
+    for _ in range(3000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 8)))
+        assert has_value(text) == by_numbers(text), text  # no piece makes a bound («не менее»)
