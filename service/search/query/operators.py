@@ -6,11 +6,13 @@ Each operator is one row of two tables: how its scoring text leg is built, and w
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from service.embedders.navec import STOP_WORDS
 from service.engine.fields import PHRASE_FIELDS
 from service.engine.index_admin.templates import synonym_phrases
 from service.search.query.contract import Operator
@@ -23,12 +25,47 @@ TEXT_FIELDS = DEFAULT_TEXT_FIELDS
 def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...] = TEXT_FIELDS,
                    match_type: str = "most_fields", minimum_should_match: str | None = None) -> dict[str, Any]:
     """BM25 over the analyzed text fields; ``operator`` decides whether every term must match, or
-    ``minimum_should_match`` how many."""
+    ``minimum_should_match`` how many. Words (OR, AUTO): a ``.codes`` subfield of the text (its words lowercased,
+    unstemmed, no stop word left out) is asked for the query's words without its stop words (``code_words``), as
+    the stemmed fields are: «на», «какой», «быть» made the engine walk postings of nearly every chunk (two thirds
+    of a top-300 search at 1 M chunks) for a bonus every chunk shares."""
+    if operator == "AND" or not any(is_text_code_field(f) for f in fields):
+        return {"multi_match": _leg(text, operator, fields, match_type, minimum_should_match)}
+    codes = code_words(text)
+    if len(codes) == len(set(filter(None, CODE_SPLIT_RE.split(text)))):  # no stop word: every field every word
+        return {"multi_match": _leg(text, operator, fields, match_type, minimum_should_match)}
+    plain = tuple(f for f in fields if not is_text_code_field(f))
+    leg = {"multi_match": _leg(text, operator, plain, match_type, minimum_should_match)}
+    if not codes:
+        return leg
+    coded = {"multi_match": _leg(" ".join(codes), operator, tuple(f for f in fields if is_text_code_field(f)),
+                                 match_type, minimum_should_match)}
+    return {"bool": {"should": [leg, coded], "minimum_should_match": 1}}
+
+
+def _leg(text: str, operator: Operator, fields: tuple[str, ...], match_type: str,
+         minimum_should_match: str | None) -> dict[str, Any]:
     leg: dict[str, Any] = {"query": text, "fields": list(fields), "type": match_type,
                            "operator": "and" if operator == "AND" else "or"}
     if minimum_should_match and operator == "AUTO":
         leg["minimum_should_match"] = minimum_should_match
-    return {"multi_match": leg}
+    return leg
+
+
+def is_text_code_field(field: str) -> bool:
+    """A ``.codes`` subfield of a chunk's text or title (the designation's own is asked every word: «СП»)."""
+    return ".codes" in field and not field.startswith("designation.")
+
+
+def code_words(text: str) -> list[str]:
+    """The query's words as the code tokenizer splits them, without the stop words the stemmed fields' analyzer
+    leaves out (and the question words the navec average leaves out), each once."""
+    return list(dict.fromkeys(w for w in CODE_SPLIT_RE.split(text)
+                              if w and w.strip("?!.…-").lower().replace("ё", "е") not in STOP_WORDS))
+
+
+#: what splits a query into code tokens: the ``code_tokens`` tokenizer's pattern (index_templates/chunks.json)
+CODE_SPLIT_RE = re.compile(r"[\s,;:()\[\]{}«»\"'*№]+")
 
 
 #: the most words an AND query checks one by one (the contract bounds a query at 500 characters)

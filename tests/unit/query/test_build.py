@@ -46,11 +46,33 @@ from service.search.query.parse import parse_query
 from service.settings import SearchSettings
 
 
-def test_bm25_leg_uses_the_operator_and_code_fields() -> None:
-    leg = build_bm25_leg("пожарная безопасность", "OR")
-    assert leg["multi_match"]["operator"] == "or"
-    assert "text.codes^0.3" in leg["multi_match"]["fields"]
-    assert leg["multi_match"]["type"] == "most_fields"
+def test_bm25_leg_asks_the_text_code_fields_for_the_words_without_stop_words() -> None:
+    plain = build_bm25_leg("пожарная безопасность", "OR")  # no stop word: every field, every word, one match
+    assert plain["multi_match"]["operator"] == "or" and plain["multi_match"]["type"] == "most_fields"
+    assert plain["multi_match"]["fields"] == ["text", "title", "section_title^0.5", "text.codes^0.3",
+                                              "title.codes^0.3", "designation.codes"]
+    asked = build_bm25_leg("какой высоты должны быть комнаты по СП 54.13330.2016", "AUTO",
+                           minimum_should_match="2<75%")
+    words, codes = (c["multi_match"] for c in asked["bool"]["should"])
+    assert asked["bool"]["minimum_should_match"] == 1
+    assert words["query"] == "какой высоты должны быть комнаты по СП 54.13330.2016"
+    assert words["fields"] == ["text", "title", "section_title^0.5", "designation.codes"]
+    assert codes == {"query": "высоты должны комнаты СП 54.13330.2016", "fields": ["text.codes^0.3",
+                     "title.codes^0.3"], "type": "most_fields", "operator": "or", "minimum_should_match": "2<75%"}
+    only_stop = build_bm25_leg("как и где", "OR")
+    assert "text.codes^0.3" not in only_stop["multi_match"]["fields"]
+
+
+def test_an_and_leg_asks_every_field_for_every_word() -> None:
+    leg = build_bm25_leg("какой высоты комнаты", "AND")
+    assert leg["multi_match"]["operator"] == "and" and "text.codes^0.3" in leg["multi_match"]["fields"]
+
+
+def test_code_words_split_as_the_code_tokenizer_does_without_stop_words() -> None:
+    from service.search.query.operators import code_words
+
+    assert code_words("какое расстояние по СП 54.13330.2016, п. 5.8 (табл. Б.2) «12.1.004-91» 5.8 и т.д.") == [
+        "расстояние", "СП", "54.13330.2016", "п.", "5.8", "табл.", "Б.2", "12.1.004-91", "т.д."]
 
 
 def test_hybrid_body_excludes_vectors_and_carries_filter() -> None:
