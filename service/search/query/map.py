@@ -261,15 +261,16 @@ def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list
     if similarity is None:
         return out
     engine = any(cosines for group in out for cosines in group)
-    chosen: list[tuple[int, int, int, str]] = []
+    chosen: list[tuple[int, int, int, int]] = []
     for d, (group, scores_of) in enumerate(zip(candidates, lexical, strict=True)):
         if engine and not read_whole[d]:
             continue
-        units = [(score, d, i, a, candidate.marked.text[a:b])
+        units = [(score, d, i, a, b)
                  for i, (candidate, scores) in enumerate(zip(group, scores_of, strict=True)) if not out[d][i]
                  for score, (a, b) in zip(scores, split_units(candidate.marked.text), strict=True) if score > 0]
         chosen += [u[1:] for u in sorted(units, key=lambda u: -u[0])[:per_document[d]]]
-    for (d, i, start, _), cosine in zip(chosen, similarity([u[3] for u in chosen]) if chosen else [], strict=True):
+    texts = [candidates[d][i].marked.text[a:b] for d, i, a, b in chosen]  # only the chosen units' text is cut
+    for (d, i, start, _), cosine in zip(chosen, similarity(texts) if chosen else [], strict=True):
         out[d][i][start] = cosine
     return out
 
