@@ -72,7 +72,7 @@ def test_passages_never_start_or_end_inside_a_word(norm: SearchService) -> None:
 def test_the_clause_label_is_the_clause_in_effect_where_the_passage_starts(norm: SearchService) -> None:
     principal = Principal.of("t", [])
     for query, clause, page in (("ширина марша лестницы", "7.1", 6), ("площадь спальни мансардном", "5.7", 4),
-                                ("воздухообмен на 1 м2 площади", "5.9", 5)):
+                                ("вентиляция: воздухообмен на 1 м2 площади", "5.9", 5)):
         chunk = norm.search({"query": query}, principal).results[0].context_chunks[0]
         assert chunk.page_number == page, (query, chunk.text[:80])
         starts = re.match(r"(\d+(?:\.\d+)*)\s", chunk.text)
