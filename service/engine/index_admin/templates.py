@@ -38,6 +38,12 @@ def synonym_phrases() -> tuple[tuple[str, ...], ...]:
     return tuple(words for words in sides if len(words) > 1)
 
 
+@lru_cache(maxsize=1)
+def code_token_pattern() -> str:
+    """The pattern the code fields' tokenizer splits text at (``code_tokens``), read once."""
+    return str(load_json("chunks.json")["template"]["settings"]["analysis"]["tokenizer"]["code_tokens"]["pattern"])
+
+
 def content_hash(body: dict[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()[:16]
 

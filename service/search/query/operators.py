@@ -14,7 +14,7 @@ from typing import Any
 
 from service.embedders.navec import STOP_WORDS
 from service.engine.fields import PHRASE_FIELDS
-from service.engine.index_admin.templates import synonym_phrases
+from service.engine.index_admin.templates import code_token_pattern, synonym_phrases
 from service.search.query.contract import Operator
 from service.search.query.parse import ParsedQuery
 from service.search.query.words import term_key
@@ -32,7 +32,7 @@ def build_bm25_leg(text: str, operator: Operator = "AND", fields: tuple[str, ...
     if operator == "AND" or not any(is_text_code_field(f) for f in fields):
         return {"multi_match": _leg(text, operator, fields, match_type, minimum_should_match)}
     codes = code_words(text)
-    if len(codes) == len(set(filter(None, CODE_SPLIT_RE.split(text)))):  # no stop word: every field every word
+    if len(codes) == len(code_tokens(text)):  # no stop word: every field, every word
         return {"multi_match": _leg(text, operator, fields, match_type, minimum_should_match)}
     plain = tuple(f for f in fields if not is_text_code_field(f))
     leg = {"multi_match": _leg(text, operator, plain, match_type, minimum_should_match)}
@@ -57,15 +57,15 @@ def is_text_code_field(field: str) -> bool:
     return ".codes" in field and not field.startswith("designation.")
 
 
+def code_tokens(text: str) -> list[str]:
+    """The query's words as the code fields' tokenizer splits them (``code_tokens`` of the index template)."""
+    return [w for w in re.split(code_token_pattern(), text) if w]
+
+
 def code_words(text: str) -> list[str]:
-    """The query's words as the code tokenizer splits them, without the stop words the stemmed fields' analyzer
-    leaves out (and the question words the navec average leaves out), each once."""
-    return list(dict.fromkeys(w for w in CODE_SPLIT_RE.split(text)
-                              if w and w.strip("?!.…-").lower().replace("ё", "е") not in STOP_WORDS))
-
-
-#: what splits a query into code tokens: the ``code_tokens`` tokenizer's pattern (index_templates/chunks.json)
-CODE_SPLIT_RE = re.compile(r"[\s,;:()\[\]{}«»\"'*№]+")
+    """``code_tokens`` without the stop words the stemmed fields' analyzer leaves out (and the question words the
+    navec average leaves out), in order."""
+    return [w for w in code_tokens(text) if w.strip("?!.…-").lower().replace("ё", "е") not in STOP_WORDS]
 
 
 #: the most words an AND query checks one by one (the contract bounds a query at 500 characters)
