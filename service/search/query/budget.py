@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from service.search.query.models import (
     SearchResponse,
+    Timings,
 )
 
 #: lists a reply leaves out when they are empty: a document's passages (none asked for, or shown as
@@ -40,6 +41,11 @@ def dumped(model: BaseModel) -> str:
     return orjson.dumps(sent(model)).decode()
 
 
+#: the timings an answer is sized with: their widest, so the same passages fit whatever a call's times were (their
+#: digits moved an answer at its edge by a passage between two runs of one question)
+WIDEST_TIMINGS = Timings(embedding_ms=99_999.99, search_ms=99_999.99, total_ms=99_999.99)
+
+
 def response_size(response: SearchResponse) -> int:
     return len(dumped(response))
 
@@ -57,7 +63,8 @@ def fit_budget(response: SearchResponse, budget_chars: int, answer_chars: int | 
     for result in results:
         result.context_chunks = result.context_chunks[:1]
     sizes = [len(dumped(result)) for result in results]
-    rest = response_size(response.model_copy(update={"results": []}))
+    rest = response_size(response.model_copy(update={"results": [], "meta": response.meta.model_copy(
+        update={"timings": WIDEST_TIMINGS})}))
     total = rest + sum(sizes) + max(0, len(sizes) - 1)
     room = min(budget_chars, answer_chars or budget_chars)
     for _, i, j, chunk in further:

@@ -224,14 +224,35 @@ def test_results_past_the_budget_are_left_to_the_next_page_never_the_first(budge
     assert len(dumped(response)) > budget - 2_000  # nothing more was dropped than needed
 
 
+def _widest(response: SearchResponse) -> SearchResponse:
+    from service.search.query.budget import WIDEST_TIMINGS
+
+    response.meta.timings = WIDEST_TIMINGS.model_copy()
+    return response
+
+
 def test_fit_budget_counts_the_response_to_the_character() -> None:
-    size = len(dumped(_response(5, 1)))
+    size = len(dumped(_widest(_response(5, 1))))  # its timings at their widest, as the budget counts them
     for budget in (size + 1, size):
-        assert not fit_budget(_response(5, 1), budget).meta.truncated
+        assert not fit_budget(_widest(_response(5, 1)), budget).meta.truncated
     for budget in range(size - 1, size - 2000, -1):
-        fitted = fit_budget(_response(5, 1), budget)
+        fitted = fit_budget(_widest(_response(5, 1)), budget)
         assert fitted.meta.truncated
         assert len(dumped(fitted)) <= budget
+        assert len(dumped(fit_budget(_response(5, 1), budget))) <= budget
+
+
+def test_the_same_passages_fit_whatever_the_calls_times() -> None:
+    def shown(timings: Timings) -> list[list[str]]:
+        response = _response(10, 3)
+        response.meta.timings = timings
+        fitted = fit_budget(response, 10_000_000, answer_chars)
+        return [[c.chunk_id for c in r.context_chunks] for r in fitted.results]
+
+    quick, slow = Timings(embedding_ms=0.4, search_ms=8.5, total_ms=9.1), Timings(
+        embedding_ms=1234.56, search_ms=9876.54, total_ms=11111.11)
+    for answer_chars in range(7_000, 9_000, 7):  # every edge a passage can fall on
+        assert shown(quick) == shown(slow), answer_chars
 
 
 def test_validation_names_every_bad_field() -> None:
