@@ -463,6 +463,10 @@ class ServerSettings(BaseSettings):
     oauth_jwks_refetch_s: float = Field(default=30.0, ge=0, le=3600, description="A token signed by a key id the "
                                         "cached keys lack fetches them again at most this often (a rotated key is "
                                         "followed; invented key ids cost the issuer nothing).")
+    oauth_jwks_max_stale_s: float = Field(default=900.0, ge=10, le=86400, description="While the issuer's JWKS "
+                                          "cannot be read, the keys of its last good fetch stay trusted at most "
+                                          "this long after that fetch (at least oauth_jwks_ttl_s); then every "
+                                          "access token is refused until the issuer answers again.")
 
     @model_validator(mode="after")
     def _oauth_whole(self) -> ServerSettings:

@@ -17,6 +17,10 @@ from typing import Annotated
 from pydantic import AfterValidator
 
 GROUP_RE = re.compile(r"[^\W_][\w.\-]{0,63}")
+#: the most groups a caller, a token or a rule holds, and the bytes of their names together: a caller's groups go
+#: into every engine request (the access filter, the suggester's collate script), so they are bounded before any
+MAX_GROUPS = 256
+MAX_GROUP_BYTES = 16 * 1024
 
 
 def scripts(name: str) -> set[str]:
@@ -36,11 +40,23 @@ def check_group(name: object) -> str:
     return normal
 
 
+def group_bytes(names: Iterable[str]) -> int:
+    """The UTF-8 bytes of the names together."""
+    return sum(len(name.encode("utf-8")) for name in names)
+
+
 def check_groups(groups: Iterable[str]) -> list[str]:
-    """``groups`` in NFC when every name is valid; ``ValueError`` naming the first that is not."""
+    """``groups`` in NFC when every name is valid and they are within ``MAX_GROUPS`` and ``MAX_GROUP_BYTES``;
+    ``ValueError`` naming the first that is not, or the bound passed."""
     if isinstance(groups, str):
         raise ValueError(f"access groups must be a list of names, not the text {groups!r}")
-    return [check_group(name) for name in groups]
+    names = list(groups)
+    if len(names) > MAX_GROUPS:
+        raise ValueError(f"{len(names)} access groups, over the {MAX_GROUPS} accepted")
+    checked = [check_group(name) for name in names]
+    if group_bytes(checked) > MAX_GROUP_BYTES:
+        raise ValueError(f"access group names over {MAX_GROUP_BYTES} bytes together")
+    return checked
 
 
 def _check_token_groups(tokens: dict[str, list[str]]) -> dict[str, list[str]]:

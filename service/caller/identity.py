@@ -18,9 +18,10 @@ from typing import Any
 
 import httpx
 import jwt
+import orjson
 from loguru import logger
 
-from service.caller.groups import check_group
+from service.caller.groups import MAX_GROUP_BYTES, MAX_GROUPS, check_group, group_bytes
 from service.caller.principal import Principal, known_token, token_name
 from service.errors import Unauthorized
 from service.settings import ServerSettings
@@ -37,37 +38,76 @@ MAX_JWKS_BYTES = 256 * 1024
 
 
 class Jwks:
-    """The issuer's signing keys by key id, fetched over HTTP(S) and cached."""
+    """The issuer's signing keys by key id, fetched over HTTP(S) and cached.
 
-    def __init__(self, url: str, ttl_s: float, refetch_s: float, timeout_s: float = 5.0) -> None:
+    One caller fetches at a time (single flight): a caller whose key is cached goes on while another fetches, a
+    caller that needs the fetch waits for the one under way (at most its timeout) instead of starting its own. Keys
+    of the last good fetch stay trusted while the issuer cannot be read, at most ``max_stale_s`` after that fetch
+    (then every token is refused until the issuer answers again): a key the issuer dropped is trusted no longer."""
+
+    def __init__(self, url: str, ttl_s: float, refetch_s: float, timeout_s: float = 5.0,
+                 max_stale_s: float = 900.0) -> None:
         self.url, self.ttl_s, self.refetch_s, self.timeout_s = url, ttl_s, refetch_s, timeout_s
+        self.max_stale_s = max(max_stale_s, ttl_s)
         self.keys: dict[str, jwt.PyJWK] = {}
-        self.fetched = -float("inf")
-        self.lock = threading.Lock()
+        self.fetched = -float("inf")  # the last fetch tried
+        self.good = -float("inf")  # the last fetch that read the keys
+        self.lock = threading.Lock()  # the cache's fields
+        self.fetching = threading.Lock()  # held by the one caller fetching
 
     def key(self, kid: str) -> jwt.PyJWK | None:
         """The key ``kid``: from the cache while it is fresh (``ttl_s``), else after fetching the JWKS again; an
         unknown ``kid`` fetches it at most once every ``refetch_s``. None when the issuer does not publish it."""
+        if not self._due(kid, time.monotonic()):
+            return self._trusted(kid)
+        if self.fetching.acquire(blocking=False):
+            try:
+                if self._due(kid, time.monotonic()):  # a fetch that ended since may have done it
+                    self._fetch()
+            finally:
+                self.fetching.release()
+        elif (cached := self._trusted(kid)) is not None:
+            return cached  # another caller is fetching; this key is known
+        elif self.fetching.acquire(timeout=self.timeout_s + 1.0):
+            self.fetching.release()  # the fetch under way has ended: its keys are in
+        return self._trusted(kid)
+
+    def _due(self, kid: str, now: float) -> bool:
         with self.lock:
-            now = time.monotonic()
             stale = now - self.fetched > self.ttl_s
-            if stale or (kid not in self.keys and now - self.fetched > self.refetch_s):
-                self._fetch(now)
+            return stale or (kid not in self.keys and now - self.fetched > self.refetch_s)
+
+    def _trusted(self, kid: str) -> jwt.PyJWK | None:
+        with self.lock:
+            if time.monotonic() - self.good > self.max_stale_s:
+                return None
             return self.keys.get(kid)
 
-    def _fetch(self, now: float) -> None:
+    def _fetch(self) -> None:
+        started = time.monotonic()
         try:
-            response = httpx.get(self.url, timeout=self.timeout_s, follow_redirects=False)
-            response.raise_for_status()
-            if len(response.content) > MAX_JWKS_BYTES:
-                raise ValueError(f"JWKS over {MAX_JWKS_BYTES} bytes")
-            found = jwt.PyJWKSet.from_dict(response.json()).keys
-        except (httpx.HTTPError, ValueError, jwt.PyJWTError) as exc:
-            self.fetched = now  # a failing issuer is asked again after refetch_s, not on every call
-            logger.warning("JWKS {} not read ({}); tokens signed by unknown keys are refused", self.url, exc)
+            found = jwt.PyJWKSet.from_dict(orjson.loads(read_bounded(self.url, self.timeout_s, MAX_JWKS_BYTES))).keys
+        except (httpx.HTTPError, ValueError, TypeError, jwt.PyJWTError) as exc:
+            with self.lock:
+                self.fetched = started  # a failing issuer is asked again after refetch_s, not on every call
+            logger.warning("JWKS {} not read ({}); tokens signed by unknown keys are refused",
+                           self.url, str(exc)[:200])
             return
-        self.keys = {k.key_id: k for k in found if k.key_id}
-        self.fetched = now
+        with self.lock:
+            self.keys = {k.key_id: k for k in found if k.key_id}
+            self.fetched = self.good = started
+
+
+def read_bounded(url: str, timeout_s: float, limit: int) -> bytes:
+    """The body at ``url``, read as it streams and refused (``ValueError``) once over ``limit`` bytes."""
+    body = bytearray()
+    with httpx.stream("GET", url, timeout=timeout_s, follow_redirects=False) as response:
+        response.raise_for_status()
+        for part in response.iter_bytes():
+            body += part
+            if len(body) > limit:
+                raise ValueError(f"JWKS over {limit} bytes")
+    return bytes(body)
 
 
 def claim(claims: dict[str, Any], path: str) -> Any:
@@ -79,14 +119,20 @@ def claim(claims: dict[str, Any], path: str) -> Any:
 
 
 def groups_of(value: Any) -> list[str]:
-    """The valid group names of a claim's value (a list of names, or one name); others left out."""
+    """The valid group names of a claim's value (a list of names, or one name); others left out. More than
+    ``MAX_GROUPS`` names, or names over ``MAX_GROUP_BYTES`` together, are refused (``Unauthorized``): a caller's
+    groups go into every engine request."""
     names = [value] if isinstance(value, str) else value if isinstance(value, list) else []
-    kept = []
+    if len(names) > MAX_GROUPS:
+        raise Unauthorized(f"the access token names {len(names)} groups, over the {MAX_GROUPS} accepted")
+    kept: list[str] = []
     for name in names:
         try:
             kept.append(check_group(name))
         except ValueError:
             continue
+    if group_bytes(kept) > MAX_GROUP_BYTES:
+        raise Unauthorized(f"the access token's group names take over {MAX_GROUP_BYTES} bytes")
     return kept
 
 
@@ -95,8 +141,8 @@ class Identity:
 
     def __init__(self, settings: ServerSettings) -> None:
         self.settings = settings
-        self.jwks = (Jwks(settings.oauth_jwks_url, settings.oauth_jwks_ttl_s, settings.oauth_jwks_refetch_s)
-                     if settings.oauth_jwks_url else None)
+        self.jwks = (Jwks(settings.oauth_jwks_url, settings.oauth_jwks_ttl_s, settings.oauth_jwks_refetch_s,
+                          max_stale_s=settings.oauth_jwks_max_stale_s) if settings.oauth_jwks_url else None)
 
     def principal(self, authorization: str | None) -> Principal:
         """The caller of a request with this header value (None: no header)."""
@@ -125,6 +171,10 @@ class Identity:
                                 leeway=LEEWAY_S, options={"require": ["exp", "iss", "aud"]})
         except jwt.PyJWTError as exc:
             raise Unauthorized(f"access token refused: {str(exc)[:120]}") from exc
+        except Unauthorized:
+            raise
+        except Exception as exc:  # a key of another type than the token's alg, a malformed key: still the caller's
+            raise Unauthorized(f"access token could not be verified ({type(exc).__name__})") from exc
         subject = str(claims.get("sub") or claims.get("client_id") or claims.get("azp") or "")
         name = "oauth:" + hashlib.sha256(f"{claims['iss']}|{subject}".encode()).hexdigest()[:12]
         return Principal.of(name, groups_of(claim(claims, self.settings.oauth_groups_claim)))

@@ -52,6 +52,14 @@ class Issuer:
     url: str = ""
     fetches: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
+    #: the HTTP status the JWKS is served with (500: an issuer that is down)
+    status: int = 200
+    #: when set, a fetch signals ``asked`` and waits for ``release`` before it answers (a slow issuer, by a hook)
+    hold: bool = False
+    asked: threading.Event = field(default_factory=threading.Event)
+    release: threading.Event = field(default_factory=threading.Event)
+    #: serve a body without end (no Content-Length) instead of the JWKS
+    endless: bool = False
 
     def jwks(self) -> bytes:
         with self.lock:
@@ -73,7 +81,18 @@ def serving(issuer: Issuer) -> Iterator[Issuer]:
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             body = issuer.jwks()
-            self.send_response(200)
+            if issuer.hold:
+                issuer.asked.set()
+                issuer.release.wait(30)
+            if issuer.endless:
+                self.send_response(200)
+                self.end_headers()
+                try:
+                    while True:
+                        self.wfile.write(b" " * 65536)
+                except OSError:
+                    return
+            self.send_response(issuer.status)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()

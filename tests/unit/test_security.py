@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from service.caller.groups import MAX_GROUPS
 from service.caller.identity import Identity
 from service.caller.limits import RateLimiter
 from service.caller.principal import Principal
@@ -155,3 +156,103 @@ def test_oauth_settings_come_whole(missing: str) -> None:
     given = {"oauth_issuer": ISSUER, "oauth_jwks_url": "http://k.test/jwks", "oauth_audience": "http://s.test/mcp"}
     with pytest.raises(ValidationError):
         ServerSettings.model_validate({k: v for k, v in given.items() if k != missing})
+
+
+def test_a_token_whose_alg_does_not_fit_its_keys_type_is_refused_not_an_error() -> None:
+    """ES256 in the header, the kid of an RSA key: the verifier's TypeError was a 500 with a traceback."""
+    rsa_key = Key.rsa("r1")
+    with serving(Issuer([rsa_key])) as issuer:
+        identity = Identity(oauth_settings(issuer.url))
+        forged = issuer.token(Key("r1", "ES256", Key.ec("e1").private), "http://s.test/mcp", ["legal"])
+        with pytest.raises(Unauthorized, match="could not be verified"):
+            identity.principal(f"Bearer {forged}")
+
+
+def test_a_token_with_too_many_groups_is_refused_before_any_engine_request() -> None:
+    with serving(Issuer([Key.ec("k1")])) as issuer:
+        identity = Identity(oauth_settings(issuer.url))
+        many = issuer.token(issuer.keys[0], "http://s.test/mcp", [f"g{i}" for i in range(MAX_GROUPS + 1)])
+        with pytest.raises(Unauthorized, match="groups"):
+            identity.principal(f"Bearer {many}")
+        fine = issuer.token(issuer.keys[0], "http://s.test/mcp", [f"g{i}" for i in range(MAX_GROUPS - 1)])
+        assert len(identity.principal(f"Bearer {fine}").groups) == MAX_GROUPS
+
+
+def test_settings_refuse_a_token_with_more_groups_than_a_caller_may_hold() -> None:
+    with pytest.raises(ValidationError, match="over the"):
+        ServerSettings.model_validate({"tokens": {"t" * 20: [f"g{i}" for i in range(MAX_GROUPS + 1)]}})
+
+
+def test_a_caller_whose_key_is_cached_goes_on_while_another_fetches_the_keys() -> None:
+    """One caller's unknown key id holds the issuer (a hook, not a sleep); a caller of a cached key is not held."""
+    with serving(Issuer([Key.ec("k1")])) as issuer:
+        identity = Identity(oauth_settings(issuer.url, oauth_jwks_refetch_s=0))
+        good = f"Bearer {issuer.token(issuer.keys[0], 'http://s.test/mcp', ['legal'])}"
+        identity.principal(good)  # the keys cached
+        issuer.hold = True
+        unknown = f"Bearer {issuer.token(Key.ec('new'), 'http://s.test/mcp', ['legal'])}"
+        fetching = threading.Thread(target=lambda: pytest.raises(Unauthorized, identity.principal, unknown))
+        fetching.start()
+        assert issuer.asked.wait(10)
+        answered: list[Principal] = []
+        cached = threading.Thread(target=lambda: answered.append(identity.principal(good)))
+        cached.start()
+        cached.join(5)
+        held = cached.is_alive()
+        issuer.release.set()
+        fetching.join(10)
+        cached.join(10)
+        assert not held and answered and answered[0].groups == ("legal", "public")
+        assert issuer.fetches == 2
+
+
+def test_callers_needing_the_keys_wait_for_the_one_fetch_under_way() -> None:
+    with serving(Issuer([Key.ec("k1")])) as issuer:
+        identity = Identity(oauth_settings(issuer.url))
+        issuer.hold = True
+        token = f"Bearer {issuer.token(issuer.keys[0], 'http://s.test/mcp', ['legal'])}"
+        got: list[Principal] = []
+        callers = [threading.Thread(target=lambda: got.append(identity.principal(token))) for _ in range(5)]
+        callers[0].start()
+        assert issuer.asked.wait(10)
+        for t in callers[1:]:
+            t.start()
+        issuer.release.set()
+        for t in callers:
+            t.join(10)
+        assert len(got) == 5 and issuer.fetches == 1
+
+
+def test_keys_stay_trusted_while_the_issuer_is_down_only_for_the_bound(monkeypatch: pytest.MonkeyPatch) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr("service.caller.identity.time.monotonic", lambda: clock[0])
+    with serving(Issuer([Key.ec("k1")])) as issuer:
+        identity = Identity(oauth_settings(issuer.url, oauth_jwks_ttl_s=60, oauth_jwks_max_stale_s=600))
+        token = f"Bearer {issuer.token(issuer.keys[0], 'http://s.test/mcp', ['legal'])}"
+        identity.principal(token)
+        issuer.status = 500
+        clock[0] += 500  # stale, the issuer down: the last good keys still hold
+        assert identity.principal(token).groups == ("legal", "public")
+        clock[0] += 200  # past the bound since the last good fetch
+        with pytest.raises(Unauthorized):
+            identity.principal(token)
+        issuer.status = 200
+        clock[0] += 100  # the issuer answers again
+        assert identity.principal(token).groups == ("legal", "public")
+
+
+def test_a_jwks_without_end_is_cut_at_its_size_bound_as_it_streams() -> None:
+    with serving(Issuer([Key.ec("k1")], endless=True)) as issuer:
+        identity = Identity(oauth_settings(issuer.url))
+        token = f"Bearer {issuer.token(issuer.keys[0], 'http://s.test/mcp', ['legal'])}"
+        refused: list[bool] = []
+
+        def ask() -> None:
+            with pytest.raises(Unauthorized):
+                identity.principal(token)
+            refused.append(True)
+
+        asking = threading.Thread(target=ask, daemon=True)
+        asking.start()
+        asking.join(10)
+        assert refused == [True]
