@@ -8,8 +8,8 @@ of a file never depend on which root was given to ``stroidok ingest`` (``ingest 
 file writes it and with the links of its folder part resolved (the walk sees resolved paths). A
 trailing ``/`` means the folder and everything in it. Paths and patterns are compared in Unicode NFC,
 so a folder name written in NFD (macOS) still matches its rule. The file fails closed: a key it does not know
-(``"rule"`` for ``"rules"``), an entry without a pattern or groups, a pattern of the wrong type is
-``CONFIG_ERROR``, never "no rules, every file public".
+(``"rule"`` for ``"rules"``), a key given twice in one object, an entry without a pattern or groups, a pattern of
+the wrong type is ``CONFIG_ERROR``, never "no rules, every file public".
 """
 
 from __future__ import annotations
@@ -105,15 +105,42 @@ class RuleFile(BaseModel):
     default: GroupNames | None = None
 
 
+class DuplicateKey(ValueError):
+    """A JSON object of the rule file names one key twice."""
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise DuplicateKey(next(k for i, k in enumerate(keys) if k in keys[:i]))
+    return dict(pairs)
+
+
+def refuse_duplicate_keys(raw: bytes) -> None:
+    """``DuplicateKey`` when any object of the JSON ``raw`` names a key twice (JSON parsers keep the last, so
+    ``{"rules": [...], "rules": []}`` would read as no rules); text that is no JSON is left to the validation."""
+    try:
+        json.loads(raw, object_pairs_hook=_unique)
+    except DuplicateKey:
+        raise
+    except ValueError:
+        return
+
+
 def load_rules(path: Path | None, default: list[str]) -> AccessRules:
     """The rules of ``path`` (none: every file gets ``default``); CONFIG_ERROR for a file that is not exactly
     the rule file's form."""
     if path is None:
         return AccessRules((), tuple(default))
     try:
-        data = RuleFile.model_validate_json(path.read_bytes())
+        raw = path.read_bytes()
+        refuse_duplicate_keys(raw)
+        data = RuleFile.model_validate_json(raw)
     except OSError as exc:
         raise ConfigError(f"access rule file {path} is unreadable: {exc}") from exc
+    except DuplicateKey as exc:
+        raise ConfigError(f"access rule file {path} gives the key {str(exc)[:80]!r} twice in one object: which one "
+                          "holds is not said, so the file is refused") from exc
     except ValidationError as exc:
         problems = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'the file'}: {e['msg']}" for e in exc.errors())
         raise ConfigError(f"access rule file {path} is not a rule file ({problems[:600]}); expected "

@@ -110,3 +110,15 @@ def test_plan_removes_only_the_vanished_documents_of_its_shard(tmp_path: Path) -
     plans = [plan_run([], registry, [tmp_path], False, 10**6, shard=Shard(k, 3)) for k in (1, 2, 3)]
     removed = [{e["doc_id"] for e in p.gone} for p in plans]
     assert sum(len(r) for r in removed) == 40 and set().union(*removed) == set(registry)
+
+
+@pytest.mark.parametrize("text", [
+    '{"rules": [{"pattern": "legal/", "groups": ["legal"]}], "default": ["public"], "rules": []}',
+    '{"rules": [{"pattern": "legal/", "groups": ["legal"], "groups": ["public"]}]}',
+    '{"rules": [{"pattern": "legal/", "pattern": "nothing/", "groups": ["legal"]}]}',
+])
+def test_a_rule_file_giving_a_key_twice_is_refused_not_read_as_its_last(tmp_path: Path, text: str) -> None:
+    rules_file = tmp_path / "rules.json"
+    rules_file.write_text(text)
+    with pytest.raises(ConfigError, match="twice"):
+        load_rules(rules_file, ["public"])
