@@ -4,7 +4,8 @@ The walk is defensive, because archives are hostile: it descends through directo
 folder swapped for a link while it runs is never entered; each file is described by what ``lstat`` says of it there
 (its device and inode are checked again when it is read, ``ingest.place``); a symbolic link to a file is taken only
 where its target would be taken by itself (inside an ingested root, not hidden, not excluded; same access groups,
-checked by the plan) and then only as another name of that target, never read through; FIFOs,
+checked by the plan) and then only as another name of that target, never read through; a file with several
+names (hard links) is refused by the plan unless the run finds every name under the same groups; FIFOs,
 sockets and devices are never opened, an unreadable directory or file becomes a reported ``Rejected`` entry instead of
 stopping the run, and a name that is not valid UTF-8 (cp1251 names from Windows zips) gets a printable display form
 while its id comes from the raw bytes.
@@ -36,10 +37,16 @@ class SourceFile:
     size: int
     modified: datetime
     created: datetime
-    #: (device, inode) of the file the walk found at ``path``: what reading it checks (None: not from a walk)
-    identity: tuple[int, int] | None = None
+    #: (device, inode, link count) of the file the walk found at ``path``: what reading it checks (None: not
+    #: from a walk)
+    identity: tuple[int, int, int] | None = None
     #: ``path`` is a symbolic link (taken only as another name of its target, never read through)
     link: bool = False
+
+    @property
+    def names(self) -> int:
+        """How many names (hard links) the file has on its file system, as the walk found it."""
+        return self.identity[2] if self.identity is not None else 1
 
     @property
     def relative(self) -> str:

@@ -29,7 +29,15 @@ from ingest.index import (
 )
 from ingest.lease import acquire
 from ingest.links import settle_links
-from ingest.plan import IngestOptions, Plan, dry_run_outcomes, plan_run, planned_outcomes, processing_signature
+from ingest.plan import (
+    IngestOptions,
+    Plan,
+    dry_run_outcomes,
+    names_found,
+    plan_run,
+    planned_outcomes,
+    processing_signature,
+)
 from ingest.pool import Parsed, parsed_documents
 from ingest.report import FileOutcome, Reporter, RunReport
 from ingest.watchdog import Watchdog
@@ -186,14 +194,15 @@ def _plan(options: IngestOptions, settings: Settings, client: OpenSearch, rules:
     """The run's plan, the registry it was made from, and how many files were found."""
     registry = load_registry(client, settings.index)
     watchdog.progress("listing files")
-    files: list[SourceFile | Rejected] = []
+    every: list[SourceFile | Rejected] = []
     for found in discover(options.paths, options.include, options.exclude):
         watchdog.progress("listing files", found.display if isinstance(found, SourceFile) else found.path)
-        if options.shard is None or options.shard.holds_file(found):
-            files.append(found)
+        every.append(found)
+    files = [f for f in every if options.shard is None or options.shard.holds_file(f)]
     plan = plan_run(files, registry, options.paths, options.force, settings.ingest.max_file_mb * 1024 * 1024, rules,
                     processing_signature(settings, options), options.shard,
-                    on_file=lambda shown: watchdog.progress("hashing files", shown))
+                    on_file=lambda shown: watchdog.progress("hashing files", shown),
+                    hard_links=settings.ingest.hard_links, names=names_found(every))
     return plan, registry, len(files)
 
 

@@ -1,7 +1,8 @@
 """Where a file really is: reached from its root one folder at a time without following a link at any
 component (``O_NOFOLLOW`` beneath a directory descriptor), and checked to be the very file the walk found
-(device and inode). A folder swapped for a link between the walk and the read, or a file replaced by another,
-fails that file (``FileMoved``) instead of publishing what the link points to under the walked path's groups.
+(device, inode and link count). A folder swapped for a link between the walk and the read, a file replaced by
+another, or a file given another name (a hard link) since the walk fails that file (``FileMoved``) instead of
+publishing what the link points to under the walked path's groups.
 """
 
 from __future__ import annotations
@@ -18,13 +19,11 @@ from pathlib import Path
 from service.errors import FileMoved
 from service.files import open_beneath
 
-#: a file's identity on its file system: (device, inode)
-Identity = tuple[int, int]
-
-
+#: a file's identity on its file system as the walk found it: (device, inode, link count)
+Identity = tuple[int, int, int]
 
 def identity_of(st: os.stat_result) -> Identity:
-    return st.st_dev, st.st_ino
+    return st.st_dev, st.st_ino, st.st_nlink
 
 
 def open_in_place(path: Path, root: Path, identity: Identity) -> int:
@@ -36,9 +35,13 @@ def open_in_place(path: Path, root: Path, identity: Identity) -> int:
         raise FileMoved("the file or a folder on its way was replaced (by a link, or removed) after the walk: "
                         f"not read ({(exc.strerror or type(exc).__name__).lower()})") from exc
     st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or identity_of(st) != identity:
+    if not stat.S_ISREG(st.st_mode) or identity_of(st)[:2] != identity[:2]:
         os.close(fd)
         raise FileMoved("another file stands at this place than the one the walk found: not read")
+    if st.st_nlink != identity[2]:
+        os.close(fd)
+        raise FileMoved(f"the file has {st.st_nlink} names now, {identity[2]} when the walk found it (a hard link "
+                        "made or removed since): not read")
     return fd
 
 

@@ -54,6 +54,48 @@ class Plan:
     too_big: list[SourceFile]
     rejected: list[Rejected] = field(default_factory=list)
     aliases: list[SourceFile] = field(default_factory=list)
+    #: further names (hard links) of a file taken under its first name (``hard_links="same-groups"``)
+    twins: list[SourceFile] = field(default_factory=list)
+
+
+#: (device, inode) of a file -> the names the walk found for it
+Names = dict[tuple[int, int], list[SourceFile]]
+
+
+def names_found(files: list[SourceFile | Rejected]) -> Names:
+    """Every name (not a symbolic link) the walk found for each file, by its device and inode, in path order."""
+    names: Names = {}
+    for f in files:
+        if isinstance(f, SourceFile) and not f.link and f.identity is not None:
+            names.setdefault(f.identity[:2], []).append(f)
+    for found in names.values():
+        found.sort(key=lambda f: os.fsencode(f.path))
+    return names
+
+
+def hard_link_refusal(f: SourceFile, names: Names, rules: AccessRules | None, mode: str) -> str | None:
+    """Why a file with several names (hard links) is not taken, or None. Another name may lie where other access
+    groups hold (a restricted file linked into a public folder): by default such a file is refused; with
+    ``mode`` ``same-groups`` it is taken when the run found every one of its names, all under the same groups."""
+    if f.link or f.names <= 1 or f.identity is None:
+        return None
+    if mode != "same-groups":
+        return (f"a file with {f.names} names (hard links): not taken, a name elsewhere may lie under other access "
+                "groups (STROIDOK_INGEST_HARD_LINKS=same-groups takes one whose every name this run finds under the "
+                "same groups)")
+    found = names.get(f.identity[:2], [])
+    if len(found) < f.names:
+        return (f"a file with {f.names} names (hard links), {len(found)} of them in this run's folders: not taken, "
+                "the others may lie under other access groups")
+    if rules is not None and len({tuple(rules.groups_for(n.path)) for n in found}) > 1:
+        return "a file whose names (hard links) lie under different access groups: not taken"
+    return None
+
+
+def is_twin(f: SourceFile, names: Names) -> bool:
+    """A further name of a hard-linked file (the first of its names, in path order, is the one indexed)."""
+    found = names.get(f.identity[:2], []) if f.identity is not None and f.names > 1 else []
+    return bool(found) and found[0].path != f.path
 
 
 def is_current(entry: dict[str, Any] | None, digest: str, groups: list[str]) -> bool:
@@ -90,12 +132,18 @@ def link_groups_refusal(f: SourceFile, rules: AccessRules) -> str | None:
 
 def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, Any]], roots: list[Path], force: bool,
              max_bytes: int, rules: AccessRules | None = None, processing: str = "",
-             shard: Shard | None = None, on_file: Callable[[str], None] | None = None) -> Plan:
+             shard: Shard | None = None, on_file: Callable[[str], None] | None = None,
+             hard_links: str = "refuse", names: Names | None = None) -> Plan:
     """Which files to parse, which are unchanged (same bytes, same processing, same access groups), which
     indexed documents lost their file, and which files cannot be read (reported, never fatal). With a
     ``shard``, ``files`` are that partition's and only its vanished documents are removed. ``on_file`` hears of
-    each file before it is hashed (a run's watchdog: hashing a large archive is progress too)."""
+    each file before it is hashed (a run's watchdog: hashing a large archive is progress too). A file with
+    several names (hard links) is refused, or with ``hard_links`` ``same-groups`` taken under its first name when
+    ``names`` (every name the walk found, all partitions) holds them all under the same groups; an indexed
+    document of a refused or further name is removed."""
     plan = Plan([], [], [], [])
+    names = names if names is not None else names_found(files)
+    withdrawn: set[str] = set()
     seen = set()
     for f in sorted(files, key=lambda f: isinstance(f, SourceFile) and f.link):  # real names first
         if isinstance(f, Rejected):
@@ -103,6 +151,14 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
             continue
         if rules is not None and (refusal := link_groups_refusal(f, rules)) is not None:
             plan.rejected.append(Rejected(f.display, refusal))
+            continue
+        if (refusal := hard_link_refusal(f, names, rules, hard_links)) is not None:
+            plan.rejected.append(Rejected(f.display, refusal))
+            withdrawn.add(f.doc_id)
+            continue
+        if is_twin(f, names):
+            plan.twins.append(f)
+            withdrawn.add(f.doc_id)
             continue
         if f.doc_id in seen:
             plan.aliases.append(f)
@@ -135,6 +191,7 @@ def plan_run(files: list[SourceFile | Rejected], registry: dict[str, dict[str, A
                  if e.get("doc_id") not in seen and (shard is None or shard.holds(str(e.get("doc_id"))))
                  and (root := next((r for r in resolved if Path(e["file_path"]).is_relative_to(r)), None)) is not None
                  and not in_place(Path(e["file_path"]), root)]
+    plan.gone += [registry[d] for d in sorted(withdrawn - seen) if d in registry]
     return plan
 
 
@@ -153,6 +210,8 @@ def planned_outcomes(plan: Plan) -> list[FileOutcome]:
     return ([FileOutcome(f.display, "skipped", reason="unchanged") for f in plan.unchanged]
             + [FileOutcome(f.display, "skipped", reason="a link to a file ingested under its own name")
                for f in plan.aliases]
+            + [FileOutcome(f.display, "skipped", reason="another name (hard link) of a file ingested under its first")
+               for f in plan.twins]
             + [FileOutcome(f.display, "failed", reason=f"{f.size} bytes, over STROIDOK_INGEST_MAX_FILE_MB")
                for f in plan.too_big]
             + [FileOutcome(r.path, "failed", reason=r.reason) for r in plan.rejected])

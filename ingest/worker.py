@@ -47,10 +47,10 @@ class ParseJob:
     chunk_chars: int
     chunk_overlap: int
     content_hash: str = ""
-    #: the folder the walk started from and (device, inode) of the file it found: read only that file, reached
-    #: from ``root`` through no link (None: a file given without a walk, read by its path)
+    #: the folder the walk started from and (device, inode, link count) of the file it found: read only that
+    #: file, reached from ``root`` through no link (None: a file given without a walk, read by its path)
     root: str | None = None
-    identity: tuple[int, int] | None = None
+    identity: tuple[int, int, int] | None = None
 
 
 @dataclass

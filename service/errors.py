@@ -21,6 +21,7 @@
     ├── Unauthorized                   (UNAUTHORIZED)    unknown or missing credentials
     ├── NotFound                       (NOT_FOUND)       no such id visible to the caller
     ├── PageUnavailable                (PAGE_UNAVAILABLE) a page image cannot be made of the file as it is now
+    │   └── RendersBusy                (RENDER_BUSY)     every render slot stayed taken past the wait: try again
     └── SearchError                    (DATABASE_ERROR)  talking to the engine
         ├── IndexUnavailable           (INDEX_UNAVAILABLE) the engine does not answer, or the index is missing
         │   └── ResourceMissing        (INDEX_UNAVAILABLE) no such index, template, pipeline or document (404)
@@ -207,6 +208,12 @@ class PageUnavailable(StroidokError):
     (re-ingest it), or the page did not render within its limits."""
 
     code = "PAGE_UNAVAILABLE"
+
+
+class RendersBusy(PageUnavailable):
+    """Every page-render slot of the server stayed taken for the whole wait: ask again in a few seconds."""
+
+    code = "RENDER_BUSY"
 
 
 class SearchError(StroidokError):

@@ -7,6 +7,9 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
+import tempfile
+import time
 from pathlib import Path
 
 from service.errors import FileMoved
@@ -32,10 +35,37 @@ def open_beneath(root: Path, relative: Path) -> int:
         os.close(folder)
 
 
-def hash_descriptor(fd: int, block: int = 1 << 20) -> str:
-    """SHA-256 of an open file's bytes from its start (the descriptor's offset is left at its end)."""
+def hash_descriptor(fd: int, block: int = 1 << 20, limit: int | None = None, seconds: float | None = None) -> str:
+    """SHA-256 of an open file's bytes from its start (the descriptor's offset is left where reading stopped): at
+    most ``limit`` bytes of it, and ``TimeoutError`` once reading takes over ``seconds``."""
     os.lseek(fd, 0, os.SEEK_SET)
     digest = hashlib.sha256()
-    while chunk := os.read(fd, block):
+    left = limit if limit is not None else -1
+    deadline = time.monotonic() + seconds if seconds is not None else None
+    while left != 0 and (chunk := os.read(fd, block if left < 0 else min(block, left))):
         digest.update(chunk)
+        left = left - len(chunk) if left > 0 else left
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError(f"reading the file took over {seconds:.0f} s")
     return digest.hexdigest()
+
+
+def write_replacing(path: Path, data: bytes) -> None:
+    """``data`` as the regular file ``path``: written to a new file beside it, then renamed into place, so a link
+    standing at ``path`` is replaced, never written through; a folder, FIFO, socket or device there is refused
+    (``IsADirectoryError`` / ``OSError``), as is a folder where no file can be created (``/proc``)."""
+    try:
+        there = os.lstat(path)
+    except FileNotFoundError:
+        there = None
+    if there is not None and not (stat.S_ISREG(there.st_mode) or stat.S_ISLNK(there.st_mode)):
+        raise OSError(f"{path} is not a regular file (a folder, FIFO, socket or device): not written")
+    fd, temporary = tempfile.mkstemp(prefix=f".{path.name[:100]}.", dir=path.parent)
+    try:
+        os.fchmod(fd, 0o644)
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise

@@ -1,10 +1,13 @@
 """A PDF page as an image, for an agent that cannot trust a scan's text layer (a table OCR garbled).
 
 The file is the one the index names for a document the caller may read: opened beneath its ingest root without
-following a link at any component (``service.files``), its bytes hashed and compared with the content indexed
-(a file changed or replaced since is not shown as this document), then rendered by a child process under the
-parse worker's limits — its memory (``STROIDOK_INGEST_FILE_MEMORY_MB``) and a time cap — so a hostile PDF costs
-the server nothing but that child. The PNG is bounded in pixels and in bytes.
+following a link at any component (``service.files``), then checked before any byte is read — a regular file (a
+folder, FIFO or device there is refused at once), of the size indexed, with one name unless the ingest takes hard
+links (``STROIDOK_INGEST_HARD_LINKS``) — its bytes hashed within a time bound and compared with the content
+indexed (a file changed or replaced since is not shown as this document), then rendered by a child process under
+its own memory cap (``STROIDOK_SERVER_RENDER_MEMORY_MB``) and a time cap, so a hostile PDF costs the server nothing
+but that child. The server runs renders in their own slots (``STROIDOK_SERVER_RENDER_SLOTS``), never in a tool
+call's. The PNG is bounded in pixels and in bytes.
 
     python -m service.pages PAGE MAX_SIDE MAX_BYTES MEMORY_MB < file.pdf > page.png   (the child; stdin: the file)
 """
@@ -14,6 +17,7 @@ from __future__ import annotations
 import io
 import os
 import resource
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -28,6 +32,8 @@ MAX_SIDE = 1600
 MAX_BYTES = 1_500_000
 #: how long a render may take
 RENDER_TIMEOUT_S = 30.0
+#: how long hashing the file may take before a render (a 512 MB file reads in ~1-2 s from a page cache or an SSD)
+HASH_TIMEOUT_S = 10.0
 
 
 @dataclass(frozen=True)
@@ -73,16 +79,48 @@ def png_size(png: bytes) -> tuple[int, int]:
     return int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
 
 
-def render_page(root: Path, file_path: Path, content_hash: str, page: int, memory_mb: int) -> PageImage:
-    """Page ``page`` of the file at ``file_path`` below ``root``, if it is still the content ``content_hash``
-    (the SHA-256 of its bytes) the index holds; ``PAGE_UNAVAILABLE`` saying why not."""
+def file_refusal(st: os.stat_result, size: int | None, hard_links: bool) -> str | None:
+    """Why the file opened where a document was indexed is not rendered, decided from its ``fstat`` before any
+    byte is read; None when it may be hashed."""
+    if not stat.S_ISREG(st.st_mode):
+        return "no regular file stands where the document was indexed (a folder, FIFO or device): re-ingest it"
+    if size is not None and st.st_size != size:
+        return (f"the file changed since it was indexed ({st.st_size} bytes, {size} indexed): re-ingest it, then "
+                "ask again")
+    if st.st_nlink > 1 and not hard_links:
+        return (f"the file has {st.st_nlink} names (hard links) now: a name elsewhere may lie under other access "
+                "groups, so no page of it is shown")
+    return None
+
+
+def open_indexed(root: Path, file_path: Path, size: int | None, hard_links: bool) -> int:
+    """A descriptor of the file indexed at ``file_path`` below ``root``, checked (``file_refusal``);
+    ``PAGE_UNAVAILABLE`` saying why not."""
     try:
         fd = open_beneath(root, file_path.relative_to(root))
     except (OSError, ValueError, FileMoved) as exc:
         raise PageUnavailable("the file is no longer where it was indexed (moved, removed, or a link on its way): "
                               "re-ingest it") from exc
+    refusal = file_refusal(os.fstat(fd), size, hard_links)
+    if refusal is not None:
+        os.close(fd)
+        raise PageUnavailable(refusal)
+    return fd
+
+
+def render_page(root: Path, file_path: Path, content_hash: str, page: int, memory_mb: int,
+                size: int | None = None, limit: int | None = None, hard_links: bool = False) -> PageImage:
+    """Page ``page`` of the file at ``file_path`` below ``root``, if it is still the content ``content_hash``
+    (the SHA-256 of its bytes, ``size`` of them when the index says) the index holds; ``PAGE_UNAVAILABLE`` saying
+    why not. At most ``limit`` bytes are hashed (an index without sizes: the ingest's largest file)."""
+    fd = open_indexed(root, file_path, size, hard_links)
     try:
-        if hash_descriptor(fd) != content_hash:
+        try:
+            digest = hash_descriptor(fd, limit=(size + 1) if size is not None else limit, seconds=HASH_TIMEOUT_S)
+        except (OSError, TimeoutError) as exc:
+            raise PageUnavailable(f"the file could not be read within {HASH_TIMEOUT_S:.0f} s: ask again later") \
+                from exc
+        if digest != content_hash:
             raise PageUnavailable("the file changed since it was indexed: re-ingest it, then ask again")
         os.lseek(fd, 0, os.SEEK_SET)
         try:

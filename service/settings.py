@@ -326,6 +326,10 @@ class IngestSettings(BaseSettings):
         "searchable by BM25 at once — fits on what it has parsed once it reaches the sample or ends, and adds "
         "the early chunks' vectors before the run ends."))
     access_rules: Path | None = Field(default=None, description="JSON file: path patterns to access groups.")
+    hard_links: Literal["refuse", "same-groups"] = Field(default="refuse", description=(
+        "A file with several names (hard links): refused (a name may lie under other access groups), or, "
+        "same-groups, taken under its first name when the run finds every name under the same groups (trees "
+        "deduplicated by hard links)."))
     default_groups: GroupNames = Field(default_factory=lambda: ["public"], description="The groups of a file no "
                                        "access rule names.")
 
@@ -405,6 +409,14 @@ class SearchSettings(BaseSettings):
     log_retention_days: int = Field(default=90, ge=1, description="Query-log entries older than this are deleted.")
 
 
+def machine_memory_mb() -> int:
+    """The machine's physical memory in MB (where the system does not say, taken as plenty)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // 2**20
+    except (ValueError, OSError):
+        return 1 << 30
+
+
 class ServerSettings(BaseSettings):
     """Who the caller is: a fixed principal over stdio, bearer tokens (static or an identity provider's JWTs) over
     HTTP."""
@@ -430,6 +442,14 @@ class ServerSettings(BaseSettings):
                               "(threads); more wait in arrival order, holding no thread. At 100 agents on 2 cores "
                               "8 gave a lower p95 than 40 at the same throughput side by side (docs/scale.md); "
                               "raise it when the engine is a cluster with many more search threads.")
+    render_slots: int = Field(default=2, ge=1, le=64, description="Page renders (get_page_image) a server process "
+                              "runs at once, in slots of their own: a render never holds a tool call's slot "
+                              "(max_inflight). Memory: render_slots × render_memory_mb at most.")
+    render_memory_mb: int = Field(default=512, ge=128, le=4096, description="A page render's memory cap (its child "
+                                  "process's data segment): a 1600-pixel page of any PDF fits; a page whose images "
+                                  "need more renders without them.")
+    render_wait_s: float = Field(default=10.0, gt=0, le=300, description="How long a page render waits for a slot "
+                                 "before RENDER_BUSY (ask again).")
     json_response: bool = Field(default=True, description="Over HTTP, answer each call as one JSON body instead "
                                 "of an SSE stream: the tools send no notifications mid-call, and it costs the server "
                                 "~1 ms and the client ~0.5 ms less CPU per call (docs/scale.md).")
@@ -475,6 +495,15 @@ class ServerSettings(BaseSettings):
         if any(given.values()) and not all(given.values()):
             missing = ", ".join(f"STROIDOK_SERVER_{k.upper()}" for k, v in given.items() if not v)
             raise ValueError(f"OAuth needs the issuer, the JWKS URL and the audience together: set {missing}")
+        return self
+
+    @model_validator(mode="after")
+    def _renders_fit(self) -> ServerSettings:
+        """Every render slot at its memory cap fits in half the machine's memory."""
+        budget = self.render_slots * self.render_memory_mb
+        if budget > (half := machine_memory_mb() // 2):
+            raise ValueError(f"render_slots × render_memory_mb is {budget} MB, over half this machine's memory "
+                             f"({half} MB): lower one of them")
         return self
 
     @property

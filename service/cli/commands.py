@@ -24,7 +24,8 @@ from service.engine.index_admin.apply import apply_all, index_status
 from service.engine.index_admin.maintenance import EmbedderSwitch, migrate, optimize
 from service.engine.launcher.process import EngineCluster, EngineProcess, log_tail
 from service.engine.launcher.status import read_status
-from service.errors import StroidokError
+from service.errors import InvalidQuery, StroidokError
+from service.files import write_replacing
 from service.search.query.contract import SHORT_FLAGS, cli_flag, default_of, parameter_schemas, provided
 from service.settings import Settings, load_settings
 
@@ -292,7 +293,10 @@ def page_cmd(result_id: str = typer.Argument(..., metavar="ID", help="A result i
     """A PDF page as an image (the MCP tool get_page_image): the PNG to --out, what it is on stdout."""
     service, principal = cli_service()
     reply = service.get_page_image({"id": result_id, "page": page}, principal, "cli")
-    output.write_bytes(reply.png)
+    try:
+        write_replacing(output, reply.png)
+    except OSError as exc:
+        raise InvalidQuery(f"--out {output}: {exc.strerror or exc}", details={"out": str(output)}) from exc
     out.print_json(json.dumps({**reply.model_dump(exclude={"png"}, exclude_none=True), "out": str(output)},
                               ensure_ascii=False))
 

@@ -477,9 +477,12 @@ class SearchService:
                                self.settings.search.timeout_s)["hits"]["hits"]
         if not roots or not roots[0]["_source"].get("root"):
             raise PageUnavailable("the file's ingest folder is not recorded: re-ingest it")
+        size = source.get("file_size")
         image = render_page(Path(roots[0]["_source"]["root"]), Path(source["file_path"]),
                             str(source.get("doc_hash") or "").split("+")[0], request.page,
-                            self.settings.ingest.file_memory_mb)
+                            self.settings.server.render_memory_mb, size=int(size) if size is not None else None,
+                            limit=self.settings.ingest.max_file_mb * 1024 * 1024,
+                            hard_links=self.settings.ingest.hard_links == "same-groups")
         return PageReply(id=doc_id, title=source.get("title") or source.get("file_name") or "", page=request.page,
                          page_count=source.get("page_count"), width=image.width, height=image.height, png=image.png)
 

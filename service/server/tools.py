@@ -40,7 +40,7 @@ from service.caller.limits import RateLimiter
 from service.caller.principal import Principal, stdio_principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
-from service.errors import InvalidQuery, RateLimited, StroidokError, Unauthorized
+from service.errors import InvalidQuery, RateLimited, RendersBusy, StroidokError, Unauthorized
 from service.search.query.budget import sent
 from service.search.query.contract import (
     CitationsRequest,
@@ -154,11 +154,17 @@ TOOLS = (
 )
 
 
+#: the tool whose calls run in the render slots, not the tool-call slots
+RENDER_TOOL = "get_page_image"
+
+
 @dataclass
 class AppState:
     service: SearchService
     settings: Settings
     gate: anyio.CapacityLimiter
+    #: page renders: slots of their own, so a slow render never keeps another tool's call waiting
+    renders: anyio.CapacityLimiter
 
 
 def answer(reply: BaseModel, returns: type[BaseModel]) -> CallToolResult:
@@ -226,7 +232,8 @@ class ProductServer(Server[AppState]):
             self.on_refused = refusal_logger(built.log, RateLimiter(settings.search.refused_rate_limit,
                                                                     settings.search.redis_url))
             try:
-                yield AppState(built, settings, anyio.CapacityLimiter(settings.server.max_inflight))
+                yield AppState(built, settings, anyio.CapacityLimiter(settings.server.max_inflight),
+                               anyio.CapacityLimiter(settings.server.render_slots))
             finally:  # uvicorn re-raises SIGTERM after shutdown, so exit handlers would not run: write the log now
                 self.on_refused = None
                 await anyio.to_thread.run_sync(lambda: built.log.flush(5.0))
@@ -254,8 +261,8 @@ class ProductServer(Server[AppState]):
         state = ctx.lifespan_context
         principal, client_id = caller(ctx, state)
         try:
-            reply = await anyio.to_thread.run_sync(lambda: spec.run(state.service, provided(arguments), principal,
-                                                                    client_id), limiter=state.gate)
+            reply = await in_slot(state, spec.name, lambda: spec.run(state.service, provided(arguments), principal,
+                                                                     client_id))
             if isinstance(reply, PageReply) or spec.returns is None:
                 return picture(PageReply.model_validate(reply))
             return answer(reply, spec.returns)
@@ -271,6 +278,23 @@ class ProductServer(Server[AppState]):
         except RateLimited as limited:
             return limited
         return error
+
+
+async def in_slot(state: AppState, tool: str, call: Callable[[], BaseModel]) -> BaseModel:
+    """``call`` in a worker thread: a tool call in a tool-call slot (waiting its turn, holding no thread); a page
+    render in a render slot, waited for at most ``render_wait_s`` (then ``RENDER_BUSY``)."""
+    if tool != RENDER_TOOL:
+        return await anyio.to_thread.run_sync(call, limiter=state.gate)
+    wait_s = state.settings.server.render_wait_s
+    with anyio.move_on_after(wait_s) as waiting:
+        await state.renders.acquire()  # the deadline is on the wait only, never on the render under way
+    if waiting.cancelled_caught:
+        raise RendersBusy(f"every page-render slot stayed taken for {wait_s:.0f} s: ask again in a few seconds",
+                          details={"render_slots": state.settings.server.render_slots})
+    try:
+        return await anyio.to_thread.run_sync(call)
+    finally:
+        state.renders.release()
 
 
 #: the cyclic collector's young-generation threshold while serving (Python's default: 700). A call allocates

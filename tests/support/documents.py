@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import zlib
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,28 @@ TOPICS = {
     "отопление": "Отопление жилых зданий. Радиаторы отопления размещают под световыми проёмами у наружных стен.",
     "кладка": "Каменная кладка стен. Кирпичную кладку ведут с перевязкой швов на цементно-песчаном растворе.",
 }
+
+
+def huge_image_pdf(path: Path, side: int) -> None:
+    """A one-page PDF of a few hundred KB holding a ``side`` × ``side`` grey image (a render must decode
+    ``side``² bytes of it): the page a hostile archive plants to take a renderer's memory."""
+    squeeze = zlib.compressobj(9)
+    row = bytes(side)
+    data = b"".join([*(squeeze.compress(row) for _ in range(side)), squeeze.flush()])
+    content = b"q 595 0 0 842 0 0 cm /Im Do Q"
+    objects = [b"<< /Type /Catalog /Pages 2 0 R >>", b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+               b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Resources << /XObject << /Im 4 0 R >> >> "
+               b"/Contents 5 0 R >>",
+               b"<< /Type /XObject /Subtype /Image /Width %d /Height %d /ColorSpace /DeviceGray /BitsPerComponent 8 "
+               b"/Filter /FlateDecode /Length %d >>\nstream\n%b\nendstream" % (side, side, len(data), data),
+               b"<< /Length %d >>\nstream\n%b\nendstream" % (len(content), content)]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%b\nendobj\n" % (number, body)
+    table = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, table)
+    path.write_bytes(bytes(out))

@@ -88,3 +88,51 @@ def test_an_answer_leaves_out_empty_passages_and_neighbours_but_keeps_empty_resu
                       suggestions=Suggestions(), pagination=Pagination(page=1, limit=10, total_pages=0,
                                                                         has_more=False))
     assert answer(SearchResponse(results=[], meta=meta), SearchResponse).structured_content["results"] == []
+
+
+class RenderingService(SlowService):
+    """A stand-in whose page renders hold until ``release`` is set (a hook, not a sleep)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.rendering = threading.Event()
+        self.release = threading.Event()
+
+    def get_page_image(self, arguments: dict[str, Any], _principal: Any, _client: Any) -> Any:
+        from service.search.query.models import PageReply
+
+        self.rendering.set()
+        assert self.release.wait(30)
+        return PageReply(id="d1", title="t", page=1, width=1, height=1, png=b"\x89PNG")
+
+    def list_sources(self, _principal: Any, _client: Any, _arguments: Any) -> Any:
+        from service.search.query.models import SourcesResponse
+
+        return SourcesResponse(total_documents=1, total_chunks=1, document_types={}, folders={})
+
+
+def test_a_render_holds_no_tool_call_slot_and_a_render_past_the_slots_is_busy() -> None:
+    """One tool-call slot and one render slot: while a render holds its slot, list_sources is answered at once;
+    a second render waits render_wait_s, then RENDER_BUSY."""
+    service = RenderingService()
+    server = build_server(Settings(server=ServerSettings(max_inflight=1, render_slots=1, render_wait_s=0.5)),
+                          service=service)  # type: ignore[arg-type]
+    seen: dict[str, Any] = {}
+
+    async def run() -> None:
+        async with Client(server) as client:
+            async def render() -> None:
+                seen["first"] = await client.call_tool("get_page_image", {"id": "d1", "page": 1})
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(render)
+                await anyio.to_thread.run_sync(service.rendering.wait, 10)
+                with anyio.fail_after(10):
+                    seen["sources"] = await client.call_tool("list_sources", {})
+                    seen["busy"] = await client.call_tool("get_page_image", {"id": "d1", "page": 1})
+                service.release.set()
+
+    anyio.run(run)
+    assert not seen["sources"].is_error and seen["sources"].structured_content["total_documents"] == 1
+    assert seen["busy"].is_error and "RENDER_BUSY" in seen["busy"].content[0].text
+    assert not seen["first"].is_error and seen["first"].content[0].type == "image"

@@ -73,7 +73,7 @@ def build_citing_lookup(designation: str, family: str | None, groups: list[str],
 
 
 #: what a page image needs of its document
-PAGE_FIELDS = ["doc_id", "doc_hash", "file_path", "file_type", "page_count", "title", "file_name"]
+PAGE_FIELDS = ["doc_id", "doc_hash", "file_path", "file_type", "file_size", "page_count", "title", "file_name"]
 
 
 def build_page_source(doc_id: str, groups: list[str]) -> dict[str, Any]:

@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ingest.access import load_rules
-from ingest.discover import Shard, content_hash, discover, document_id, matches
-from ingest.plan import plan_run
-from service.errors import ConfigError
+from ingest.access import AccessRules, load_rules
+from ingest.discover import Shard, SourceFile, content_hash, discover, document_id, matches
+from ingest.place import open_in_place
+from ingest.plan import Plan, plan_run
+from service.errors import ConfigError, FileMoved
 
 
 def test_discover_finds_supported_files_and_skips_hidden(tmp_path: Path) -> None:
@@ -122,3 +125,66 @@ def test_a_rule_file_giving_a_key_twice_is_refused_not_read_as_its_last(tmp_path
     rules_file.write_text(text)
     with pytest.raises(ConfigError, match="twice"):
         load_rules(rules_file, ["public"])
+
+
+def hard_linked(tmp_path: Path) -> tuple[Path, AccessRules]:
+    """``legal/secret.txt`` (legal by the rules) with a second name ``public/copy.txt``, beside a plain public file."""
+    root = tmp_path / "archive"
+    (root / "legal").mkdir(parents=True)
+    (root / "public").mkdir()
+    (root / "legal" / "secret.txt").write_text("Секретный договор")
+    os.link(root / "legal" / "secret.txt", root / "public" / "copy.txt")
+    (root / "public" / "plain.txt").write_text("Обычный документ")
+    rules_file = tmp_path / "rules.json"
+    rules_file.write_text(json.dumps({"rules": [{"pattern": "legal/", "groups": ["legal"]}]}))
+    return root, load_rules(rules_file, ["public"])
+
+
+def planned(root: Path, rules: AccessRules, mode: str, registry: dict[str, dict[str, Any]] | None = None) -> Plan:
+    return plan_run(list(discover([root], [], [])), registry or {}, [root], False, 2**30, rules, hard_links=mode)
+
+
+def test_a_hard_linked_file_is_refused_under_every_name_by_default(tmp_path: Path) -> None:
+    root, rules = hard_linked(tmp_path)
+    plan = planned(root, rules, "refuse")
+    assert [f.path.name for f, _ in plan.todo] == ["plain.txt"]
+    refused = {Path(r.path).name: r.reason for r in plan.rejected}
+    assert set(refused) == {"secret.txt", "copy.txt"} and all("hard links" in r for r in refused.values())
+
+
+def test_hard_links_across_groups_are_refused_even_where_hard_links_are_taken(tmp_path: Path) -> None:
+    root, rules = hard_linked(tmp_path)
+    plan = planned(root, rules, "same-groups")
+    assert [f.path.name for f, _ in plan.todo] == ["plain.txt"]
+    assert {Path(r.path).name for r in plan.rejected} == {"secret.txt", "copy.txt"}
+
+
+def test_hard_links_whose_names_the_run_finds_under_one_group_are_taken_once(tmp_path: Path) -> None:
+    root, rules = hard_linked(tmp_path)
+    os.link(root / "public" / "plain.txt", root / "public" / "plain-again.txt")
+    plan = planned(root, rules, "same-groups")
+    assert [f.path.name for f, _ in plan.todo] == ["plain-again.txt"]  # the first name in path order
+    assert [f.path.name for f in plan.twins] == ["plain.txt"]
+
+
+def test_a_hard_link_whose_other_name_lies_outside_the_run_is_refused(tmp_path: Path) -> None:
+    root, rules = hard_linked(tmp_path)
+    plan = plan_run(list(discover([root / "public"], [], [])), {}, [root / "public"], False, 2**30, rules,
+                    hard_links="same-groups")
+    assert "copy.txt" in {Path(r.path).name for r in plan.rejected}
+
+
+def test_an_indexed_document_of_a_refused_hard_link_is_removed(tmp_path: Path) -> None:
+    root, rules = hard_linked(tmp_path)
+    copy = next(f for f in discover([root], [], []) if isinstance(f, SourceFile) and f.path.name == "copy.txt")
+    registry = {copy.doc_id: {"doc_id": copy.doc_id, "file_path": str(copy.path), "content_hash": "x"}}
+    plan = planned(root, rules, "refuse", registry)
+    assert [e["doc_id"] for e in plan.gone] == [copy.doc_id]
+
+
+def test_a_hard_link_made_after_the_walk_fails_the_read(tmp_path: Path) -> None:
+    root, _ = hard_linked(tmp_path)
+    plain = next(f for f in discover([root], [], []) if isinstance(f, SourceFile) and f.path.name == "plain.txt")
+    os.link(plain.path, root / "legal" / "planted.txt")
+    with pytest.raises(FileMoved, match="names now"):
+        open_in_place(plain.path, plain.root, plain.identity or (0, 0, 0))
