@@ -191,7 +191,15 @@ def test_a_caller_whose_key_is_cached_goes_on_while_another_fetches_the_keys() -
         identity.principal(good)  # the keys cached
         issuer.hold = True
         unknown = f"Bearer {issuer.token(Key.ec('new'), 'http://s.test/mcp', ['legal'])}"
-        fetching = threading.Thread(target=lambda: pytest.raises(Unauthorized, identity.principal, unknown))
+        refused: list[str] = []
+
+        def ask_unknown() -> None:
+            try:
+                identity.principal(unknown)
+            except Unauthorized as exc:
+                refused.append(exc.code)
+
+        fetching = threading.Thread(target=ask_unknown)
         fetching.start()
         assert issuer.asked.wait(10)
         answered: list[Principal] = []
@@ -203,7 +211,7 @@ def test_a_caller_whose_key_is_cached_goes_on_while_another_fetches_the_keys() -
         fetching.join(10)
         cached.join(10)
         assert not held and answered and answered[0].groups == ("legal", "public")
-        assert issuer.fetches == 2
+        assert issuer.fetches == 2 and refused == ["UNAUTHORIZED"]
 
 
 def test_callers_needing_the_keys_wait_for_the_one_fetch_under_way() -> None:
