@@ -434,8 +434,10 @@ class ServerSettings(BaseSettings):
                                      "HTTP (DNS-rebinding protection), e.g. [\"search.example:8765\"]; loopback "
                                      "names and the bind address are always accepted.")
     allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values accepted over HTTP.")
-    max_body_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024,
-                                description="Larger HTTP request bodies are refused (413).")
+    max_body_bytes: int = Field(default=768 * 1024, ge=1024, le=16 * 1024 * 1024,
+                                description="Larger HTTP request bodies are refused (413). At least the largest "
+                                "valid tool call with every character JSON-escaped (662,191 bytes: 50 paths of "
+                                "1,000 characters); `serve --http` refuses less.")
     max_connections: int = Field(default=1000, ge=1, description="Concurrent HTTP connections and requests; "
                                  "more get 503 (100 agents hold about 300).")
     max_inflight: int = Field(default=8, ge=1, le=256, description="Tool calls a server process runs at once "

@@ -1,12 +1,14 @@
 """Citations checked against the archive: does the document exist, in the edition cited, is it current, does it
 hold the clause, is the value stated beside it what the clause says.
 
-Two engine requests whatever the number of citations (at most ``MAX_CITATIONS``): the documents the cited
-designations name (their first chunks: by designation, by family, and those that say they replace them), then
-every cited clause in its document, in the replacing document and — for a comparison — in every edition held, as
-one ``filters``-style aggregation a citation (its first chunks by ``chunk_index`` and the labels near it). The
-access filter is in both requests: a document the caller may not read is a document the archive does not hold.
-Deciding is pure (``resolve``, ``clause_text``, ``nearest_labels``).
+Two engine requests for a usual text (at most ``MAX_CITATIONS`` citations; identical ones checked once): the
+documents the cited designations name (their first chunks: by designation, by family, and those that say they
+replace them), then every cited clause in its document, in the replacing document and — for a comparison — in
+every edition held, as one ``filters``-style aggregation a target (its first chunks by ``chunk_index`` and the
+labels near it), at most ``MAX_TARGETS`` targets a request. A designation many documents share is checked in its
+first ``MAX_CANDIDATES`` (the rest counted, the verdict ``ambiguous``). The access filter is in every request: a
+document the caller may not read is a document the archive does not hold. Deciding is pure (``resolve``,
+``clause_text``, ``nearest_labels``); the answer's clause texts share a budget (``fit_texts``).
 """
 
 from __future__ import annotations
@@ -31,6 +33,17 @@ VALUE_CHARS = 4000
 OVERLAP_PROBE = 40
 #: labels listed as nearest to a clause a document lacks
 NEAREST = 5
+#: documents of one designation checked for a citation (more are counted, not checked)
+MAX_CANDIDATES = 5
+#: editions of a family named or compared for one citation (the newest)
+MAX_EDITIONS = 10
+#: clause targets (an aggregation and its four parts each) in one engine request
+MAX_TARGETS = 150
+#: a clause text cut to fit the answer's budget keeps this much (its chunk_id opens the rest)
+HEAD_CHARS = 160
+#: the clause texts of one answer share this many times a search answer's budget (``answer_chars``): 36 found
+#: clauses of 600 characters fit whole at the default
+CITATION_TEXT_SHARE = 2
 _DOC_FIELDS = ["doc_id", "designation", "family", "edition", "title", "superseded_by",
                "superseded_by_designation", "replaces", "introduced", "amendments", "withdrawn"]
 _CHUNK_FIELDS = ["chunk_id", "chunk_index", "text", "spans", "page_number", "clause"]
@@ -76,6 +89,8 @@ class Resolution:
     replaced_by: Held | None = None
     editions: list[str] = field(default_factory=list)
     candidates: list[Held] = field(default_factory=list)
+    #: how many documents of distinct titles the designation names (``candidates`` holds the first few)
+    matching: int = 0
 
 
 def says_it_replaces(held: Held, cited: str) -> bool:
@@ -127,17 +142,19 @@ def resolve(citation: Citation, held: Sequence[Held]) -> Resolution:
         successor = successor_of(document, document.designation, held)
         others = [e for e in editions if fold(e) != fold(document.designation)]
         if successor is not None and successor.doc_id != document.doc_id and wanted.edition is not None:
-            return Resolution("superseded", document, successor, others)
+            return Resolution("superseded", document, successor, others[-MAX_EDITIONS:])
         distinct: dict[str, Held] = {}
         for h in chosen:  # one of each title, the first: a copy of a document is that document
             distinct.setdefault(fold(h.title or h.doc_id), h)
         candidates = list(distinct.values())
-        return Resolution(None, document, None, others, candidates if len(candidates) > 1 else [])
+        many = len(candidates) > 1
+        return Resolution(None, document, None, others[-MAX_EDITIONS:],
+                          candidates[:MAX_CANDIDATES] if many else [], len(candidates) if many else 0)
     successor = successor_of(None, citation.designation, held)
     if successor is not None:
-        return Resolution("superseded", None, successor, editions)
+        return Resolution("superseded", None, successor, editions[-MAX_EDITIONS:])
     if family:
-        return Resolution("edition_not_found", None, None, editions)
+        return Resolution("edition_not_found", None, None, editions[-MAX_EDITIONS:])
     return Resolution("document_not_found")
 
 
@@ -320,7 +337,32 @@ def verdict_of(checked: Checked) -> CitationCheck:
         editions=res.editions or None,
         nearest=(nearest_labels(citation.clause, checked.labels) or None)
         if verdict == "clause_not_found" and citation.clause else None,
-        candidates=[c.cited() for c in res.candidates] if verdict == "ambiguous" else None)
+        candidates=[c.cited() for c in res.candidates] if verdict == "ambiguous" else None,
+        matching=res.matching if verdict == "ambiguous" and res.matching > len(res.candidates) else None)
+
+
+def fit_texts(checks: list[CitationCheck], budget: int) -> int:
+    """Cut the clause texts of ``checks`` (in order: the first citations keep theirs whole) to what ``budget``
+    characters hold together; a text past it keeps its first ``HEAD_CHARS`` (its chunk_id opens the rest).
+    Returns how many texts were cut."""
+    cut = 0
+    for check in checks:
+        for shown in (check.found, check.replaced_clause):
+            if shown is None:
+                continue
+            if len(shown.text) <= budget:
+                budget -= len(shown.text)
+                continue
+            shown.text = bounded(shown.text, HEAD_CHARS)
+            budget = max(0, budget - len(shown.text))
+            cut += 1
+    return cut
+
+
+def in_requests(targets: Sequence[tuple[str, str, str]], size: int = MAX_TARGETS
+                ) -> list[Sequence[tuple[str, str, str]]]:
+    """The targets in requests of at most ``size`` each."""
+    return [targets[i:i + size] for i in range(0, len(targets), size)]
 
 
 class CitationChecker:
@@ -335,15 +377,19 @@ class CitationChecker:
         """Each citation decided; with ``compare``, each cited clause in every edition of its family held."""
         if not citations:
             return [], {}
-        size = min(10_000, 20 * len(citations) + 20)
+        size = min(10_000, 20 * len({c.designation for c in citations}) + 20)
         raw = self.send(build_documents_request(citations, list(groups), size))
         held = [Held.of(h["_source"]) for h in raw["hits"]["hits"] if h["_source"].get("designation")]
-        checked = [Checked(c, resolve(c, held)) for c in citations]
+        first: dict[tuple[str, str | None], int] = {}  # each (designation, clause) checked once: its first index
+        for i, c in enumerate(citations):
+            first.setdefault((c.designation, c.clause), i)
+        resolved = {key: resolve(citations[i], held) for key, i in first.items()}
+        checked = [Checked(c, resolved[(c.designation, c.clause)]) for c in citations]
         targets: list[tuple[str, str, str]] = []
         editions: dict[int, list[Held]] = {}
         for i, item in enumerate(checked):
             clause, res = item.citation.clause, item.resolution
-            if clause is None:
+            if clause is None or first[(item.citation.designation, clause)] != i:
                 continue
             for n, doc in enumerate([res.document, *res.candidates[1:]]):
                 if doc is not None:
@@ -354,14 +400,20 @@ class CitationChecker:
                 family = parse_designation(item.citation.designation).family
                 editions[i] = sorted((h for h in held if fold(h.family) == fold(family)
                                       or says_it_replaces(h, item.citation.designation)),
-                                     key=lambda h: (h.edition or 0, h.designation))
+                                     key=lambda h: (h.edition or 0, h.designation))[-MAX_EDITIONS:]
                 targets += [(f"e{i}_{n}", h.doc_id, clause) for n, h in enumerate(editions[i])]
-        aggs = self.send(build_clauses_request(targets, list(groups)))["aggregations"] if targets else {}
+        aggs: dict[str, Any] = {}
+        for part in in_requests(targets):
+            aggs.update(self.send(build_clauses_request(part, list(groups)))["aggregations"])
         for i, item in enumerate(checked):
             clause = item.citation.clause
             if clause is None:
                 continue
-            self._settle(item, i, clause, aggs)
+            at = first[(item.citation.designation, clause)]
+            if at == i:
+                self._settle(item, i, clause, aggs)
+            else:  # a repeat: the first's findings
+                item.clause, item.replaced, item.labels = checked[at].clause, checked[at].replaced, checked[at].labels
         compared = {str(i): [(h, o) for n, h in enumerate(docs)
                              if (o := opened(aggs.get(f"e{i}_{n}"), str(checked[i].citation.clause),
                                              self.passage_chars)) is not None]

@@ -38,7 +38,7 @@ from service.errors import (
 from service.pages import render_page
 from service.search.cache import build_cache, cache_key
 from service.search.citations import MAX_CITATIONS, find_citations
-from service.search.citing import verdict_of
+from service.search.citing import CITATION_TEXT_SHARE, fit_texts, verdict_of
 from service.search.documents import DOCUMENT_PASSAGES, Documents, document_id
 from service.search.query.aggs import build_sources_body, document_count
 from service.search.query.budget import fit_budget
@@ -495,8 +495,10 @@ class SearchService:
     def _check_citations(self, text: str, principal: Principal) -> CitationsResponse:
         citations = find_citations(text, MAX_CITATIONS + 1)
         checked, _ = self.documents.citing.check(citations[:MAX_CITATIONS], principal.groups)
-        return CitationsResponse(citations=[verdict_of(c) for c in checked],
-                                 truncated=True if len(citations) > MAX_CITATIONS else None)
+        verdicts = [verdict_of(c) for c in checked]
+        cut = fit_texts(verdicts, CITATION_TEXT_SHARE * self.settings.search.answer_chars)
+        return CitationsResponse(citations=verdicts, truncated=True if len(citations) > MAX_CITATIONS else None,
+                                 texts_cut=cut or None)
 
     def list_sources(self, principal: Principal, client_id: str | None = None,
                      arguments: dict[str, Any] | None = None) -> SourcesResponse:

@@ -20,6 +20,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from service.caller.identity import SCOPE_KEY, Identity
 from service.caller.principal import Principal, stdio_principal
 from service.errors import ConfigError, InvalidQuery, RateLimited, StroidokError, Unauthorized
+from service.search.query.contract import largest_call_bytes
 from service.server.errors import error_text
 from service.server.tools import ProductServer, build_server, run_stdio
 from service.settings import ServerSettings, Settings, load_settings
@@ -161,9 +162,13 @@ LOOPBACK = {"127.0.0.1", "localhost", "::1", "[::1]"}
 
 def check_door(settings: ServerSettings) -> None:
     """Refuse to serve a non-loopback address without tokens (every caller there would get the configured groups)
-    unless ``allow_open`` says it is meant; warn whenever no token is required; TLS needs both its files."""
+    unless ``allow_open`` says it is meant; warn whenever no token is required; TLS needs both its files; the body
+    limit holds every valid call, however its JSON escapes its text."""
     if (settings.tls_certfile is None) != (settings.tls_keyfile is None):
         raise ConfigError("HTTPS needs both STROIDOK_SERVER_TLS_CERTFILE and STROIDOK_SERVER_TLS_KEYFILE")
+    if settings.max_body_bytes < (needed := largest_call_bytes()):
+        raise ConfigError(f"STROIDOK_SERVER_MAX_BODY_BYTES {settings.max_body_bytes} is under the largest valid tool "
+                          f"call JSON-escaped ({needed} bytes): such a call would get 413", details={"needed": needed})
     if settings.authenticated:
         return
     if settings.host not in LOOPBACK and not settings.allow_open:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from service.settings import Settings
+from service.settings import ServerSettings, Settings
 from tests.support.net import free_port
 from tests.support.servers import http_server, server_env
 
@@ -44,8 +44,8 @@ def guarded(opensearch_url: str, corpus_settings: Settings) -> Iterator[str]:
     port = free_port()
     env = server_env(corpus_settings.index.alias, opensearch_url, STROIDOK_SERVER_HOST="0.0.0.0",
                      STROIDOK_SERVER_TOKENS=json.dumps({"good-token-1": ["public"], "good-token-2": ["public"],
-                                                           "good-token-3": ["public"]}),
-                     STROIDOK_SEARCH_RATE_LIMIT="3/minute", STROIDOK_SERVER_MAX_BODY_BYTES="4096",
+                                                           "good-token-3": ["public"], "good-token-4": ["public"]}),
+                     STROIDOK_SEARCH_RATE_LIMIT="3/minute",
                      STROIDOK_SEARCH_REFUSED_RATE_LIMIT="100000/minute",
                      STROIDOK_SERVER_HEADER_TIMEOUT_S=str(HEADER_TIMEOUT_S))
     with http_server(env, port) as (url, _):
@@ -93,8 +93,19 @@ def test_a_foreign_origin_is_refused(guarded: str) -> None:
 
 
 def test_a_large_body_is_refused_with_413(guarded: str) -> None:
-    big = dict(call("search_documents", {"query": "б" * 8000}))
+    big = dict(call("search_documents", {"query": "б" * (ServerSettings().max_body_bytes // 6 + 1)}))
     assert post(guarded, json.dumps(big).encode()).status_code == 413
+
+
+def test_the_longest_text_the_contract_takes_is_not_413_however_escaped(guarded: str) -> None:
+    """20,000 Cyrillic characters, each sent as a ``\\uXXXX`` escape: 120 KB, over the old 64 KB limit."""
+    cited = "СП 54.13330.2016, п. 5.8: не менее 2,7 м. "
+    text = cited + "ж" * (20_000 - len(cited))
+    body = json.dumps(call("check_citations", {"text": text}, id_=30), ensure_ascii=True).encode()
+    assert len(body) > 64 * 1024
+    response = post(guarded, body, token="good-token-4")
+    assert response.status_code == 200, response.text[:300]
+    assert not payload(response)["result"].get("isError"), payload(response)
 
 
 def test_every_tool_is_rate_limited_per_token(guarded: str) -> None:

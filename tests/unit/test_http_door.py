@@ -95,3 +95,18 @@ def test_only_the_metadata_paths_are_open(path: str) -> None:
                               oauth_audience="http://s.test:8765/mcp")
     app = App()
     assert through(Door(app, settings), http(path))[0]["status"] == 401 and app.scopes == []
+
+
+def test_the_default_body_limit_holds_the_largest_valid_call_however_escaped() -> None:
+    from service.search.query.contract import largest_call_bytes
+
+    assert ServerSettings().max_body_bytes >= largest_call_bytes()
+
+
+def test_serving_http_refuses_a_body_limit_under_the_largest_valid_call() -> None:
+    from service.errors import ConfigError
+    from service.server.http import check_door
+
+    with pytest.raises(ConfigError, match="largest valid tool call"):
+        check_door(ServerSettings(max_body_bytes=64 * 1024, tokens={"t" * 20: ["public"]}))
+    check_door(ServerSettings(tokens={"t" * 20: ["public"]}))

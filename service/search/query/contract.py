@@ -447,3 +447,37 @@ def used_filters(request: SearchRequest) -> list[str]:
     """The filter parameters a search set (a default value is not a use)."""
     defaults = SearchRequest(query=request.query)
     return [name for name in FILTER_PARAMETERS if getattr(request, name) != getattr(defaults, name)]
+
+
+#: a character's longest JSON form: outside the BMP, escaped as a surrogate pair («\ud83d\ude00»)
+ESCAPED_CHAR_BYTES = 12
+#: a JSON-RPC ``tools/call`` around its arguments: jsonrpc, id, method, the tool's name, the keys
+ENVELOPE_BYTES = 4096
+
+
+def largest_json_bytes(schema: dict[str, Any]) -> int:
+    """The most bytes a value valid under ``schema`` takes as JSON, every character escaped at its longest; a
+    string without a length bound is ``ValueError`` (the contract bounds every input)."""
+    if "anyOf" in schema:
+        return max(largest_json_bytes(option) for option in schema["anyOf"])
+    if "enum" in schema:
+        return max(len(json.dumps(value)) * ESCAPED_CHAR_BYTES for value in schema["enum"])
+    kind = schema.get("type")
+    if kind == "string":
+        longest = 10 if schema.get("format") == "date" else schema.get("maxLength")
+        if longest is None:
+            raise ValueError(f"a string without maxLength: {schema.get('title')}")
+        return 2 + ESCAPED_CHAR_BYTES * int(longest)
+    if kind == "array":
+        return 2 + int(schema["maxItems"]) * (largest_json_bytes(schema["items"]) + 1)
+    if kind == "object":
+        return 2 + sum(3 + ESCAPED_CHAR_BYTES * len(key) + largest_json_bytes(value) + 1
+                       for key, value in schema["properties"].items())
+    return {"integer": 24, "number": 32, "boolean": 5, "null": 4}[str(kind)]
+
+
+def largest_call_bytes() -> int:
+    """The largest HTTP body a valid tool call can take, for any JSON escaping: the HTTP body limit must hold it."""
+    return ENVELOPE_BYTES + max(largest_json_bytes({"type": "object", "properties": parameter_schemas(model)})
+                                for model in (SearchRequest, DocumentRequest, CitationsRequest, PageRequest,
+                                              SourcesRequest))

@@ -246,13 +246,18 @@ class CitationCheck(BaseModel):
                                        "holds, when other than the one checked.")
     nearest: list[str] | None = Field(default=None, description="clause_not_found: the document's labels "
                                       "closest to the one cited.")
-    candidates: list[CitedDocument] | None = Field(default=None, description="ambiguous: the documents matching.")
+    candidates: list[CitedDocument] | None = Field(default=None, description="ambiguous: the documents matching "
+                                                   "(at most 5).")
+    matching: int | None = Field(default=None, description="ambiguous: how many documents match, when more than "
+                                 "candidates lists.")
 
 
 class CitationsResponse(BaseModel):
     status: Literal["ok"] = "ok"
     citations: list[CitationCheck] = Field(description="Every citation found in the text, in order (at most 50).")
     truncated: bool | None = Field(default=None, description="True when the text held more than 50 citations.")
+    texts_cut: int | None = Field(default=None, description="How many clause texts were cut to fit the answer "
+                                  "(the last citations'): get_document(chunk_id) opens one whole.")
 
 
 class PageReply(BaseModel):

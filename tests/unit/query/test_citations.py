@@ -8,13 +8,18 @@ import pytest
 
 from service.search.citations import Citation, find_citations, numbers_of, pointer_label, value_matches
 from service.search.citing import (
+    HEAD_CHARS,
+    MAX_CANDIDATES,
+    MAX_TARGETS,
     Checked,
+    CitationChecker,
     Held,
     Opened,
     Resolution,
     build_clauses_request,
     build_documents_request,
     clause_text,
+    fit_texts,
     label_pattern,
     nearest_labels,
     resolve,
@@ -206,3 +211,61 @@ def test_the_further_clauses_of_a_citation_to_the_end_of_its_sentence_cite_the_s
     assert [(c.designation, c.clause, c.value) for c in found] == [
         ("СП 54.13330.2016", "5.8", None), ("СП 54.13330.2016", "5.9", "2,5 м"),
         ("СП 20.13330.2016", "10.1", None), ("СП 20.13330.2016", "10.2", "0,7")]
+
+
+class Recorder:
+    """An engine stand-in for the checker: the documents request answered with ``documents``, every clauses
+    request with no clause found; each request kept."""
+
+    def __init__(self, documents: list[dict[str, Any]]) -> None:
+        self.documents = documents
+        self.requests: list[dict[str, Any]] = []
+
+    def __call__(self, body: dict[str, Any]) -> dict[str, Any]:
+        self.requests.append(body)
+        if "aggs" in body:
+            return {"aggregations": {key: {} for key in body["aggs"]}}
+        return {"hits": {"hits": [{"_source": d} for d in self.documents]}}
+
+
+def shared_designation(copies: int) -> list[dict[str, Any]]:
+    """``copies`` public files of one designation, each of another title (a planted flood)."""
+    return [{"doc_id": f"d{i}", "designation": "ГОСТ 1-2000", "family": "ГОСТ 1", "edition": 2000,
+             "title": f"ГОСТ 1-2000 Документ {i}"} for i in range(copies)]
+
+
+def test_a_designation_two_hundred_files_share_is_checked_in_its_first_candidates_and_counted() -> None:
+    engine = Recorder(shared_designation(200))
+    citations = [Citation(f"ГОСТ 1-2000, п. {i + 1}", "ГОСТ 1-2000", f"{i + 1}") for i in range(50)]
+    checked, _ = CitationChecker(engine, 600).check(citations, ("public",))
+    targets = [len(r["aggs"]) for r in engine.requests if "aggs" in r]
+    assert sum(targets) == 50 * MAX_CANDIDATES and max(targets) <= MAX_TARGETS
+    check = verdict_of(checked[0])
+    assert check.verdict == "ambiguous" and len(check.candidates or []) == MAX_CANDIDATES and check.matching == 200
+
+
+def test_identical_citations_are_checked_once() -> None:
+    engine = Recorder(shared_designation(3))
+    citations = [Citation("ГОСТ 1-2000, п. 5", "ГОСТ 1-2000", "5")] * 50
+    checked, _ = CitationChecker(engine, 600).check(citations, ("public",))
+    assert len(engine.requests) == 2 and len(engine.requests[1]["aggs"]) == 3
+    assert len({verdict_of(c).model_dump_json() for c in checked}) == 1 and len(checked) == 50
+
+
+def test_twenty_citations_of_twenty_documents_are_two_requests() -> None:
+    engine = Recorder([{"doc_id": f"d{i}", "designation": f"ГОСТ {i}-2000", "family": f"ГОСТ {i}", "edition": 2000,
+                        "title": f"ГОСТ {i}-2000"} for i in range(20)])
+    citations = [Citation(f"ГОСТ {i}-2000, п. 5", f"ГОСТ {i}-2000", "5") for i in range(20)]
+    CitationChecker(engine, 600).check(citations, ("public",))
+    assert len(engine.requests) == 2
+
+
+def test_clause_texts_share_the_answers_budget_the_first_citations_whole() -> None:
+    checks = [verdict_of(Checked(Citation(f"c{i}", "СП 54.13330.2016", "5.8"), Resolution(None, ARCHIVE[2]),
+                                 Opened(CitedClause(clause="5.8", text="Слово " * 100, chunk_id=f"d:{i}"), "")))
+              for i in range(50)]
+    whole = len(checks[0].found.text) if checks[0].found else 0
+    cut = fit_texts(checks, 20 * whole)
+    assert cut == 30
+    assert all(c.found is not None and len(c.found.text) == whole for c in checks[:20])
+    assert all(c.found is not None and len(c.found.text) <= HEAD_CHARS + 2 for c in checks[20:])
