@@ -128,3 +128,68 @@ def test_an_indexed_public_file_replaced_by_a_link_to_a_secret_one_loses_its_pub
     refused = next(o for o in report.outcomes if o.status == "failed")
     assert "other access groups" in (refused.reason or "")
     assert public_texts(client, settings.index.alias) == []
+
+
+def test_a_hard_link_into_a_public_folder_publishes_nothing(
+        archive: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+    os.link(archive / "secret" / "contract.txt", archive / "public" / "hl_public.txt")
+
+    report = ingest(archive, settings, client, navec_embedder)
+
+    refused = {Path(o.path).name: o for o in report.outcomes if o.status == "failed"}
+    assert "hard links" in (refused["hl_public.txt"].reason or "")
+    assert not any("Секретный" in t for t in public_texts(client, settings.index.alias))
+
+
+def test_a_public_file_swapped_for_a_hard_link_between_plan_and_parse_is_refused_then_and_after(
+        archive: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The swap is caught in its own run (another file stands there); the next run, which finds the link in its
+    walk, refuses it too instead of indexing the secret text as public."""
+    public = archive / "public" / "zzz" / "contract.txt"
+
+    def swap(plan: Plan) -> None:
+        public.unlink()
+        os.link(archive / "secret" / "contract.txt", public)
+
+    first = ingest(archive, settings, client, navec_embedder, swap, monkeypatch)
+    assert next(o for o in first.outcomes if o.path.endswith("public/zzz/contract.txt")).status == "failed"
+    monkeypatch.setattr(pipeline, "between_plan_and_parse", lambda plan: None)
+
+    second = ingest(archive, settings, client, navec_embedder)
+
+    outcome = next(o for o in second.outcomes if o.path.endswith("public/zzz/contract.txt"))
+    assert outcome.status == "failed" and "hard links" in (outcome.reason or "")
+    assert not any("Секретный" in t for t in public_texts(client, settings.index.alias))
+
+
+def test_an_indexed_public_file_replaced_by_a_hard_link_to_a_secret_one_loses_its_public_version(
+        archive: Path, settings: Settings, client: OpenSearch, navec_embedder: NavecEmbedder) -> None:
+    assert ingest(archive, settings, client, navec_embedder).counts["indexed"] == 2
+    public = archive / "public" / "zzz" / "contract.txt"
+    public.unlink()
+    os.link(archive / "secret" / "contract.txt", public)
+
+    report = ingest(archive, settings, client, navec_embedder)
+
+    assert any(o.status == "deleted" and o.path.endswith("public/zzz/contract.txt") for o in report.outcomes)
+    assert public_texts(client, settings.index.alias) == []
+
+
+def test_hard_links_under_one_group_are_indexed_once_where_the_setting_takes_them(
+        archive: Path, tmp_path: Path, opensearch_url: str, client: OpenSearch,
+        navec_embedder: NavecEmbedder) -> None:
+    os.link(archive / "public" / "zzz" / "contract.txt", archive / "public" / "copy.txt")
+    os.link(archive / "secret" / "contract.txt", archive / "public" / "leak.txt")
+    rules = tmp_path / "rules.json"
+    rules.write_text(json.dumps({"rules": [{"pattern": "secret/", "groups": ["legal"]}]}), encoding="utf-8")
+    taking = product_settings(opensearch_url, access_rules=rules, hard_links="same-groups")
+    try:
+        report = ingest(archive, taking, client, navec_embedder)
+        by_name = {Path(o.path).name: o for o in report.outcomes if "/public/" in o.path}
+        assert by_name["copy.txt"].status == "indexed" and by_name["contract.txt"].status == "skipped"
+        assert by_name["leak.txt"].status == "failed" and "different access groups" in (by_name["leak.txt"].reason
+                                                                                        or "")
+        assert public_texts(client, taking.index.alias) == [PUBLIC]
+    finally:
+        drop_index_resources(client, taking.index)
