@@ -377,7 +377,7 @@ class CitationChecker:
         """Each citation decided; with ``compare``, each cited clause in every edition of its family held."""
         if not citations:
             return [], {}
-        size = min(10_000, 20 * len({c.designation for c in citations}) + 20)
+        size = min(10_000, 20 * len(citations) + 20)
         raw = self.send(build_documents_request(citations, list(groups), size))
         held = [Held.of(h["_source"]) for h in raw["hits"]["hits"] if h["_source"].get("designation")]
         first: dict[tuple[str, str | None], int] = {}  # each (designation, clause) checked once: its first index

@@ -248,8 +248,8 @@ class CitationCheck(BaseModel):
                                       "closest to the one cited.")
     candidates: list[CitedDocument] | None = Field(default=None, description="ambiguous: the documents matching "
                                                    "(at most 5).")
-    matching: int | None = Field(default=None, description="ambiguous: how many documents match, when more than "
-                                 "candidates lists.")
+    matching: int | None = Field(default=None, description="ambiguous: how many documents match (at least; the "
+                                 "first 20 a citation are read), when more than candidates lists.")
 
 
 class CitationsResponse(BaseModel):
