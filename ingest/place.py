@@ -22,6 +22,7 @@ from service.files import open_beneath
 #: a file's identity on its file system as the walk found it: (device, inode, link count)
 Identity = tuple[int, int, int]
 
+
 def identity_of(st: os.stat_result) -> Identity:
     return st.st_dev, st.st_ino, st.st_nlink
 

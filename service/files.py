@@ -40,11 +40,15 @@ def hash_descriptor(fd: int, block: int = 1 << 20, limit: int | None = None, sec
     most ``limit`` bytes of it, and ``TimeoutError`` once reading takes over ``seconds``."""
     os.lseek(fd, 0, os.SEEK_SET)
     digest = hashlib.sha256()
-    left = limit if limit is not None else -1
+    remaining = limit
     deadline = time.monotonic() + seconds if seconds is not None else None
-    while left != 0 and (chunk := os.read(fd, block if left < 0 else min(block, left))):
+    while remaining is None or remaining > 0:
+        chunk = os.read(fd, block if remaining is None else min(block, remaining))
+        if not chunk:
+            break
         digest.update(chunk)
-        left = left - len(chunk) if left > 0 else left
+        if remaining is not None:
+            remaining -= len(chunk)
         if deadline is not None and time.monotonic() > deadline:
             raise TimeoutError(f"reading the file took over {seconds:.0f} s")
     return digest.hexdigest()

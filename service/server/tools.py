@@ -95,6 +95,8 @@ class ToolSpec:
     request: type[BaseModel]
     returns: type[BaseModel] | None  # None: an image tool (no structured content, which Claude Code would read instead)
     run: Run
+    #: runs in a render slot (``render_slots``), never a tool-call slot: a page render may take its 30 s
+    renders: bool = False
 
     @property
     def parameters(self) -> set[str]:
@@ -147,15 +149,11 @@ TOOLS = (
         read what a scan's text layer garbles — a table's numbers, a drawing's labels — when get_document's text
         of that page does not read right. `page` as page_number gives it. Not for text you can read: it costs
         far more context than the page's text.""", PageRequest, None,
-             lambda svc, a, p, c: svc.get_page_image(a, p, c)),
+             lambda svc, a, p, c: svc.get_page_image(a, p, c), renders=True),
     ToolSpec("list_sources", """What is indexed and visible to you: documents per file type and folder, chunk
         count, date span; with `folder`, only what lies below it.""", SourcesRequest, SourcesResponse,
              lambda svc, a, p, c: svc.list_sources(p, c, a)),
 )
-
-
-#: the tool whose calls run in the render slots, not the tool-call slots
-RENDER_TOOL = "get_page_image"
 
 
 @dataclass
@@ -261,7 +259,7 @@ class ProductServer(Server[AppState]):
         state = ctx.lifespan_context
         principal, client_id = caller(ctx, state)
         try:
-            reply = await in_slot(state, spec.name, lambda: spec.run(state.service, provided(arguments), principal,
+            reply = await in_slot(state, spec.renders, lambda: spec.run(state.service, provided(arguments), principal,
                                                                      client_id))
             if isinstance(reply, PageReply) or spec.returns is None:
                 return picture(PageReply.model_validate(reply))
@@ -280,10 +278,10 @@ class ProductServer(Server[AppState]):
         return error
 
 
-async def in_slot(state: AppState, tool: str, call: Callable[[], BaseModel]) -> BaseModel:
+async def in_slot(state: AppState, renders: bool, call: Callable[[], BaseModel]) -> BaseModel:
     """``call`` in a worker thread: a tool call in a tool-call slot (waiting its turn, holding no thread); a page
     render in a render slot, waited for at most ``render_wait_s`` (then ``RENDER_BUSY``)."""
-    if tool != RENDER_TOOL:
+    if not renders:
         return await anyio.to_thread.run_sync(call, limiter=state.gate)
     wait_s = state.settings.server.render_wait_s
     with anyio.move_on_after(wait_s) as waiting:
