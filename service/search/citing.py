@@ -5,34 +5,25 @@ Two engine requests for a usual text (at most ``MAX_CITATIONS`` citations; ident
 documents the cited designations name (their first chunks: by designation, by family, and those that say they
 replace them), then every cited clause in its document, in the replacing document and — for a comparison — in
 every edition held, as one ``filters``-style aggregation a target (its first chunks by ``chunk_index`` and the
-labels near it), at most ``MAX_TARGETS`` targets a request. A designation many documents share is checked in its
-first ``MAX_CANDIDATES`` (the rest counted, the verdict ``ambiguous``). The access filter is in every request: a
-document the caller may not read is a document the archive does not hold. Deciding is pure (``resolve``,
-``clause_text``, ``nearest_labels``); the answer's clause texts share a budget (``fit_texts``).
+labels near it: ``service.search.clauses``), at most ``MAX_TARGETS`` targets a request. A designation many
+documents share is checked in its first ``MAX_CANDIDATES`` (the rest counted, the verdict ``ambiguous``). The
+access filter is in every request: a document the caller may not read is a document the archive does not hold.
+Deciding is pure (``resolve``, ``verdict_of``); the answer's clause texts share a budget (``fit_texts``).
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from service.engine.fields import FIRST_CHUNK
 from service.search.citations import Citation, fold, value_matches
+from service.search.clauses import Opened, bounded, build_clauses_request, labels_of, nearest_labels, opened
 from service.search.designations import parse_designation
-from service.search.query.filters import NOT_CONTENT, build_access_filter
-from service.search.query.models import CitationCheck, CitedClause, CitedDocument, Verdict
-from service.search.query.passages import parse_spans, passage_text
+from service.search.query.filters import build_access_filter
+from service.search.query.models import CitationCheck, CitedDocument, Verdict
 
-#: chunks of a clause read to show its text and check a value (the clause's first chunk and the next)
-CLAUSE_CHUNKS = 2
-#: the longest clause text a value is checked against
-VALUE_CHARS = 4000
-#: the end of a chunk looked for in the next one, where the chunks' overlap ends
-OVERLAP_PROBE = 40
-#: labels listed as nearest to a clause a document lacks
-NEAREST = 5
 #: documents of one designation checked for a citation (more are counted, not checked)
 MAX_CANDIDATES = 5
 #: editions of a family named or compared for one citation (the newest)
@@ -46,7 +37,6 @@ HEAD_CHARS = 160
 CITATION_TEXT_SHARE = 2
 _DOC_FIELDS = ["doc_id", "designation", "family", "edition", "title", "superseded_by",
                "superseded_by_designation", "replaces", "introduced", "amendments", "withdrawn"]
-_CHUNK_FIELDS = ["chunk_id", "chunk_index", "text", "spans", "page_number", "clause"]
 
 Send = Callable[[dict[str, Any]], dict[str, Any]]
 
@@ -172,136 +162,6 @@ def build_documents_request(citations: Sequence[Citation], groups: list[str], si
                       "minimum_should_match": 1}}
     return {"query": query, "size": size, "_source": _DOC_FIELDS, "track_total_hits": False,
             "sort": [{"doc_id": "asc"}]}
-
-
-def lucene_literal(text: str) -> str:
-    """``text`` as a literal in a Lucene regular expression: every character but a letter, digit or space escaped
-    (a clause typed to get_document may hold «<», «@», «"», which are operators there)."""
-    return "".join(c if c.isalnum() or c == " " else f"\\{c}" for c in text)
-
-
-def label_pattern(clause: str) -> str:
-    """A Lucene regular expression for the labels near ``clause``: its siblings and its parent («5.2.9» →
-    ``5\\.2(\\..*)?``), the other tables or appendices («Таблица 9» → ``Таблица .*``)."""
-    word, _, number = clause.rpartition(" ")
-    prefix = lucene_literal(f"{word} ") if word else ""
-    parent = number.rpartition(".")[0]
-    if parent:
-        return prefix + lucene_literal(parent) + r"(\..*)?"
-    return prefix + (".*" if word else "[0-9]+")
-
-
-def top_pattern(clause: str) -> str:
-    """The labels of a document's first level of the kind cited: sections («[0-9]+»), tables, appendices."""
-    word = clause.rpartition(" ")[0]
-    return lucene_literal(word) + " .*" if word else "[0-9]+"
-
-
-def build_clauses_request(targets: Sequence[tuple[str, str, str]], groups: list[str]) -> dict[str, Any]:
-    """Request 2: for each target (key, document id, clause), the first chunks of that clause in that document
-    and the labels near it; one aggregation a target, the access filter over them all."""
-    aggs: dict[str, Any] = {}
-    for key, doc_id, clause in targets:
-        chunks = {"top_hits": {"size": CLAUSE_CHUNKS, "sort": [{"chunk_index": "asc"}],
-                               "_source": _CHUNK_FIELDS}}
-        aggs[key] = {"filter": {"term": {"doc_id": doc_id}}, "aggs": {
-            "clause": {"filter": {"bool": {"filter": [{"term": {"clauses": clause}}], "must_not": [NOT_CONTENT]}},
-                       "aggs": {"chunks": chunks}},
-            "near": {"terms": {"field": "clauses", "include": label_pattern(clause), "size": 50}},
-            "top": {"terms": {"field": "clauses", "include": top_pattern(clause), "size": 50}}}}
-    query = {"bool": {"filter": [build_access_filter(groups),
-                                 {"terms": {"doc_id": sorted({doc_id for _, doc_id, _ in targets})}}]}}
-    return {"query": query, "size": 0, "track_total_hits": False, "aggs": aggs}
-
-
-def _label_key(label: str) -> tuple[Any, ...]:
-    return tuple((0, int(p)) if p.isdigit() else (1, p) for p in re.split(r"[.\s]", label) if p)
-
-
-def nearest_labels(clause: str, labels: Sequence[str]) -> list[str]:
-    """The labels closest to ``clause`` (by the number where they part), in document order."""
-    wanted = _label_key(clause)
-
-    def distance(label: str) -> tuple[int, int]:
-        key = _label_key(label)
-        shared = next((i for i, (a, b) in enumerate(zip(key, wanted, strict=False)) if a != b), min(len(key),
-                                                                                                     len(wanted)))
-        gap = (abs(key[shared][1] - wanted[shared][1]) if shared < min(len(key), len(wanted))
-               and key[shared][0] == wanted[shared][0] == 0 else 99)
-        return -shared, gap
-
-    chosen = sorted((label for label in labels if label != clause), key=distance)[:NEAREST]
-    return sorted(chosen, key=_label_key)
-
-
-def _within(label: str | None, clause: str) -> bool:
-    return label is not None and (label == clause or label.startswith(f"{clause}."))
-
-
-def clause_text(hits: Sequence[dict[str, Any]], clause: str, limit: int) -> tuple[str, int | None]:
-    """A clause's text, from where it starts in its first chunk to where another clause starts (its own
-    sub-clauses kept), over into the next chunk when it runs on (the chunks' overlap read once), at most
-    ``limit`` characters; and the page it starts on."""
-    if not hits:
-        return "", None
-    first = hits[0]["_source"]
-    spans = parse_spans(first.get("spans"))
-    text = str(first.get("text") or "")
-    at = next((s for s in spans if s.clause == clause), None)
-    start = at.offset if at else 0
-    page = at.page if at and at.page is not None else first.get("page_number")
-    end = next((s.offset for s in spans if s.offset > start and not _within(s.clause, clause)), None)
-    body = text[start:end if end is not None else len(text)]
-    if end is None and len(hits) > 1 and len(body) < limit:
-        body += continuation(text, hits[1]["_source"], clause)
-    return body[:limit], page
-
-
-def continuation(previous: str, source: dict[str, Any], clause: str) -> str:
-    """What the next chunk adds to a clause: its text after the part it repeats of the previous chunk, to where
-    another clause starts."""
-    text = str(source.get("text") or "")
-    tail = previous[-OVERLAP_PROBE:].strip()
-    at = text.find(tail) if tail else -1
-    begin = at + len(tail) if at >= 0 else 0
-    end = next((s.offset for s in parse_spans(source.get("spans")) if s.offset > begin
-                and not _within(s.clause, clause)), len(text))
-    return text[begin:end] if end > begin else ""
-
-
-def bounded(text: str, limit: int) -> str:
-    """``text`` as a passage shows it, cut at a sentence or word boundary within ``limit`` characters."""
-    shown = passage_text(text)
-    if len(shown) <= limit:
-        return shown
-    cut = shown[:limit]
-    stop = max(cut.rfind(". "), cut.rfind(".\n"))
-    cut = cut[:stop + 1] if stop > limit // 2 else cut[:cut.rfind(" ")] if " " in cut else cut
-    return cut.rstrip() + " …"
-
-
-@dataclass(frozen=True)
-class Opened:
-    """A clause read from a document: the text shown, the longer text a value is checked against, its chunk."""
-
-    shown: CitedClause
-    full: str
-
-
-def opened(bucket: dict[str, Any] | None, clause: str, passage_chars: int) -> Opened | None:
-    hits = (bucket or {}).get("clause", {}).get("chunks", {}).get("hits", {}).get("hits", [])
-    if not hits:
-        return None
-    full, page = clause_text(hits, clause, VALUE_CHARS)
-    source = hits[0]["_source"]
-    return Opened(CitedClause(clause=clause, text=bounded(full, passage_chars), page_number=page,
-                              chunk_id=source["chunk_id"]), full)
-
-
-def labels_of(bucket: dict[str, Any] | None) -> list[str]:
-    """The labels near a clause, or, when its parent has none, the document's first-level ones."""
-    near = [b["key"] for b in (bucket or {}).get("near", {}).get("buckets", [])]
-    return near or [b["key"] for b in (bucket or {}).get("top", {}).get("buckets", [])]
 
 
 @dataclass

@@ -13,7 +13,8 @@ from service.errors import (
     NotFound,
 )
 from service.search.citations import POINTER_RE, Citation, pointer_label
-from service.search.citing import CitationChecker, Held, Opened, verdict_of
+from service.search.citing import CitationChecker, Held, verdict_of
+from service.search.clauses import Opened
 from service.search.designations import find_designation, parse_designation
 from service.search.editions import word_difference
 from service.search.query.contract import validate_document_request

@@ -14,17 +14,13 @@ from service.search.citing import (
     Checked,
     CitationChecker,
     Held,
-    Opened,
     Resolution,
-    build_clauses_request,
     build_documents_request,
-    clause_text,
     fit_texts,
-    label_pattern,
-    nearest_labels,
     resolve,
     verdict_of,
 )
+from service.search.clauses import Opened, build_clauses_request, clause_text, label_pattern, nearest_labels
 from service.search.documents import clause_label
 from service.search.editions import word_difference
 from service.search.query.models import CitedClause
