@@ -46,9 +46,9 @@ def load_answers(path: Path) -> dict[str, Judged]:
     text = path.read_text(encoding="utf-8")
     if path.suffix == ".jsonl":
         rows = [json.loads(line) for line in text.splitlines() if line.strip()]
-        # ours ({"_id", "quote"}) or the shared dev clause set's ({"id", "answer"})
-        return {str(r.get("_id", r.get("id"))): Judged((r.get("quote") or r["answer"],), r.get("doc"), r.get("clause"),
-                                                       r.get("page")) for r in rows}
+        # ours ({"_id", "quote"}), the shared dev clause set's ({"id", "answer"}), or several quotes ("answers")
+        return {str(r.get("_id", r.get("id"))): Judged(tuple(r.get("answers") or (r.get("quote") or r["answer"],)),
+                                                       r.get("doc"), r.get("clause"), r.get("page")) for r in rows}
     data = json.loads(text)
     return {str(qa["id"]): Judged(tuple(dict.fromkeys(a["text"] for a in qa.get("answers", []))))
             for article in data["data"] for paragraph in article["paragraphs"] for qa in paragraph["qas"]}

@@ -32,6 +32,8 @@ from service.caller.principal import Principal
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
+from service.search.query.build import SearchPlan, build_chunks_request, build_document_chunks_request
+from service.search.query.map import chunks_by_document
 from service.search.service import SearchService
 from service.settings import Settings
 
@@ -50,6 +52,10 @@ class Captured:
     whole: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     settings: dict[str, Any] = field(default_factory=dict)
     vector: list[float] | None = None
+    #: the first documents read whole, each as the first would be (``--read-whole N``: a document's place replayed)
+    wholes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: every document's best chunks by the chunks request (the first's too), with ``--read-whole``
+    evidence: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
 
 
 def open_kept_passage_set(alias: str, corpus: Path, queries: Path, qrels: Path, answers: Path,
@@ -90,9 +96,11 @@ def open_table_questions(alias: str, questions: Path, agent: bool,
     return kept, Path(handle.name)
 
 
-def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] | None = None) -> list[Captured]:
+def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] | None = None,
+            read_whole: int = 0) -> list[Captured]:
     """Every question of ``kept`` as a default call, its passage inputs kept. ``right``: each question's
-    judged document (eval id) where the answers do not name it."""
+    judged document (eval id) where the answers do not name it. ``read_whole``: the first N documents are also
+    read whole, as the first is (offline requests beside the call), so another order can be replayed."""
     asked = load_phrasings(phrasings) if phrasings else {}
     by_eval_id = {eval_id: doc_id for doc_id, eval_id in kept.ids.items()}
     original = getattr(service.search.service, "map_hits")  # noqa: B009 (the name the search calls, replaced below)
@@ -102,13 +110,14 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
                   lexical_weight: float, similarity: Any = None, phrases: tuple[str, ...] = (),
                   dense_floor: float | None = None,
                   chunks: dict[str, list[dict[str, Any]]] | None = None, model: Any = None,
-                  whole: dict[str, list[dict[str, Any]]] | None = None, naming: frozenset[str] = frozenset()) -> Any:
+                  whole: dict[str, list[dict[str, Any]]] | None = None, naming: frozenset[str] = frozenset(),
+                  aside: frozenset[str] = frozenset()) -> Any:
         out[-1].hits, out[-1].chunks, out[-1].whole = hits, chunks, whole or {}
         out[-1].settings = {"include_context": include_context, "max_chunks": max_chunks,
                             "passage_chars": passage_chars, "lexical_weight": lexical_weight,
-                            "phrases": phrases, "dense_floor": dense_floor}
+                            "phrases": phrases, "dense_floor": dense_floor, "aside": aside}
         return original(hits, include_context, max_chunks, passage_chars, lexical_weight, similarity, phrases,
-                        dense_floor, chunks, model, whole, naming)
+                        dense_floor, chunks, model, whole, naming, aside)
 
     unit_similarity = kept.service._unit_similarity
 
@@ -116,8 +125,21 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
         out[-1].vector = vector
         return unit_similarity(vector)
 
+    execute = kept.service._execute
+
+    def executing(plan: SearchPlan) -> Any:
+        found = execute(plan)
+        ids = [str(hit["_source"]["doc_id"]) for hit in found.raw["hits"]["hits"]][:read_whole]
+        out[-1].wholes = {i: found.whole.get(i) or kept.service._send(build_document_chunks_request(
+            plan, i, plan.first_document_chunks))["hits"]["hits"] for i in ids}
+        every = [str(hit["_source"]["doc_id"]) for hit in found.raw["hits"]["hits"]]
+        if read_whole and every:
+            out[-1].evidence = chunks_by_document(kept.service._send(build_chunks_request(plan, every)))
+        return found
+
     setattr(service.search.service, "map_hits", recording)  # noqa: B010
     kept.service._unit_similarity = remembering  # type: ignore[method-assign]
+    kept.service._execute = executing  # type: ignore[method-assign]
     try:
         for query_id, text in kept.questions.items():
             judged = kept.answers[query_id]
@@ -142,17 +164,19 @@ def main() -> None:
     parser.add_argument("--agent", action="store_true")
     parser.add_argument("--answers", type=Path)
     parser.add_argument("--phrasings", type=Path)
+    parser.add_argument("--read-whole", type=int, default=0, help="also read the first N documents whole")
     parser.add_argument("--out", type=Path, required=True)
     args = parser.parse_args()
     embedder = build_embedder(Settings().embedder)
     if args.tables is not None:
         kept, phrasings = open_table_questions(args.alias, args.tables, args.agent, embedder)
-        rows = capture(kept, phrasings)
+        rows = capture(kept, phrasings, read_whole=args.read_whole)
     elif args.corpus is not None:
         kept, right = open_kept_passage_set(args.alias, args.corpus, args.queries, args.qrels, args.answers, embedder)
-        rows = capture(kept, args.phrasings, right)
+        rows = capture(kept, args.phrasings, right, args.read_whole)
     else:
-        rows = capture(open_kept_clause_set(args.alias, args.documents, args.answers, embedder), args.phrasings)
+        rows = capture(open_kept_clause_set(args.alias, args.documents, args.answers, embedder), args.phrasings,
+                       read_whole=args.read_whole)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_bytes(pickle.dumps(rows))
     print(f"{len(rows)} calls captured → {args.out}")

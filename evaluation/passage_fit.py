@@ -35,6 +35,7 @@ from service.search.query.models import Facets, Pagination, SearchMeta, SearchRe
 from service.search.query.parse import parse_query
 from service.search.query.passages import passage_of
 from service.search.query.ranker import FEATURES, DocumentTerms, Model
+from service.search.query.sections import aside_for
 from service.settings import SearchSettings
 
 Similarity = Callable[[list[str]], list[float]]
@@ -70,7 +71,7 @@ def groups_of(set_name: str, row: Captured, embedder: Embedder) -> list[Group]:
     candidates, weights, lexical, cosines = document_signals(row.hits, s["lexical_weight"],
                                                              similarity_for(embedder, row.vector),
                                                              s["dense_floor"], row.chunks, whole_of(row),
-                                                             naming_of(row))
+                                                             naming_of(row), aside_of(row))
     out = []
     for hit, group, w, lex, cos in zip(row.hits, candidates, weights, lexical, cosines, strict=True):
         if not hit["_source"].get("designation"):
@@ -96,6 +97,11 @@ def whole_of(row: Captured) -> dict[str, list[dict[str, Any]]]:
 def naming_of(row: Captured) -> frozenset[str]:
     """The term keys of the words naming a document in a captured call's phrasings (``build.naming_keys``)."""
     return naming_keys([parse_query(q) for q in [row.request["query"], *row.request.get("queries", [])]])
+
+
+def aside_of(row: Captured) -> frozenset[str]:
+    """The front-matter kinds a captured call weighs down, by today's rule (``sections.aside_for``)."""
+    return aside_for([str(row.request["query"]), *row.request.get("queries", [])])
 
 
 def cells_as_line(text: str) -> str:
@@ -151,7 +157,7 @@ def answered(rows: Sequence[Captured], embedder: Embedder, model: Model | None) 
         s = row.settings
         results = map_hits(row.hits, s["include_context"], s["max_chunks"], s["passage_chars"], s["lexical_weight"],
                            similarity_for(embedder, row.vector), s["phrases"], s["dense_floor"],
-                           row.chunks, model, whole_of(row), naming_of(row))
+                           row.chunks, model, whole_of(row), naming_of(row), aside_of(row))
         response = fit_budget(SearchResponse(results=results, meta=SearchMeta(
             query=str(row.request["query"]), total_results=len(results), route_used="hybrid", timings=Timings(),
             facets=Facets(), suggestions=Suggestions(),

@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass
 
 from ingest.parse.model import Block, PageRole
+from ingest.sections import next_kind
+from service.search.query.sections import SectionKind
 
 _CLAUSE_RE = re.compile(
     r"^(?:(?P<num>\d{1,2}(?:\.\d{1,3}){1,5})\.?(?=\s|$)"
@@ -45,6 +47,9 @@ class ChunkText:
     spans: tuple[tuple[int, int, str | None], ...] = ()
     #: «contents» or «imprint» for a chunk of such pages (a role change always starts a chunk)
     role: PageRole | None = None
+    #: the section kind in effect where it starts (``ingest.sections``; None: requirements), «table» for a
+    #: requirements chunk holding a table
+    kind: SectionKind | None = None
 
 
 def flat_numbered(blocks: list[Block]) -> bool:
@@ -103,6 +108,10 @@ class _Chunker:
         self.start: tuple[int, str | None, str | None] | None = None  # page, section, clause at the start
         self.page_end = 1
         self.inside: list[str] = []
+        self.kind: SectionKind | None = None  # the section kind in effect, and its top-level number
+        self.kind_number: str | None = None
+        self.start_kind: SectionKind | None = None
+        self.has_table = False
 
     @property
     def length(self) -> int:
@@ -114,16 +123,18 @@ class _Chunker:
         if body and body != self.carry.strip() and self.start is not None:
             page, section, clause = self.start
             clauses = tuple(dict.fromkeys([*([clause] if clause else []), *self.inside]))
+            kind = self.start_kind or ("table" if self.has_table else None)
             self.chunks.append(ChunkText(len(self.chunks), body, page, self.label, section, self.page_end,
                                          clause or (self.inside[0] if self.inside else None), clauses,
-                                         spans, self.role))
+                                         spans, self.role, kind))
         self.carry = tail_at_word(body, self.overlap) if keep_tail else ""
         pieces = carried(self.carry, len(body) - len(self.carry), spans) if self.carry else []
         self.parts = [text for text, _ in pieces]
         self.where = [where for _, where in pieces]
-        self.has_body = False
+        self.has_body = self.has_table = False
         self.inside = []
         self.start = (pieces[0][1][0], self.section, pieces[0][1][1]) if pieces else None
+        self.start_kind = self.kind
 
     def break_before_table(self, previous: Block | None) -> None:
         """Start a new chunk for a table, taking its caption («Таблица 3 — …», the heading just before it)
@@ -150,10 +161,15 @@ class _Chunker:
         # a contents or imprint page names clauses and headings it does not hold: it never sets them
         body = block.role is None
         clause = clause_of(block, self.flat) if body else None
-        if (block.kind == "title" or clause) and self.has_body and self.length >= self.size // 2:
+        kind, kind_number = next_kind(self.kind, self.kind_number, block.text, block.kind == "title") if body else \
+            (self.kind, self.kind_number)
+        if kind != self.kind and self.parts:
+            self.flush(keep_tail=False)  # a section of another kind (the scope after the foreword) starts a chunk
+        elif (block.kind == "title" or clause) and self.has_body and self.length >= self.size // 2:
             self.flush(keep_tail=False)
         elif block.kind == "table" and self.has_body and self.length + len(block.text) > self.size:
             self.break_before_table(previous)  # a table (piece) that does not fit starts a chunk: rows stay whole
+        self.kind, self.kind_number = kind, kind_number
         if block.kind == "title" and body:
             joined = previous is not None and previous.kind == "title" and previous.page == block.page
             self.section = f"{self.section} {block.text}" if joined and self.section else block.text
@@ -165,13 +181,14 @@ class _Chunker:
                 self.flush(keep_tail=True)
                 piece, position = take(text, position, self.size - self.length, hard=True)
             if self.start is None:
-                self.start = (block.page, self.section, self.clause)
+                self.start, self.start_kind = (block.page, self.section, self.clause), self.kind
             if first and clause:
                 self.inside.append(clause)
             self.parts.append(piece)
             self.where.append((block.page, self.clause))
             self.page_end, first = block.page, False
             self.has_body = self.has_body or block.kind != "title"
+            self.has_table = self.has_table or block.kind == "table"
 
 
 def carried(carry: str, at: int, spans: tuple[tuple[int, int, str | None], ...],

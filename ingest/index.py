@@ -124,6 +124,8 @@ def build_chunk_source(doc: PreparedDocument, chunk: ChunkText, vector: list[flo
     source.update(link_fields(doc.parsed))
     if chunk.role:
         source["role"] = chunk.role
+    if chunk.kind:
+        source["section_kind"] = chunk.kind
     if units:
         source["units"] = units
     if vector is not None:

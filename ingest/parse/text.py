@@ -53,8 +53,24 @@ def _line_key(line: str) -> str:
     return re.sub(r"\d+", "#", line.strip().lower())
 
 
+#: a page's number as standards print it at its edge: «С. 25», «Стр. 3»
+_PAGE_MARK = r"(?:С|Стр|стр)\.\s*\d{1,4}"
+#: a line of page furniture: page numbers, with at most a designation between them («С. 16 ГОСТ 5264-80»,
+#: «ГОСТ 5 2 6 4 -8 0 С. 17», letter-spaced as a scan's layer gives it)
+_PAGE_MARK_LINE_RE = re.compile(rf"^(?:{_PAGE_MARK}\s*)+(?:(?:ГОСТ|СП|СНиП|ОСТ|РД|СанПиН)\s*[РP]?\s*[\d\s.\-—–/]*\d)?"
+                                rf"(?:\s*{_PAGE_MARK})*$|^(?:ГОСТ|СП|СНиП|ОСТ|РД|СанПиН)\s*[РP]?\s*[\d\s.\-—–/]*\d"
+                                rf"(?:\s*{_PAGE_MARK})+$")
+
+
+def is_page_mark(line: str) -> bool:
+    """Whether a line is only page furniture: a page number «С. 25», alone or with the designation."""
+    return bool(_PAGE_MARK_LINE_RE.match(line.strip()))
+
+
 def strip_running_lines(pages: list[str], edge: int = 4, min_share: float = 0.3) -> list[str]:
-    """Drop running headers and footers: edge lines repeated (digits aside) on many pages."""
+    """Drop running headers and footers: edge lines repeated (digits aside) on many pages, and lines of page
+    numbers («С. 16 ГОСТ 5264-80») wherever a page holds them."""
+    pages = ["\n".join(ln for ln in text.splitlines() if not is_page_mark(ln)) for text in pages]
     if len(pages) < 4:
         return pages
     counts: dict[str, int] = {}

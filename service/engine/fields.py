@@ -14,7 +14,7 @@ UNITS_FIELD = "units"
 DOCUMENT_FIELDS = ["doc_id", "title", "file_name", "designation", "file_path", "file_type", "superseded_by",
                    "superseded_by_designation", "introduced", "amendments", "withdrawn"]
 CHUNK_FIELDS = ["chunk_id", "chunk_index", "page_number", "page_label", "page_end", "clause", "spans",
-                "section_title"]
+                "section_title", "section_kind"]
 #: the fields a phrase binds in (a heading or the document's title may hold it)
 PHRASE_FIELDS = ("text", "title", "section_title", "text.codes")
 

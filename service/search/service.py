@@ -389,7 +389,7 @@ class SearchService:
         results = map_hits(hits, request.include_context, request.max_chunks, self.settings.search.passage_chars,
                            lexical_weight, self._unit_similarity(plan.vector),
                            binding_phrases(first, request.operator), self.settings.index.dense_lower_bound,
-                           found.chunks, whole=found.whole, naming=plan.naming)
+                           found.chunks, whole=found.whole, naming=plan.naming, aside=plan.aside)
         aggs = raw.get("aggregations", {})
         # the engine's count of matching documents: the same on every page of a walk (the pages show the best
         # of them, and may end before it: ``paginate``'s ``exhausted``)

@@ -22,6 +22,7 @@ from service.search.query.filters import build_access_filter, build_filters, dem
 from service.search.query.operators import build_multi_binding, build_multi_text_query
 from service.search.query.parse import ParsedQuery
 from service.search.query.passages import POST, PRE
+from service.search.query.sections import aside_for
 from service.search.query.words import term_key
 from service.settings import SearchSettings
 
@@ -213,6 +214,8 @@ class SearchPlan:
     first_document_chunks: int = 0
     #: the query's words that name a document (its designations'), as the passages' term keys
     naming: frozenset[str] = frozenset()
+    #: the front-matter section kinds the query does not ask for (``ingest.sections.aside_for``): weighed down
+    aside: frozenset[str] = frozenset()
     #: how many of the text leg's best chunks a hybrid search fuses (``build_candidates_request``; 0: every match)
     text_candidates: int = 0
 
@@ -275,7 +278,7 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       fallback_reason=fallback_reason, extra_candidates=candidates_beyond(request, view),
                       unit_hits=knn is not None and units != "off",
                       whole_document=inside, first_document_chunks=first_read(route, offset, view, inside),
-                      naming=naming_keys(parsed),
+                      naming=naming_keys(parsed), aside=aside_for([p.plain for p in parsed]),
                       text_candidates=candidate_count(route, view, inside, readable))
 
 

@@ -157,6 +157,8 @@ class Candidate:
     marked: Marked
     spans: Sequence[Span]
     fused: float
+    #: whether it is front matter the query does not ask for (``ingest.sections.aside_for``)
+    aside: bool = False
 
 
 def inner_hits(hit: dict[str, Any], name: str = CHUNKS) -> list[dict[str, Any]]:
@@ -275,12 +277,14 @@ def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list
     return out
 
 
-def document_candidates(chunks: list[dict[str, Any]], lexical_weight: float) -> list[Candidate]:
+def document_candidates(chunks: list[dict[str, Any]], lexical_weight: float,
+                        aside: frozenset[str] = frozenset()) -> list[Candidate]:
     """A document's candidate chunks, each fused on the document's own scale (its best chunk's score), so
-    its passages do not depend on the rest of the answer."""
+    its passages do not depend on the rest of the answer; ``aside``: the section kinds weighed down."""
     top = max((h.get("_score") or 0.0 for h in chunks), default=0.0)
     return [Candidate(h, marked_of(h), spans_of(h["_source"]),
-                      fused_score(h.get("_score") or 0.0, top, similarity_of(h), lexical_weight)) for h in chunks]
+                      fused_score(h.get("_score") or 0.0, top, similarity_of(h), lexical_weight),
+                      h["_source"].get("section_kind") in aside) for h in chunks]
 
 
 Signals = tuple[list[list[Candidate]], list[dict[str, float]], list[list[list[float]]], list[list[dict[int, float]]]]
@@ -302,7 +306,7 @@ def read_whole_chunks(found: list[dict[str, Any]], whole: list[dict[str, Any]]) 
 def document_signals(hits: list[dict[str, Any]], lexical_weight: float, similarity: Similarity | None,
                      dense_floor: float | None, chunks: dict[str, list[dict[str, Any]]] | None,
                      whole: Mapping[str, list[dict[str, Any]]] | None = None,
-                     naming: frozenset[str] = frozenset()) -> Signals:
+                     naming: frozenset[str] = frozenset(), aside: frozenset[str] = frozenset()) -> Signals:
     """Per document: its candidate chunks, its term weights, each chunk's unit scores and unit cosines. A
     document read whole (its id in ``whole``: every chunk of it that holds a query term came) has those chunks
     as candidates (its search candidates where none does), and more of its units are embedded where the engine
@@ -312,7 +316,7 @@ def document_signals(hits: list[dict[str, Any]], lexical_weight: float, similari
     read = [bool(whole.get(i)) for i in ids]
     found = [read_whole_chunks(chunks_of, whole[i]) if r else chunks_of
              for i, r, chunks_of in zip(ids, read, document_chunks(hits, chunks), strict=True)]
-    groups = [document_candidates(f, lexical_weight) for f in found]
+    groups = [document_candidates(f, lexical_weight, aside) for f in found]
     # a chunk without a term is not read for a document read whole (measured: no set loses by it)
     groups = [[c for c in group if c.marked.marks] or group if r else group for group, r in zip(groups, read,
                                                                                                   strict=True)]
@@ -330,7 +334,7 @@ def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int,
              chunks: dict[str, list[dict[str, Any]]] | None = None,
              model: Model | None = None,
              whole: Mapping[str, list[dict[str, Any]]] | None = None,
-             naming: frozenset[str] = frozenset()) -> list[DocumentResult]:
+             naming: frozenset[str] = frozenset(), aside: frozenset[str] = frozenset()) -> list[DocumentResult]:
     """Collapsed hits → documents, each with the passages of its chunks that answer best, or, without
     context, a few short highlights. Everything a document's passages are chosen by — term weights, the
     fused scale, the units embedded — is taken over that document's candidate chunks alone: the same
@@ -343,10 +347,11 @@ def map_hits(hits: list[dict[str, Any]], include_context: bool, max_chunks: int,
     document of an answer, the one of a call inside it): their best windows are shown wherever they are,
     several of one chunk if they rank so.
     ``naming``: the term keys of the words that name a document in the query (its designations'): no passage is
-    chosen by them, in the document named (its running headers) or any other (its references)."""
+    chosen by them, in the document named (its running headers) or any other (its references).
+    ``aside``: the section kinds (front matter) the query does not ask for, which the ranker weighs down."""
     whole = whole or {}
     groups, weights, lexical, cosines = document_signals(hits, lexical_weight, similarity, dense_floor, chunks,
-                                                         whole, naming)
+                                                         whole, naming, aside)
     results = []
     for hit, group, w, cos, lex in zip(hits, groups, weights, cosines, lexical, strict=True):
         top_weight = max(w.values(), default=0.0)
@@ -420,7 +425,7 @@ def chunk_contexts(candidates: list[Candidate], cosines: list[dict[int, float]],
             scores = lexical_scores(c.marked, units, weights)
         out.append(ChunkContext(c.marked, c.spans, frozenset(s.offset for s in c.spans), units, scores, cos,
                                 unit_values(c.marked, units) if values else None,
-                                c.marked.unit_terms(units), digits, chars, size))
+                                c.marked.unit_terms(units), digits, chars, size, c.aside))
     return out
 
 

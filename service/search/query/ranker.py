@@ -22,16 +22,18 @@ from service.search.query.passages import Marked, Span, has_value, span_at, tabl
 #: the features of a window, in the order of ``WEIGHTS``: the query terms it covers (their rarity among the
 #: document's candidate units, over the document's rarest), its repeats of them (log), its units' best cosine to
 #: the query, whether it states a value (a bound, a quantity with its unit), whether it opens at a clause's
-#: start, the length of what it shows (in passage sizes), and the share of its characters that are digits (a
-#: table's rows, whose cells state values without their units). Signals measured and left out because no set's held-out
-#: folds gained by them: the covered share of all terms, the rarest term, the chunk's fused relevance, its place and
-#: cosine, the densest unit's cosine, clauses crossed, contents lines (docs/relevance.md).
-FEATURES = ("terms", "repeats", "cos_best", "value", "clause_start", "length", "numeric")
+#: start, the length of what it shows (in passage sizes), the share of its characters that are digits (a table's
+#: rows, whose cells state values without their units), and whether its chunk is front matter the question does
+#: not ask for (``sections.aside_for``: scope, foreword, references …). Signals measured and left out because no
+#: set's held-out folds gained by them: the covered share of all terms, the rarest term, the chunk's fused
+#: relevance, its place and cosine, the densest unit's cosine, clauses crossed, contents lines (docs/relevance.md).
+FEATURES = ("terms", "repeats", "cos_best", "value", "clause_start", "length", "numeric", "aside")
 
 #: fit by ``python -m evaluation.passage_fit`` on the judged clause sets and the table-row questions over real
 #: PDFs (docs/relevance.md has the folds' figures)
 WEIGHTS: dict[str, float] = {"terms": 1.699, "repeats": 0.752, "cos_best": 2.267, "value": 2.936,
-                             "clause_start": 2.514, "length": -2.743, "numeric": 7.674}
+                             "clause_start": 2.514, "length": -2.743, "numeric": 7.674,
+                             "aside": -2.333}
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,8 @@ class ChunkContext:
     digits: list[int]
     chars: list[int]
     size: int
+    #: the chunk is front matter the query does not ask for (a foreword, references, abbreviations …)
+    aside: bool = False
 
 
 def unit_values(chunk: Marked, units: list[tuple[int, int]]) -> list[bool]:
@@ -105,6 +109,7 @@ def window_features(ctx: ChunkContext, window: tuple[int, int], doc: DocumentTer
         float(start == 0 or bool(header) or start in ctx.starts),
         min(end - start, ctx.size) / ctx.size,  # a longer window is shown cut to the passage's size
         sum(ctx.digits[first:last + 1]) / max(1, sum(ctx.chars[first:last + 1])),
+        float(ctx.aside),
     ]
 
 

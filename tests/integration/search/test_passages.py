@@ -25,7 +25,7 @@ PAGES = [
     "7 Лестницы и эвакуационные выходы ............. 5\n",
     "1 Область применения\n1.1 Настоящий свод правил распространяется на проектирование жилых зданий. " + FILLER * 6,
     "5 Требования к квартирам\n5.7 Площадь спальни в мансардном этаже допускается не менее 7 м2 при условии, что "
-    "общая комната имеет площадь не менее 16 м2.\n" + FILLER * 4 + "\n5.8 Высота (от пола до потолка) жилых комнат "
+    "общая комната имеет площадь не менее 16 м2.\n" + FILLER * 9 + "\n5.8 Высота (от пола до потолка) жилых комнат "
     "в климатических подрайонах IА, IБ и IГ должна быть не менее 2,7 м, а в других климатических подрайонах — не "
     "менее 2,5 м.\nВысота внутриквартирных коридоров должна составлять не менее 2,1 м.\n",
     "5.9 Вентиляция жилых комнат должна обеспечивать воздухообмен не менее 3 м3/ч на 1 м2 площади. " + FILLER * 5,
@@ -156,7 +156,7 @@ def test_totals_agree_on_every_page_of_a_walk_even_when_the_ranking_runs_out_fir
     ({"query": "требования к квартирам", "operator": "PHRASE"}, "Требования к квартирам"),
 ])
 def test_a_phrase_result_shows_the_phrase(norm: SearchService, request_: dict[str, Any], phrase: str) -> None:
-    """The chunk also holds clause 5.8, which answers «высота жилых комнат» better than the heading does:
+    """The document also holds clause 5.8, which answers «высота жилых комнат» better than the heading does:
     the passage shown is still the one holding the phrase the query binds."""
     response = norm.search(request_, Principal.of("t", []))
     assert response.results, request_

@@ -63,6 +63,8 @@ def test_a_contents_page_never_sets_the_clause_or_heading_of_the_body_after_it()
         Block("1 Область применения", 5, "title"),
         Block("Настоящий стандарт распространяется на прокат.", 5),
     ]
-    _, body = chunk_blocks(blocks)
-    assert body.section_title is None
-    assert [(page, clause) for _, page, clause in body.spans] == [(4, None), (5, "1")]
+    # the correction sheet and the scope are sections of their own kinds: each starts a chunk
+    _, correction, scope = chunk_blocks(blocks)
+    assert correction.section_title is None and (correction.kind, scope.kind) == ("correction", "scope")
+    assert [(page, clause) for _, page, clause in correction.spans] == [(4, None)]
+    assert [(page, clause) for _, page, clause in scope.spans] == [(5, "1")]

@@ -1,0 +1,91 @@
+"""Section kinds at ingest and page furniture left out of the text."""
+
+from __future__ import annotations
+
+import pytest
+
+from ingest.chunk import chunk_blocks
+from ingest.parse.model import Block
+from ingest.parse.text import is_page_mark, strip_running_lines
+from ingest.sections import heading_kind, next_kind
+from service.search.query.sections import ASIDE, aside_for
+
+
+@pytest.mark.parametrize(("text", "kind"), [
+    ("2 Нормативные ссылки", "references"),
+    ("Предисловие", "foreword"),
+    ("Введение", "foreword"),
+    ("4 ВВЕДЕН ВПЕРВЫЕ", "foreword"),
+    ("1 РАЗРАБОТАН Акционерным обществом «НИЦ «Строительство» " + "и другими " * 20, "foreword"),
+    ("3 Термины и определения", "terms"),
+    ("1 Область применения", "scope"),
+    ("4 Обозначения и сокращения", "abbreviations"),
+    ("Библиография", "bibliography"),
+    ("Поправка к ГОСТ 31996-2012 Кабели силовые", "correction"),
+    ("Изменение № 1 к СП 1.13130.2020", "amendment"),
+    ("5.2 Разработан проект организации строительства", None),
+    ("Введение в эксплуатацию системы допускается после проверки", None),
+    ("4 Общие положения", None),
+    ("Содержание\n1 Область применения … 1\n2 Нормативные ссылки … 2", "contents"),
+])
+def test_heading_kind(text: str, kind: str | None) -> None:
+    assert heading_kind(text) == kind
+
+
+def test_a_long_paragraph_opening_with_a_heading_word_is_no_heading() -> None:
+    assert heading_kind("Сокращения " + "слово " * 40, heading=False) is None
+    assert heading_kind("Сокращения", heading=False) == "abbreviations"
+    # a numbered heading run into its first paragraph still opens its section
+    assert heading_kind("1 Область применения 1.1 Настоящий свод правил " + "слово " * 40, heading=False) == "scope"
+
+
+def test_a_foreword_item_number_holds_no_section() -> None:
+    kind, number = next_kind("foreword", None, "1 ИСПОЛНИТЕЛИ - ЗАО «ИСЗС-Консалт»", False)
+    assert (kind, number) == ("foreword", None)
+    assert next_kind(kind, number, "1.2 Настоящий свод правил не распространяется на котельные", False) == \
+        (None, None)
+
+
+def test_a_kind_holds_until_the_next_top_level_section() -> None:
+    assert next_kind(None, None, "2 Нормативные ссылки", True) == ("references", "2")
+    assert next_kind("references", "2", "ГОСТ 12.1.004-91 Система стандартов безопасности", False) == \
+        ("references", "2")
+    assert next_kind("terms", "3", "3.1 ригель: Горизонтальный элемент", False) == ("terms", "3")
+    assert next_kind("terms", "3", "4.1 Ригели следует проектировать", False) == (None, None)
+    assert next_kind("abbreviations", "3.2", "3.20 Ригели следует проектировать", False) == (None, None)
+    assert next_kind("foreword", None, "Приложение А (обязательное)", True) == ("annex", None)
+    assert next_kind("foreword", None, "Содержание\n1 Область применения … 1", False) == ("contents", None)
+    assert next_kind("contents", None, "5 Требования … 12", False) == ("contents", None)
+
+
+def test_chunks_carry_the_kind_in_effect_where_they_start() -> None:
+    blocks = [Block("Предисловие", 1, "title"), Block("Цели и принципы стандартизации установлены " * 5, 1),
+              Block("4 ВВЕДЕН ВПЕРВЫЕ", 1),
+              Block("1 Область применения", 2, "title"), Block("Настоящий стандарт распространяется " * 5, 2),
+              Block("2 Нормативные ссылки", 2, "title"), Block("ГОСТ 10180 Бетоны. Методы " * 5, 2),
+              Block("5 Требования", 3, "title"), Block("5.1 Ширина выхода должна быть не менее 1,2 м. " * 5, 3),
+              Block("Приложение А", 4, "title"), Block("Таблица А.1 " * 20, 4)]
+    chunks = chunk_blocks(blocks, size=300, overlap=0)
+    kinds = [(c.text.split()[0], c.kind) for c in chunks]
+    assert kinds == [("Предисловие", "foreword"), ("1", "scope"), ("2", "references"), ("5", None),
+                     ("Приложение", "annex")]
+
+
+@pytest.mark.parametrize(("line", "mark"), [
+    ("С. 16 ГОСТ 5264-80", True), ("ГОСТ 5 2 6 4 -8 0 С. 17", True), ("С. 25 С. 26", True), ("Стр. 5", True),
+    ("ГОСТ 12.1.004-91 Система стандартов", False), ("С. 16 см. рисунок 3", False), ("ГОСТ 31996-2012", False),
+])
+def test_page_marks(line: str, mark: bool) -> None:
+    assert is_page_mark(line) is mark
+
+
+def test_page_marks_leave_the_page_wherever_they_are() -> None:
+    pages = ["5.1 Текст первой страницы\nС. 16 ГОСТ 5264-80\nТаблица 27", "ГОСТ 5 2 6 4 -8 0 С. 17\n5.2 Текст"]
+    assert strip_running_lines(pages) == ["5.1 Текст первой страницы\nТаблица 27", "5.2 Текст"]
+
+
+def test_a_query_asking_for_front_matter_keeps_it() -> None:
+    assert aside_for(["ширина эвакуационных выходов"]) == ASIDE
+    assert "references" not in aside_for(["на какие нормативные ссылки опирается СП 1.13130"])
+    assert "foreword" not in aside_for(["кем разработан ГОСТ 31996"])
+    assert "abbreviations" not in aside_for(["что означает сокращение КФС"])
