@@ -149,20 +149,25 @@ def fit_model(groups: Sequence[Group], l2: float, drop: Sequence[str] = ()) -> M
     return Model({name: fitted.get(name, 0.0) if name in names else 0.0 for name in FEATURES})
 
 
+def replayed_response(row: Captured, embedder: Embedder, model: Model | None) -> SearchResponse:
+    """A captured call's answer with passages chosen by ``model``, sized as a call's is."""
+    s = row.settings
+    search = SearchSettings()
+    results = map_hits(row.hits, s["include_context"], s["max_chunks"], s["passage_chars"], s["lexical_weight"],
+                       similarity_for(embedder, row.vector), s["phrases"], s["dense_floor"],
+                       row.chunks, model, whole_of(row), naming_of(row), aside_of(row))
+    return fit_budget(SearchResponse(results=results, meta=SearchMeta(
+        query=str(row.request["query"]), total_results=len(results), route_used="hybrid", timings=Timings(),
+        facets=Facets(), suggestions=Suggestions(),
+        pagination=Pagination(page=1, limit=10, total_pages=1, has_more=False))),
+        search.response_budget_chars, search.answer_chars)
+
+
 def answered(rows: Sequence[Captured], embedder: Embedder, model: Model | None) -> dict[str, float]:
     """answer@1/@5 and cited@5 of ``rows`` with passages chosen by ``model``, the answer sized as a call's is."""
-    search = SearchSettings()
     tally = AnswerTally()
     for row in rows:
-        s = row.settings
-        results = map_hits(row.hits, s["include_context"], s["max_chunks"], s["passage_chars"], s["lexical_weight"],
-                           similarity_for(embedder, row.vector), s["phrases"], s["dense_floor"],
-                           row.chunks, model, whole_of(row), naming_of(row), aside_of(row))
-        response = fit_budget(SearchResponse(results=results, meta=SearchMeta(
-            query=str(row.request["query"]), total_results=len(results), route_used="hybrid", timings=Timings(),
-            facets=Facets(), suggestions=Suggestions(),
-            pagination=Pagination(page=1, limit=10, total_pages=1, has_more=False))),
-            search.response_budget_chars, search.answer_chars)
+        response = replayed_response(row, embedder, model)
         shown = [Shown(rank, c.text, c.clause, c.clause_end, c.page_number, c.page_end)
                  for rank, r in enumerate(response.results) for c in r.context_chunks]
         tally.add([dataclasses.replace(s, text=cells_as_line(s.text)) for s in shown], row.judged, 0)

@@ -2,8 +2,8 @@
 foreword, abbreviations, a correction or amendment sheet, bibliography, an annex, a table. Pure functions.
 
 A kind is set by the heading that opens its section («2 Нормативные ссылки», «Предисловие», «Поправка к ГОСТ …»)
-and holds until the next top-level section (another number at the clause's head, an appendix, a heading of
-another kind). The search weighs it as a signal (a passage of the foreword is rarely the answer), never as a
+and holds until a numbered clause outside that heading's section, an appendix, or a heading of another kind.
+The search weighs it as a signal (a passage of the foreword is rarely the answer), never as a
 filter: a question about a term, a reference or the scope still finds that section.
 """
 

@@ -41,16 +41,7 @@ def kinds_of(client: OpenSearch, alias: str) -> Kinds:
 
 def first_passage(row: Captured, embedder: Embedder) -> tuple[str, ChunkResult] | None:
     """The first passage of the call replayed as shipped, with its document id."""
-    s = row.settings
-    results = map_hits(row.hits, s["include_context"], s["max_chunks"], s["passage_chars"], s["lexical_weight"],
-                       fit.similarity_for(embedder, row.vector), s["phrases"], s["dense_floor"], row.chunks, None,
-                       fit.whole_of(row), fit.naming_of(row), fit.aside_of(row))
-    search = SearchSettings()
-    response = fit_budget(SearchResponse(results=results, meta=SearchMeta(
-        query=str(row.request["query"]), total_results=len(results), route_used="hybrid", timings=Timings(),
-        facets=Facets(), suggestions=Suggestions(), pagination=Pagination(page=1, limit=10, total_pages=1,
-                                                                         has_more=False))),
-        search.response_budget_chars, search.answer_chars)
+    response = fit.replayed_response(row, embedder, None)
     if not response.results or not response.results[0].context_chunks:
         return None
     return str(row.hits[0]["_source"]["doc_id"]), response.results[0].context_chunks[0]

@@ -157,7 +157,7 @@ class Candidate:
     marked: Marked
     spans: Sequence[Span]
     fused: float
-    #: whether it is front matter the query does not ask for (``ingest.sections.aside_for``)
+    #: whether it is front matter the query does not ask for (``sections.aside_for``)
     aside: bool = False
 
 
