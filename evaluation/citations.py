@@ -19,8 +19,10 @@ from service.errors import StroidokError
 from service.search.citations import find_citations
 from service.search.service import SearchService
 
-REAL = ("clause", "table", "appendix", "value", "wrong_value", "judged")
-INVENTED = ("wrong_clause", "other_clause", "wrong_edition", "missing", "replaced")
+REAL = ("clause", "table", "appendix", "value", "wrong_value", "judged", "bare_clause", "bare_value", "flipped_bound",
+        "quote", "flipped_quote")
+INVENTED = ("wrong_clause", "other_clause", "wrong_edition", "missing", "replaced", "bare_wrong_clause",
+            "replaced_spaced")
 
 
 @dataclass

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ingest.parse.model import Block
+from ingest.parse.repair import repair_text
 from service.search.designations import (
     DESIGNATION_RE,
     find_designations,
@@ -195,6 +196,7 @@ def replaced_designations(front: str, own: str | None) -> list[str]:
 def document_references(blocks: Sequence[Block], head: str, own: str | None) -> References:
     """A document's links from its parsed blocks (contents and imprint pages too, for «Взамен»)."""
     own_family = parse_designation(own).family if own else None
+    head = repair_text(head)  # a title page's «А к т у а л и з и р о в а н н а я  р е д а к ц и я», read as words
     start = next((i for i, b in enumerate(blocks) if not b.role and _SCOPE_RE.match(b.text)), 0)
     # the front matter: title page, preface, imprint (a reference list comes after the scope)
     front = "\n".join([head, *(b.text for b in blocks[:start or FRONT_BLOCKS])])

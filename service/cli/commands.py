@@ -9,7 +9,8 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -253,18 +254,56 @@ def print_reply(reply: Any, fmt: str, render: Callable[[Any], str]) -> None:
 
 
 @app.command("cite")
-def cite_cmd(text: str = typer.Argument(..., help="The text whose citations to check (a draft answer, a list); "
+def cite_cmd(text: str = typer.Argument(None, help="The text whose citations to check (a draft answer, a list); "
                                         "- reads it from stdin."),
-             fmt: str = typer.Option("text", "--format", "-f", help="text | json")) -> None:
+             file: Path = typer.Option(None, "--file", help="Check every citation of a whole document instead "
+                                       "(PDF, DOCX, XLSX, TXT, read as the ingest reads it): each with its page and "
+                                       "line, and a summary by verdict."),
+             fmt: str = typer.Option("text", "--format", "-f", help="text | json | markdown")) -> None:
     """Check every norm citation in a text against the archive (the MCP tool check_citations): found,
     clause_not_found, superseded, edition_not_found, document_not_found or ambiguous, and stated values."""
-    from service.search.render import render_citations
+    from service.search.render import render_citations, render_document_citations
 
-    if fmt not in ("text", "json"):
-        raise typer.BadParameter("--format must be text or json")
+    if fmt not in ("text", "json", "markdown") or (fmt == "markdown" and file is None):
+        raise typer.BadParameter("--format must be text or json (markdown: with --file)")
+    if (text is None) == (file is None):
+        raise typer.BadParameter("give a text or --file, one of them")
     service, principal = cli_service()
-    given = sys.stdin.read() if text == "-" else text
-    print_reply(service.check_citations({"text": given}, principal, "cli"), fmt, render_citations)
+    if file is None:
+        given = sys.stdin.read() if text == "-" else text
+        print_reply(service.check_citations({"text": given}, principal, "cli"), fmt, render_citations)
+        return
+    pages = document_reader()(file, state.settings)
+    with citation_progress() as progress:
+        reply = service.check_pages(file.name, pages, principal, "cli", progress)
+    print_reply(reply, fmt, lambda r: render_document_citations(r, markdown=fmt == "markdown"))
+
+
+def document_reader() -> Callable[[Path, Settings], list[tuple[int, str]]]:
+    """The reader of a document's pages, contributed by the ingest package (entry point group
+    ``stroidok.document_reader``: its parsers and bounds); a search-only install cannot read files."""
+    from importlib.metadata import entry_points
+
+    found = list(entry_points(group="stroidok.document_reader"))
+    if not found:
+        raise StroidokError("checking a file's citations reads it with the ingest package's parsers, which are not "
+                            "installed here")
+    reader: Callable[[Path, Settings], list[tuple[int, str]]] = found[0].load()
+    return reader
+
+
+@contextmanager
+def citation_progress() -> Iterator[Callable[[int, int], None] | None]:
+    """A progress bar of citations checked, on a terminal's stderr; nothing elsewhere."""
+    if not sys.stderr.isatty():
+        yield None
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    with Progress(TextColumn("checking citations"), BarColumn(), MofNCompleteColumn(),
+                  console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task("citations", total=None)
+        yield lambda done, total: bar.update(task, completed=done, total=total)
 
 
 @app.command("document")
@@ -344,9 +383,11 @@ def stats_cmd(since: str = typer.Option("7d", "--since", help="Entries of the la
 @app.command("mcp-config")
 def mcp_config() -> None:
     """Print an MCP server entry for Claude Code with this installation's absolute path, for any project:
-    paste it into that project's .mcp.json (or run `claude mcp add stroidok -- <command> serve`)."""
+    paste it into that project's .mcp.json (or pass the server's entry to `claude mcp add-json stroidok`).
+    ``alwaysLoad`` keeps the tools in the model's view instead of behind Claude Code's tool search."""
     command = Path(sys.executable).parent / "stroidok"
-    entry = {"mcpServers": {"stroidok": {"type": "stdio", "command": str(command), "args": ["serve"],
+    entry = {"mcpServers": {"stroidok": {"type": "stdio", "alwaysLoad": True, "command": str(command),
+                                         "args": ["serve"],
                                          "env": {"DO_NOT_TRACK": "1", "UNSTRUCTURED_DISABLE_NOTICE": "1"}}}}
     print(json.dumps(entry, indent=2))
 

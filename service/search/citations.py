@@ -8,6 +8,7 @@ A designation alone cites the document. Pure functions; ``service.search.citing`
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from dataclasses import dataclass
 
@@ -29,20 +30,28 @@ POINTER_RE = re.compile(
     rf"\s*(?:№\s*)?"
     rf"(?P<label>{_LETTER}\.{_NUMBER}|{_LETTER}(?![\w.])|{_RANGE})",
     re.IGNORECASE)
+#: a clause number written without «п.» right after a designation (« 4.2.19», «, Б.2», « (5.8)»): dotted, or an
+#: appendix's clause; not a date, a decimal or a quantity («2.7 м»), and not «С. 16», a page
+BARE_CLAUSE_RE = re.compile(
+    rf"(?P<kind>)(?P<label>(?![СC]\.){_LETTER}\.\d{{1,3}}(?:\.\d{{1,3}}){{0,4}}|\d{{1,3}}(?:\.\d{{1,3}}){{1,5}})"
+    r"(?![\w.,]?\d)(?!\w)(?![ \t\u00a0]*(?:%|°|(?:мм|см|м|км|м2|м3|кг|т|кПа|МПа|Па|ч|мин|шт|л|кВт|Вт|лк|дБ|чел)\b))")
+#: between a designation and a bare clause number: a space, a comma, an opening parenthesis
+_BARE_GAP_RE = re.compile(r"\**(?:[ \t]*[,(][ \t]*|[ \t]+)")
 #: between a designation and the pointer after it: «, », «*, », «: », « (»
 _AFTER_GAP_RE = re.compile(r"\**[ \t]*[,:(]?[ \t]*(?:см\.[ \t]*)?")
 #: between a pointer and the designation after it: « », « по », « в », « из »
 _BEFORE_GAP_RE = re.compile(r"[ \t]*(?:,[ \t]*)?(?:(?:по|в|из|согласно|требований)[ \t]+)?$", re.IGNORECASE)
-#: a stated value: after a colon or dash, to the end of its sentence, or the quoted text
-_VALUE_RE = re.compile(r"\)?[ \t]*(?::|—|–|-|=)[ \t]*(?:«(?P<quoted>[^»\n]{1,400})»|\"(?P<dquoted>[^\"\n]{1,400})\"|"
-                       r"(?P<plain>[^\n;()]{1,120}?))(?=[ \t]*(?:[;\n()]|\.(?:\s|$)|$|»))")
+#: a stated value: after a colon or dash, to the end of its sentence, or the quoted text (quotes inside it too:
+#: «… в хостеле категории «одна звезда» …»)
+_VALUE_RE = re.compile(r"\)?[ \t]*(?::|—|–|-|=)[ \t]*(?:«(?P<quoted>(?:[^«»\n]|«[^«»\n]{0,100}»){1,400})»|"
+                       r"\"(?P<dquoted>[^\"\n]{1,400})\"|(?P<plain>[^\n;()]{1,120}?))"
+                       r"(?=[ \t]*(?:[;\n()]|\.(?:\s|$)|$|»))")
 _VALUE_NUMBER_RE = re.compile(r"\d+(?:[ \u00a0]\d{3})*(?:[.,]\d+)?")
 #: the further labels of a list after a pointer: «пп. 5.8, 5.9 и 5.10»
 _MORE_LABELS_RE = re.compile(rf"[ \t]*(?:,|и)[ \t]*(?P<label>{_LETTER}\.{_NUMBER}|{_RANGE})(?![\w.]\d)")
 #: where a sentence ends (a citation's further clauses are read up to it)
 _SENTENCE_END_RE = re.compile(r"[.!?](?=\s+[А-ЯЁA-Z])|\n")
 _RANGE_SPLIT_RE = re.compile(r"\s*(?:[–—-]|\.\.\.?|…)\s*")
-_WORD_RE = re.compile(r"[а-яёa-z]{4,}", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -55,6 +64,8 @@ class Citation:
     clause: str | None = None
     clause_end: str | None = None
     value: str | None = None
+    #: the value was quoted («…»): checked as the clause's words
+    quoted: bool = False
 
     @property
     def dated(self) -> bool:
@@ -84,6 +95,8 @@ def find_citations(text: str, limit: int = MAX_CITATIONS) -> list[Citation]:
     taken = 0  # the text before this offset belongs to a citation already read
     matches = list(DESIGNATION_RE.finditer(flat))
     for i, match in enumerate(matches):
+        if match.start() < taken:
+            continue  # inside what a citation before took: its quoted value («… по ГОСТ 20.57.406 …»)
         designation = normalize_designation(match["kind"], match["number"])
         start, end = match.start(), match.end()
         next_start = matches[i + 1].start() if i + 1 < len(matches) else len(flat)
@@ -93,6 +106,8 @@ def find_citations(text: str, limit: int = MAX_CITATIONS) -> list[Citation]:
         else:
             gap = _AFTER_GAP_RE.match(flat, end)
             pointer = POINTER_RE.match(flat, gap.end() if gap else end)
+            if pointer is None and (gap := _BARE_GAP_RE.match(flat, end)) is not None:
+                pointer = BARE_CLAUSE_RE.match(flat, gap.end())
             if pointer is not None and pointer.end() <= next_start:
                 end = pointer.end() + (flat.startswith(")", pointer.end()) and "(" in gap[0] if gap else 0)
             else:
@@ -109,16 +124,24 @@ def find_citations(text: str, limit: int = MAX_CITATIONS) -> list[Citation]:
         taken = end
         if len(found) >= limit:
             break
-    return [citation for _, citation in sorted(found, key=lambda item: item[0])][:limit]
+    return [dataclasses.replace(c, quoted=is_quoted(c.cited, c.value))
+            for _, c in sorted(found, key=lambda item: item[0])][:limit]
 
 
 def stated_value(flat: str, end: int, bound: int) -> tuple[str | None, int]:
-    """The value stated right after a pointer ending at ``end`` (not reaching ``bound``), and where it ends."""
+    """The value stated right after a pointer ending at ``end`` (not reaching ``bound`` unless quoted), and where
+    it ends."""
     value = _VALUE_RE.match(flat, end)
     stated = value and (value["quoted"] or value["dquoted"] or value["plain"] or "").strip()
-    if value is not None and stated and value.end() <= bound:
+    # a quote may hold designations of its own («… по ГОСТ 15150»): its closing mark bounds it
+    if value is not None and stated and (value.end() <= bound or not value["plain"]):
         return stated, value.end()
     return None, end
+
+
+def is_quoted(cited: str, value: str | None) -> bool:
+    """Whether a citation's value was written in quotes (the citation's text ends with it quoted)."""
+    return value is not None and cited.rstrip().endswith((f"«{value}»", f'"{value}"'))
 
 
 def further_clauses(flat: str, pointer: re.Match[str], end: int, bound: int,
@@ -171,15 +194,3 @@ def numbers_of(text: str) -> list[str]:
 def fold(text: str) -> str:
     """Text as the index's ``folded`` normalizer compares it: lower case, «ё» as «е»."""
     return text.lower().replace("ё", "е")
-
-
-def value_matches(value: str, clause_text: str) -> bool:
-    """Whether a value stated beside a citation is what the clause says: each of its numbers is among the
-    clause's numbers; a value without numbers, each of its words (by their first five letters) is in it."""
-    stated = numbers_of(value)
-    if stated:
-        held = set(numbers_of(clause_text))
-        return all(n in held for n in stated)
-    folded = fold(clause_text)
-    words = [fold(w)[:5] for w in _WORD_RE.findall(value)]
-    return bool(words) and all(w in folded for w in words)

@@ -18,11 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service.engine.fields import FIRST_CHUNK
-from service.search.citations import Citation, fold, value_matches
+from service.search.citations import Citation, fold
 from service.search.clauses import Opened, bounded, build_clauses_request, labels_of, nearest_labels, opened
 from service.search.designations import parse_designation
 from service.search.query.filters import build_access_filter
 from service.search.query.models import CitationCheck, CitedDocument, Verdict
+from service.search.wording import clause_words, wording_matches
 
 #: documents of one designation checked for a citation (more are counted, not checked)
 MAX_CANDIDATES = 5
@@ -187,11 +188,14 @@ def verdict_of(checked: Checked) -> CitationCheck:
         else:
             verdict = "found"
     stated = citation.value if checked.clause is not None else None
+    matches = wording_matches(stated, checked.clause.full, citation.quoted) if stated and checked.clause else None
     return CitationCheck(
         cited=citation.cited, verdict=verdict, designation=citation.designation, clause=citation.clause,
         document=res.document.cited() if res.document else None,
         found=checked.clause.shown if checked.clause else None, value=citation.value,
-        value_matches=value_matches(stated, checked.clause.full) if stated and checked.clause else None,
+        value_matches=matches,
+        clause_words=clause_words(stated, checked.clause.full) if matches is False and stated and checked.clause
+        else None,
         replaced_by=res.replaced_by.cited() if res.replaced_by else None,
         replaced_clause=checked.replaced.shown if checked.replaced else None,
         editions=res.editions or None,

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from service.search.query.models import ChunkResult, CitationsResponse, DocumentResponse, SearchResponse
+from service.search.query.models import (
+    ChunkResult,
+    CitationCheck,
+    CitationsResponse,
+    DocumentCitationsResponse,
+    DocumentResponse,
+    SearchResponse,
+)
 
 
 def clause_label(clause: str | None, clause_end: str | None = None) -> str | None:
@@ -67,25 +74,61 @@ def render_markdown(response: SearchResponse) -> str:
     return "\n".join(out)
 
 
+def render_document_citations(response: DocumentCitationsResponse, markdown: bool = False) -> str:
+    """A checked document: every citation with its page and line, its verdict and what the archive holds; the
+    summary by verdict last. ``markdown``: a table."""
+    summary = ", ".join(f"{verdict} {count}" for verdict, count in response.summary.items()) or "no citations"
+    if markdown:
+        rows = ["| с. | стр. | citation | verdict | archive |", "|---|---|---|---|---|"]
+        rows += [f"| {c.page} | {c.line} | {c.cited.replace('|', '/')} | {c.verdict}"
+                 f"{' (value differs)' if c.value_matches is False else ''} | {held_of(c).replace('|', '/')} |"
+                 for c in response.citations]
+        return "\n".join([f"**{response.file}**: {len(response.citations)} citations on {response.pages} pages — "
+                          f"{summary}", "", *rows])
+    lines = [f"с. {c.page}, стр. {c.line}: {citation_line(c)}" for c in response.citations]
+    if response.truncated:
+        lines.append("… more citations than are checked in one document (5,000)")
+    return "\n".join([*lines, f"{response.file}: {len(response.citations)} citations on {response.pages} pages — "
+                                f"{summary}"])
+
+
+def held_of(check: CitationCheck) -> str:
+    """What the archive holds for a citation, in a few words."""
+    if check.found is not None and check.document is not None:
+        return f"{check.document.designation}, {clause_name(check.found.clause)}, с. {check.found.page_number}"
+    if check.replaced_by is not None:
+        return f"replaced by {check.replaced_by.designation}"
+    if check.nearest:
+        return f"nearest: {', '.join(check.nearest)}"
+    return ""
+
+
+def citation_line(check: CitationCheck) -> str:
+    """A citation's verdict, as cited, and what the archive holds (clause, page, replacing edition, nearest
+    labels, whether a stated value is the clause's, and the clause's own words when it is not)."""
+    line = f"{check.verdict:<19} {check.cited}"
+    if check.found is not None and check.document is not None:
+        line += f" → {check.document.designation}, {clause_name(check.found.clause)}, с. {check.found.page_number}"
+    if check.replaced_by is not None:
+        line += f" → replaced by {check.replaced_by.designation}"
+        if check.replaced_clause is not None:
+            line += f" ({clause_name(check.replaced_clause.clause)}, с. {check.replaced_clause.page_number})"
+    if check.editions:
+        line += f"; editions held: {', '.join(check.editions)}"
+    if check.nearest:
+        line += f"; nearest: {', '.join(check.nearest)}"
+    if check.value_matches is not None:
+        line += f"; value «{check.value}» {'matches' if check.value_matches else 'DOES NOT match'}"
+        if check.clause_words:
+            line += f"; the clause says: «{check.clause_words}»"
+    return line
+
+
 def render_citations(response: CitationsResponse) -> str:
-    """Each citation a line: its verdict, as cited, and what the archive holds (clause, page, replacing edition,
-    nearest labels, whether a stated value is the clause's)."""
+    """Each citation a line (``citation_line``), the clause's text under a found one."""
     lines: list[str] = []
     for check in response.citations:
-        line = f"{check.verdict:<19} {check.cited}"
-        if check.found is not None and check.document is not None:
-            line += f" → {check.document.designation}, {clause_name(check.found.clause)}, с. {check.found.page_number}"
-        if check.replaced_by is not None:
-            line += f" → replaced by {check.replaced_by.designation}"
-            if check.replaced_clause is not None:
-                line += f" ({clause_name(check.replaced_clause.clause)}, с. {check.replaced_clause.page_number})"
-        if check.editions:
-            line += f"; editions held: {', '.join(check.editions)}"
-        if check.nearest:
-            line += f"; nearest: {', '.join(check.nearest)}"
-        if check.value_matches is not None:
-            line += f"; value «{check.value}» {'matches' if check.value_matches else 'DOES NOT match'}"
-        lines.append(line)
+        lines.append(citation_line(check))
         if check.found is not None:
             lines.append(f"    {check.found.text}")
     if response.truncated:

@@ -39,6 +39,15 @@ from service.pages import render_page
 from service.search.cache import build_cache, cache_key
 from service.search.citations import MAX_CITATIONS, find_citations
 from service.search.citing import CITATION_TEXT_SHARE, fit_texts, verdict_of
+from service.search.document_citations import (
+    MAX_DOCUMENT_CITATIONS,
+    Pages,
+    distinct_batches,
+    key_of,
+    placed_checks,
+    placed_citations,
+    summary_of,
+)
 from service.search.documents import DOCUMENT_PASSAGES, Documents, document_id
 from service.search.query.aggs import build_sources_body, document_count
 from service.search.query.budget import fit_budget
@@ -73,7 +82,9 @@ from service.search.query.map import (
     related_queries,
 )
 from service.search.query.models import (
+    CitationCheck,
     CitationsResponse,
+    DocumentCitationsResponse,
     DocumentResponse,
     DocumentResult,
     PageReply,
@@ -499,6 +510,32 @@ class SearchService:
         cut = fit_texts(verdicts, CITATION_TEXT_SHARE * self.settings.search.answer_chars)
         return CitationsResponse(citations=verdicts, truncated=True if len(citations) > MAX_CITATIONS else None,
                                  texts_cut=cut or None)
+
+    def check_pages(self, name: str, pages: Pages, principal: Principal, client_id: str | None = None,
+                    progress: Callable[[int, int], None] | None = None) -> DocumentCitationsResponse:
+        """Every citation of a document's ``pages`` checked (``service.search.document_citations``): each
+        distinct one once, ``MAX_CITATIONS`` to a batch of two engine requests; ``progress(done, total)``
+        after each batch."""
+        return self._call("check_citations", {"file": name}, principal, client_id,
+                          lambda _: self._check_pages(name, pages, principal, progress))
+
+    def _check_pages(self, name: str, pages: Pages, principal: Principal,
+                     progress: Callable[[int, int], None] | None) -> DocumentCitationsResponse:
+        placed = placed_citations(pages, MAX_DOCUMENT_CITATIONS + 1)
+        kept = placed[:MAX_DOCUMENT_CITATIONS]
+        batches = list(distinct_batches(kept))
+        total = sum(len(b) for b in batches)
+        checks: dict[tuple[object, ...], CitationCheck] = {}
+        for batch in batches:
+            checked, _ = self.documents.citing.check(batch, principal.groups)
+            verdicts = [verdict_of(c) for c in checked]
+            fit_texts(verdicts, CITATION_TEXT_SHARE * self.settings.search.answer_chars)
+            checks.update({key_of(c): v for c, v in zip(batch, verdicts, strict=True)})
+            if progress:
+                progress(len(checks), total)
+        listed = placed_checks(kept, checks)
+        return DocumentCitationsResponse(file=name, pages=len(pages), citations=listed, summary=summary_of(listed),
+                                         truncated=True if len(placed) > MAX_DOCUMENT_CITATIONS else None)
 
     def list_sources(self, principal: Principal, client_id: str | None = None,
                      arguments: dict[str, Any] | None = None) -> SourcesResponse:

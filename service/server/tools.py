@@ -72,6 +72,9 @@ from service.server.errors import (
 )
 from service.settings import Settings
 
+#: a document or a citation check answers with whole clause texts, a document's citing lists and neighbours, which
+#: can pass the 50,000 characters Claude Code keeps in the context by default
+RESULT_CHARS = 200_000
 READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
 INSTRUCTIONS = (
     "Search Russian construction documents (СП, ГОСТ, СНиП, project documentation). Use search_documents with a "
@@ -97,6 +100,13 @@ class ToolSpec:
     run: Run
     #: runs in a render slot (``render_slots``), never a tool-call slot: a page render may take its 30 s
     renders: bool = False
+    #: what Claude Code's tool search matches (Russian and English words an agent or engineer would use)
+    hint: str = ""
+    #: kept in the model's view from the first turn instead of deferred behind the tool search
+    always_load: bool = False
+    #: a result up to this many characters stays in the context (Claude Code's own limit is lower); None: the
+    #: tool's answers stay well under that limit
+    result_chars: int | None = None
 
     @property
     def parameters(self) -> set[str]:
@@ -117,7 +127,17 @@ class ToolSpec:
         return Tool(name=self.name, description=" ".join(self.description.split()),
                     input_schema=published_schema(schema),
                     output_schema=self.returns.model_json_schema(mode="serialization") if self.returns else None,
-                    annotations=READ_ONLY)
+                    annotations=READ_ONLY, _meta=self.meta())
+
+    def meta(self) -> dict[str, Any]:
+        """The tool's ``_meta`` for Claude Code: its search hint, whether it is always loaded, how large a result
+        stays in the context."""
+        meta: dict[str, Any] = {"anthropic/searchHint": self.hint}
+        if self.always_load:
+            meta["anthropic/alwaysLoad"] = True
+        if self.result_chars is not None:
+            meta["anthropic/maxResultSizeChars"] = self.result_chars
+        return meta
 
 
 TOOLS = (
@@ -127,7 +147,9 @@ TOOLS = (
         write `query` in a norm's terminology and add alternative phrasings in `queries` (one request for all).
         When the right document is found but no shown passage answers, search inside it: get_document with its
         id and the query, or the same query with `path` set to its file_path and `max_chunks` 10 (every chunk of
-        it is then ranked).""", SearchRequest, SearchResponse, lambda svc, a, p, c: svc.search(a, p, c)),
+        it is then ranked).""", SearchRequest, SearchResponse, lambda svc, a, p, c: svc.search(a, p, c),
+             hint="поиск по нормам СП ГОСТ СНиП пункт требования; search construction norms standards clauses",
+             always_load=True),
     ToolSpec("get_document", """A document or chunk by id — or by `designation` («СП 1.13130.2020»; without an
         edition the current one) —: metadata, the chunk's full text, its neighbouring chunks, page and clause;
         with `clause`, the chunk where that clause of the document starts (`compare`: that clause in every
@@ -137,22 +159,28 @@ TOOLS = (
         read, give NOT_FOUND.""", DocumentRequest,
              DocumentResponse, lambda svc, a, p, c: svc.get_document(
                  a.get("id"), p, c, a.get("clause"), a.get("query"), designation=a.get("designation"),
-                 compare=a.get("compare"))),
+                 compare=a.get("compare")),
+             hint="открыть документ пункт норматива редакции; open a norm's document, clause or edition",
+             result_chars=RESULT_CHARS),
     ToolSpec("check_citations", """Check every norm citation in a text before you answer with it: each «СП
         54.13330.2016, п. 5.8», «п.5.8 СП 54.13330», «табл. 2 ГОСТ 13579-2018» found in the text gets a verdict
         — found (with the clause's text, page and chunk_id), clause_not_found (with the nearest clauses),
         superseded (with the replacing document and its clause), edition_not_found, document_not_found,
         ambiguous — and a value stated after a colon («п. 5.8: не менее 2,7 м») is checked against the
         clause (value_matches). Cite only what comes back found and current; quote the value from the found
-        text.""", CitationsRequest, CitationsResponse, lambda svc, a, p, c: svc.check_citations(a, p, c)),
+        text.""", CitationsRequest, CitationsResponse, lambda svc, a, p, c: svc.check_citations(a, p, c),
+             hint="проверить ссылки на нормы пункт редакция нормоконтроль; verify norm citations before answering",
+             always_load=True, result_chars=RESULT_CHARS),
     ToolSpec("get_page_image", """A page of a PDF document as an image (PNG, at most 1600 pixels on a side): to
         read what a scan's text layer garbles — a table's numbers, a drawing's labels — when get_document's text
         of that page does not read right. `page` as page_number gives it. Not for text you can read: it costs
         far more context than the page's text.""", PageRequest, None,
-             lambda svc, a, p, c: svc.get_page_image(a, p, c), renders=True),
+             lambda svc, a, p, c: svc.get_page_image(a, p, c), renders=True,
+             hint="страница PDF изображение скан чертеж таблица; a PDF page as an image"),
     ToolSpec("list_sources", """What is indexed and visible to you: documents per file type and folder, chunk
         count, date span; with `folder`, only what lies below it.""", SourcesRequest, SourcesResponse,
-             lambda svc, a, p, c: svc.list_sources(p, c, a)),
+             lambda svc, a, p, c: svc.list_sources(p, c, a),
+             hint="какие документы проиндексированы папки архив; what the archive holds"),
 )
 
 

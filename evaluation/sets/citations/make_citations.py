@@ -20,6 +20,17 @@ and for a stated value ``value_matches``):
 - ``missing``: a designation found nowhere in the corpus → document_not_found;
 - ``replaced``: a designation a document says it replaces («Взамен …», «Актуализированная редакция …» on its
   first pages), not held itself → superseded.
+
+Written as models and engineers also write them (``forms``: drawn with a seed of their own, so the kinds above stay
+as they were):
+
+- ``bare_clause``, ``bare_wrong_clause``, ``bare_value``: a clause number without «п.» after the designation
+  («СП 1.13130.2020, 4.2.19», «ГОСТ 27772-2021 4.2», «… (4.2)») → found / clause_not_found, the value matching;
+- ``flipped_bound``: a value with its bound flipped («не менее» ↔ «не более») → found, value_matches false;
+- ``quote``, ``flipped_quote``: a sentence of the clause with a bound or a modal word quoted «…» as printed, or
+  with the bound or modality flipped («допускается» ↔ «не допускается») → found, value_matches true / false;
+- ``replaced_spaced``: a designation a letter-spaced title page says it actualises («А к т у а л и з и р о в а н
+  н а я  р е д а к ц и я  СНиП …») → superseded.
 """
 
 from __future__ import annotations
@@ -35,6 +46,8 @@ from pathlib import Path
 
 SEED = 29
 OUT = Path(__file__).with_name("citations.jsonl")
+FORM_COUNTS = {"bare_clause": 30, "bare_wrong_clause": 20, "bare_value": 15, "flipped_bound": 25, "quote": 20,
+               "flipped_quote": 20, "replaced_spaced": 5}
 COUNTS = {"clause": 60, "table": 25, "appendix": 20, "value": 20, "wrong_value": 20, "wrong_clause": 30,
           "other_clause": 20, "wrong_edition": 25, "missing": 15, "replaced": 20}
 _KINDS = {"Свод правил": "СП", "ГОСТ Р": "ГОСТ Р", "ГОСТ": "ГОСТ"}
@@ -279,12 +292,113 @@ def generate(documents: list[Document]) -> list[dict[str, object]]:
     return rows
 
 
+_FLIP = {"не менее": "не более", "не более": "не менее"}
+_MODAL_FLIP_RE = re.compile(r"(?P<neg>\bне\s+)?\b(?P<word>допускается|допускаются|следует)\b")
+_SPACED_RUN_RE = re.compile(r"(?<![\w])((?:\w ){3,}\w)(?![\w])")
+
+
+def unspaced(text: str) -> str:
+    """Letter-spaced words read as words: «А к т у а л и з и р о в а н н а я  р е д а к ц и я» → «Актуализированная
+    редакция» (letters one space apart; words two)."""
+    return re.sub(r"(?<=\S) {2,}(?=\S)", " ", _SPACED_RUN_RE.sub(lambda m: m[1].replace(" ", ""), text))
+
+
+def bare_form(designation: str, label: str, rng: random.Random) -> str:
+    return rng.choice(["{d}, {p}", "{d} {p}", "{d} ({p})"]).format(d=designation, p=label)
+
+
+def quotable(body: str) -> list[str]:
+    """The clause's sentences with a bound or a modal word, as printed (30–200 characters; a sentence the text
+    layer hyphenates or letter-spaces, or one running into a page number or the next heading, left out)."""
+    out = []
+    for sentence in re.split(r"(?<=[.;])\s+(?=[А-ЯЁ])", body):
+        if re.search(r"\n\s*\d", sentence):
+            continue  # runs into a page number or the next heading
+        sentence = " ".join(sentence.split()).rstrip(".;")
+        if (30 <= len(sentence) <= 200 and not re.search(r"\w-\s|\b\w \w \w\b|\u00ad", sentence)
+                and (re.search(r"не (?:менее|более) \d", sentence) or _MODAL_FLIP_RE.search(sentence))):
+            out.append(re.sub(r"^\d{1,2}(?:\.\d{1,3}){1,3}\.?\s+", "", sentence))
+    return out
+
+
+def flipped(sentence: str) -> str | None:
+    """The sentence with its first bound flipped, else its first modal word negated or un-negated."""
+    bound = re.search(r"не (менее|более)(?= \d)", sentence)
+    if bound:
+        return sentence[:bound.start()] + _FLIP[bound[0]] + sentence[bound.end():]
+    modal = _MODAL_FLIP_RE.search(sentence)
+    if modal:
+        return sentence[:modal.start()] + ("" if modal["neg"] else "не ") + modal["word"] + sentence[modal.end():]
+    return None
+
+
+def generate_forms(documents: list[Document]) -> list[dict[str, object]]:
+    """The kinds written as models also write them (``FORM_COUNTS``), with a seed of their own."""
+    rng = random.Random(SEED + 1)
+    rows: list[dict[str, object]] = []
+    held = {d.designation for d in documents}
+    expected = Expectation(documents)
+    shuffled = documents[:]
+    rng.shuffle(shuffled)
+
+    def add(kind: str, row: dict[str, object]) -> None:
+        if sum(r["kind"] == kind for r in rows) < FORM_COUNTS[kind]:
+            rows.append({"_id": f"{kind}-{sum(r['kind'] == kind for r in rows) + 1:02d}", "kind": kind, **row})
+
+    for d in shuffled:
+        labels = once(starts(d, _CLAUSE_LINE_RE))
+        if len(labels) < 5 or d.designation.endswith("-"):  # a file named without its designation's year
+            continue
+        label, page = rng.choice(sorted(labels.items()))
+        real = {"verdict": expected(d), "doc": d.id, "clause": label, "page": page}
+        add("bare_clause", {"text": bare_form(d.designation, label, rng), **real})
+        parent, _, last = max(labels, key=lambda lb: [int(p) for p in lb.split(".")]).rpartition(".")
+        missing = f"{parent}.{int(last) + 7}"
+        if not mentioned(d, missing):
+            add("bare_wrong_clause", {"text": bare_form(d.designation, missing, rng),
+                                      "verdict": expected(d).replace("found", "clause_not_found"), "doc": d.id,
+                                      "clause": missing})
+        body = clause_body(d, page, label)
+        values = list(_VALUE_RE.finditer(body))
+        if values:
+            value = rng.choice(values)
+            stated = f"{value['lead'] or ''}{value['number']} {value['unit']}"
+            add("bare_value", {"text": f"{d.designation} {label}: {stated}", **real, "value_matches": True})
+            if value["lead"]:
+                turned = f"{_FLIP[value['lead'].strip()]} {value['number']} {value['unit']}"
+                if f"{turned.split(' ', 2)[0]} {turned.split(' ', 2)[1]} {value['number']}" not in " ".join(
+                        body.split()):
+                    add("flipped_bound", {"text": f"{d.designation}, п. {label}: {turned}", **real,
+                                          "value_matches": False})
+        sentences = quotable(body)
+        if sentences:
+            sentence = rng.choice(sentences)
+            add("quote", {"text": f"{d.designation}, п. {label}: «{sentence}»", **real, "value_matches": True})
+            turned_sentence = flipped(sentence)
+            if turned_sentence and turned_sentence not in " ".join(body.split()):
+                add("flipped_quote", {"text": f"{d.designation}, п. {label}: «{turned_sentence}»", **real,
+                                      "value_matches": False})
+    spaced = [d for d in shuffled if _SPACED_RUN_RE.search("\n".join(d.pages[:2]))]
+    plain = {re.sub(r"\s*[–—]\s*", "-", m["d"]).rstrip("*") for d in documents
+             for m in _REPLACES_RE.finditer("\n".join(d.pages[:4]))}
+    for d in spaced:  # what only a letter-spaced title page says a document replaces
+        for match in _REPLACES_RE.finditer(unspaced("\n".join(d.pages[:2]))):
+            replaced = re.sub(r"\s*[–—]\s*", "-", match["d"]).rstrip("*")
+            if replaced in held or replaced in plain or not re.search(r"[.-](?:19|20)?\d{2}$", replaced):
+                continue
+            add("replaced_spaced", {"text": bare_form(replaced, "", rng).rstrip(" ,()"), "verdict": "superseded",
+                                    "replaced_by": d.id})
+            break
+    return rows
+
+
 def main() -> None:
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else Path(
         "../shared/data/construction_ru/russian_construction_standards/metadata")
-    rows = generate(load(folder))
+    documents = load(folder)
+    rows = generate(documents) + generate_forms(documents)
     OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
-    counts = {k: sum(r["kind"] == k for r in rows) for k in COUNTS}
+    counts = {k: sum(r["kind"] == k for r in rows) for k in {**COUNTS, **FORM_COUNTS}}
     print(f"{len(rows)} citations → {OUT}: {counts}", file=sys.stderr)
 
 

@@ -237,8 +237,12 @@ class CitationCheck(BaseModel):
                                            "or without an edition the archive's current one.")
     found: CitedClause | None = Field(default=None, description="The clause in that document.")
     value: str | None = Field(default=None, description="The value stated beside the citation.")
-    value_matches: bool | None = Field(default=None, description="Whether every number of the stated value (or, "
-                                       "without numbers, every word) is in the clause's text.")
+    value_matches: bool | None = Field(default=None, description=(
+        "Whether the stated value is what the clause says: every number in it with the same bound («не менее» "
+        "is not «не более»), the same modality («допускается» is not «не допускается»), a quote («…») as the "
+        "clause's own words in order (without numbers: every word is in the clause)."))
+    clause_words: str | None = Field(default=None, description="value_matches false: the clause's own sentence "
+                                     "stating that number (or word), to quote instead.")
     replaced_by: CitedDocument | None = Field(default=None, description="superseded: the replacing document.")
     replaced_clause: CitedClause | None = Field(default=None, description="superseded: the same clause in the "
                                                 "replacing document, when it has one (its text may differ).")
@@ -258,6 +262,25 @@ class CitationsResponse(BaseModel):
     truncated: bool | None = Field(default=None, description="True when the text held more than 50 citations.")
     texts_cut: int | None = Field(default=None, description="How many clause texts were cut to fit the answer "
                                   "(the last citations'): get_document(chunk_id) opens one whole.")
+
+
+class PlacedCitation(CitationCheck):
+    """A citation of a checked document, with where it stands."""
+
+    page: int = Field(description="The page of the checked document it stands on (as the ingest numbers pages).")
+    line: int = Field(description="Its line on that page (1: the page's first).")
+
+
+class DocumentCitationsResponse(BaseModel):
+    status: Literal["ok"] = "ok"
+    file: str = Field(description="The document checked.")
+    pages: int = Field(description="Pages with text read.")
+    citations: list[PlacedCitation] = Field(description="Every citation in page order (a citation repeated in the "
+                                            "document is checked once and listed where it stands each time).")
+    summary: dict[str, int] = Field(description="Citations per verdict; value_mismatch: found, the stated value "
+                                    "not the clause's.")
+    truncated: bool | None = Field(default=None, description="True when the document held more citations than are "
+                                   "checked (5,000).")
 
 
 class PageReply(BaseModel):

@@ -165,3 +165,56 @@ def test_a_clause_holding_a_regular_expressions_operators_is_only_not_found(arch
                                                                            clause: str) -> None:
     with pytest.raises(NotFound):
         archive.get_document(None, PUBLIC, clause=clause, designation="ГОСТ 51234-2010")
+
+
+NOTE_PAGES = ["Пояснительная записка. Раздел 1. Общие данные.\nПроект выполнен по ГОСТ 51234-2010, п. 4.1: «Щиты "
+              "распределительные изготовляют со степенью защиты не выше IP31».",
+              "Раздел 2. Электроснабжение.\nКабели прокладывают по СП 560.1325800.2024 3.1 с запасом.\nЩиты по ГОСТ "
+              "51234-2010, п. 4.9.",
+              "Раздел 3. Перечень норм.\nСНиП 3.05.06-85; ГОСТ 5180-2015, п. 4.1: не более 3 сут; "
+              "СП 999.1325800.2030.\nЩиты повторно по ГОСТ 51234-2010, п. 4.9."]
+#: (page, line, as cited, verdict, value_matches) of every citation above, as a public reader gets them
+NOTE_EXPECTED = [(1, 2, "ГОСТ 51234-2010", "4.1", "found", False),
+                 (2, 2, "СП 560.1325800.2024", "3.1", "found", None),
+                 (2, 3, "ГОСТ 51234-2010", "4.9", "clause_not_found", None),
+                 (3, 2, "СНиП 3.05.06-85", None, "superseded", None), (3, 2, "ГОСТ 5180-2015", "4.1", "found", True),
+                 (3, 2, "СП 999.1325800.2030", None, "document_not_found", None),
+                 (3, 3, "ГОСТ 51234-2010", "4.9", "clause_not_found", None)]
+
+
+def write_note(path: Path) -> Path:
+    """The note as a DOCX (a page break Word renders before each page's first line) or a PDF (a page a page)."""
+    if path.suffix == ".pdf":
+        from evaluation.sample import render_pdf
+
+        return render_pdf(NOTE_PAGES, path, "Записка")
+    import docx
+    from docx.oxml import OxmlElement
+
+    document = docx.Document()
+    for number, page in enumerate(NOTE_PAGES):
+        for first, line in zip([True] + [False] * 9, page.split("\n"), strict=False):
+            run = document.add_paragraph().add_run(line)
+            if number and first:
+                run._r.insert(0, OxmlElement("w:lastRenderedPageBreak"))
+    document.save(str(path))
+    return path
+
+
+@pytest.mark.parametrize("suffix", [".docx", ".pdf"])
+def test_a_whole_document_has_every_citation_checked_with_its_page(archive: SearchService, tmp_path: Path,
+                                                                   suffix: str) -> None:
+    from ingest.cited import read_pages
+
+    pages = read_pages(write_note(tmp_path / f"записка{suffix}"), archive.settings)
+    seen: list[tuple[int, int]] = []
+    reply = archive.check_pages("записка", pages, PUBLIC, progress=lambda done, total: seen.append((done, total)))
+    got = [(c.page, c.designation, c.clause, c.verdict, c.value_matches) for c in reply.citations]
+    assert got == [(page, d, clause, verdict, value) for page, _, d, clause, verdict, value in NOTE_EXPECTED]
+    if suffix == ".docx":  # a PDF's text layer runs a page's lines together
+        assert [(c.page, c.line) for c in reply.citations] == [(p, line) for p, line, *_ in NOTE_EXPECTED]
+    assert reply.summary == {"found": 3, "clause_not_found": 2, "superseded": 1, "document_not_found": 1,
+                             "value_mismatch": 1}
+    assert reply.pages == 3 and seen == [(6, 6)]  # the repeated citation is checked once
+    flipped = next(c for c in reply.citations if c.value_matches is False)
+    assert flipped.clause_words is not None and "не ниже IP31" in flipped.clause_words

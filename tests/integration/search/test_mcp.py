@@ -118,6 +118,14 @@ def test_mcp_over_stdio_through_claude_codes_client(opensearch_url: str, corpus_
                           encoding="utf-8", timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     raw = json.loads(done.stdout.splitlines()[-1])
+    # what Claude Code reads of tools/list: the two tools an answer needs kept in view, a search hint on every
+    # tool, and a larger result size where an answer can pass its default
+    meta = {t["name"]: t.get("_meta") or {} for t in raw["tools"]}
+    assert {name for name, m in meta.items() if m.get("anthropic/alwaysLoad") is True} == {"search_documents",
+                                                                                          "check_citations"}
+    assert all(len(m.get("anthropic/searchHint", "")) > 20 for m in meta.values())
+    assert {name for name, m in meta.items() if m.get("anthropic/maxResultSizeChars", 0) > 50_000} == {
+        "get_document", "check_citations"}
     check({"tools": {t["name"]: Tool.model_validate(t) for t in raw.pop("tools")},
            **{name: CallToolResult.model_validate(result) for name, result in raw.items()}})
 

@@ -63,6 +63,18 @@ def test_what_a_document_replaces_comes_from_its_front_matter_not_its_reference_
     assert replaced_designations("ВЗАМЕН ГОСТ 2 4 05-80 и взамен электродов типа Э42", "ГОСТ 2405-88") == []
 
 
+def test_a_letter_spaced_title_page_says_what_it_actualises() -> None:
+    # the title page as a scan's text layer spaces it out; its designation repeats on every page (stripped from the
+    # blocks as a running line), so only the head holds it next to «Актуализированная редакция»
+    head = ("С В О Д П Р А В И Л\nСП 109.13330.2012\nХОЛОДИЛЬНИКИ\n"
+            "А к т у а л и з и р о в а н н а я  р е д а к ц и я\nСНиП 2.11.02-87\nИздание официальное")
+    blocks = [Block("СВОД ПРАВИЛ", 1), Block("Актуализированная редакция СНиП 2.11.02-87 Издание официальное", 1),
+              Block("1 Область применения", 3, "title")]
+    assert document_references(blocks, head, "СП 109.13330.2012").replaces == ["СНиП 2.11.02-87"]
+    assert document_references(blocks[2:], "В з а м е н  ГОСТ 10180-90", "ГОСТ 10180-2012").replaces == [
+        "ГОСТ 10180-90"]
+
+
 def test_a_document_cites_what_its_references_section_lists() -> None:
     blocks = [Block("Предисловие. Цели установлены в ГОСТ 1.0-2015", 2),
               Block("1 Область применения", 3, "title"),

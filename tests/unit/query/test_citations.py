@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from service.search.citations import Citation, find_citations, numbers_of, pointer_label, value_matches
+from service.search.citations import Citation, find_citations, numbers_of, pointer_label
 from service.search.citing import (
     HEAD_CHARS,
     MAX_CANDIDATES,
@@ -24,6 +24,7 @@ from service.search.clauses import Opened, build_clauses_request, clause_text, l
 from service.search.documents import clause_label
 from service.search.editions import word_difference
 from service.search.query.models import CitedClause
+from service.search.wording import clause_words, wording_matches, words_in_order
 
 
 @pytest.mark.parametrize(("text", "designation", "clause", "value"), [
@@ -38,6 +39,19 @@ from service.search.query.models import CitedClause
     ("СП 54.13330.2016, п. 5.8: не менее 2,7 м. Далее", "СП 54.13330.2016", "5.8", "не менее 2,7 м"),
     ("СП 54.13330.2016, п. 5.8 — «2,7»", "СП 54.13330.2016", "5.8", "2,7"),
     ("в соответствии с СП 1.13130.2020", "СП 1.13130.2020", None, None),
+    ("СП 379.1325800.2018, п. 6.3.3: «категории «одна звезда» — не менее 25 %»", "СП 379.1325800.2018", "6.3.3",
+     "категории «одна звезда» — не менее 25 %"),
+    # a clause number without «п.»: after a comma, a space or in parentheses; an appendix's clause
+    ("СП 1.13130.2020, 4.2.19", "СП 1.13130.2020", "4.2.19", None),
+    ("ГОСТ 27772-2021 4.2", "ГОСТ 27772-2021", "4.2", None),
+    ("СП 1.13130.2020 (4.2.19) требует", "СП 1.13130.2020", "4.2.19", None),
+    ("СП 20.13330.2016, Б.2", "СП 20.13330.2016", "Б.2", None),
+    ("СП 1.13130.2020 4.2.19: не менее 0,8 м", "СП 1.13130.2020", "4.2.19", "не менее 0,8 м"),
+    # not a clause: a quantity, a date, a decimal, a page
+    ("СП 54.13330.2016 2.7 м", "СП 54.13330.2016", None, None),
+    ("СП 1.13130.2020 01.03.2021", "СП 1.13130.2020", None, None),
+    ("СП 20.13330.2016 1,5 кПа", "СП 20.13330.2016", None, None),
+    ("ГОСТ 5264-80 С. 16", "ГОСТ 5264-80", None, None),
 ])
 def test_a_citation_is_read_in_the_forms_engineers_write(text: str, designation: str, clause: str | None,
                                                           value: str | None) -> None:
@@ -64,17 +78,63 @@ def test_a_range_keeps_its_first_and_last_clause_and_a_text_is_read_up_to_its_bo
     assert pointer_label("пункт", "5.2.3") == ("5.2.3", None)
 
 
-@pytest.mark.parametrize(("value", "clause", "matches"), [
-    ("не менее 2,7 м", "должна быть не менее 2,7 м, а в других — не менее 2,5 м", True),
-    ("2.7", "не менее 2,7 м", True),
-    ("не менее 3,0 м", "не менее 2,7 м", False),
-    ("1 000 м3", "объемом до 1000 м3", True),
-    ("не допускается", "Размещение квартир в подвальных этажах не допускается.", True),
-    ("допускается при согласовании", "Размещение квартир в подвальных этажах не допускается.", False),
+WIDTH = ("4.2.19 Ширина эвакуационных выходов должна быть, как правило, не менее 0,8 м. Из технических помещений "
+         "допускается предусматривать эвакуационные выходы шириной не менее 0,6 м.")
+
+
+@pytest.mark.parametrize(("value", "clause", "quoted", "matches"), [
+    ("не менее 2,7 м", "должна быть не менее 2,7 м, а в других — не менее 2,5 м", False, True),
+    ("2.7", "не менее 2,7 м", False, True),
+    ("не менее 3,0 м", "не менее 2,7 м", False, False),
+    ("1 000 м3", "объемом до 1000 м3", False, True),
+    ("не допускается", "Размещение квартир в подвальных этажах не допускается.", False, True),
+    ("допускается при согласовании", "Размещение квартир в подвальных этажах не допускается.", False, False),
+    # a bound flipped: the number is the clause's, the bound is not
+    ("не более 0,8 м", WIDTH, False, False),
+    ("≥ 0,8 м", WIDTH, False, True),
+    ("0,8 м", WIDTH, False, True),
+    # the modality flipped
+    ("не допускается предусматривать выходы шириной 0,6 м", WIDTH, False, False),
+    ("допускается предусматривать выходы шириной 0,6 м", WIDTH, False, True),
+    # a quote is the clause's words in order (case, «ё», spaces aside; an ellipsis skips)
+    ("Ширина эвакуационных выходов должна быть, как правило, не менее 0,8 м", WIDTH, True, True),
+    ("ширина  эвакуационных выходов … не менее 0,8 м", WIDTH, True, True),
+    ("Ширина эвакуационных выходов должна быть, как правило, не более 0,8 м", WIDTH, True, False),
+    ("Ширина выходов должна быть не менее 0,8 м", WIDTH, True, False),
+    # a clause's own label is no number of it: «7.3.1» does not hold an unbounded «1»
+    ("не менее 1 %", "7.3.1 Размеры образцов определяют с погрешностью не более 1 %.", False, False),
 ])
-def test_a_stated_value_matches_when_its_numbers_or_words_are_the_clauses(value: str, clause: str,
-                                                                          matches: bool) -> None:
-    assert value_matches(value, clause) is matches
+def test_a_stated_value_matches_when_its_numbers_bounds_modality_and_quoted_words_are_the_clauses(
+        value: str, clause: str, quoted: bool, matches: bool) -> None:
+    assert wording_matches(value, clause, quoted) is matches
+
+
+def test_a_value_that_does_not_match_is_shown_beside_the_clauses_own_sentence() -> None:
+    assert clause_words("не более 0,8 м", WIDTH) == ("4.2.19 Ширина эвакуационных выходов должна быть, как правило, "
+                                                    "не менее 0,8 м.")
+    assert clause_words("не более 0,6 м", WIDTH) == ("Из технических помещений допускается предусматривать "
+                                                    "эвакуационные выходы шириной не менее 0,6 м.")
+    assert clause_words("12 м", WIDTH) is None
+    assert words_in_order("эвакуиру-\nющихся людей", "число эвакуирующихся людей") is True
+
+
+def test_a_designation_inside_a_quoted_value_is_part_of_the_value() -> None:
+    quote = "Испытания следует проводить по ГОСТ 20.57.406"
+    [citation] = find_citations(f"ГОСТ 16442-80, п. 5.1: «{quote}»; ГОСТ 1-2000")[:1]
+    assert (citation.designation, citation.value) == ("ГОСТ 16442-80", quote)
+    assert [c.designation for c in find_citations("ГОСТ 16442-80, п. 5.1: «по ГОСТ 20.57.406»; ГОСТ 1-2000")] == [
+        "ГОСТ 16442-80", "ГОСТ 1-2000"]
+
+
+def test_a_quote_is_read_as_quoted_and_checked_as_words() -> None:
+    [quoted] = find_citations("СП 1.13130.2020, п. 4.2.19: «Ширина эвакуационных выходов … не более 0,8 м»")
+    [plain] = find_citations("СП 1.13130.2020, п. 4.2.19: не более 0,8 м")
+    assert (quoted.quoted, plain.quoted) == (True, False)
+    checked = verdict_of(Checked(quoted, Resolution(None, ARCHIVE[2]),
+                                 Opened(CitedClause(clause="4.2.19", text=WIDTH, page_number=10, chunk_id="d:1"),
+                                        WIDTH)))
+    assert (checked.verdict, checked.value_matches) == ("found", False)
+    assert checked.clause_words is not None and "не менее 0,8 м" in checked.clause_words
 
 
 def test_numbers_compare_with_a_comma_or_a_point_and_without_thousands_spaces() -> None:
