@@ -259,16 +259,23 @@ def cite_cmd(text: str = typer.Argument(None, help="The text whose citations to 
              file: Path = typer.Option(None, "--file", help="Check every citation of a whole document instead "
                                        "(PDF, DOCX, XLSX, TXT, read as the ingest reads it): each with its page and "
                                        "line, and a summary by verdict."),
+             document_id: str = typer.Option(None, "--document-id", help="Check every citation of an indexed "
+                                             "document (a result id) instead, each with its page and line."),
              fmt: str = typer.Option("text", "--format", "-f", help="text | json | markdown")) -> None:
     """Check every norm citation in a text against the archive (the MCP tool check_citations): found,
     clause_not_found, superseded, edition_not_found, document_not_found or ambiguous, and stated values."""
     from service.search.render import render_citations, render_document_citations
 
-    if fmt not in ("text", "json", "markdown") or (fmt == "markdown" and file is None):
-        raise typer.BadParameter("--format must be text or json (markdown: with --file)")
-    if (text is None) == (file is None):
-        raise typer.BadParameter("give a text or --file, one of them")
+    whole = file is not None or document_id is not None
+    if fmt not in ("text", "json", "markdown") or (fmt == "markdown" and not whole):
+        raise typer.BadParameter("--format must be text or json (markdown: a document checked whole)")
+    if sum(given is not None for given in (text, file, document_id)) != 1:
+        raise typer.BadParameter("give a text, --file or --document-id, one of them")
     service, principal = cli_service()
+    if document_id is not None:
+        reply = service.check_citations({"document_id": document_id}, principal, "cli")
+        print_reply(reply, fmt, lambda r: render_document_citations(r, markdown=fmt == "markdown"))
+        return
     if file is None:
         given = sys.stdin.read() if text == "-" else text
         print_reply(service.check_citations({"text": given}, principal, "cli"), fmt, render_citations)

@@ -8,9 +8,12 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from service.search.citations import MAX_CITATIONS, Citation, find_citations
-from service.search.query.models import CitationCheck, PlacedCitation
+from service.search.query.lookups import build_document_query
+from service.search.query.models import CitationCheck
+from service.search.query.passages import parse_spans
 
 #: citations one document is checked for (a 300-page note cites a few hundred)
 MAX_DOCUMENT_CITATIONS = 5000
@@ -58,10 +61,10 @@ def distinct_batches(placed: Sequence[Placed], size: int = MAX_CITATIONS) -> Ite
         yield distinct[start:start + size]
 
 
-def placed_checks(placed: Sequence[Placed], checks: dict[tuple[object, ...], CitationCheck]) -> list[PlacedCitation]:
-    """Each placed citation with its check, cited as the document writes it there."""
-    return [PlacedCitation(**checks[key_of(p.citation)].model_dump(exclude={"cited"}), cited=p.citation.cited,
-                           page=p.page, line=p.line) for p in placed]
+def placed_checks(placed: Sequence[Placed], checks: dict[tuple[object, ...], CitationCheck]) -> list[CitationCheck]:
+    """Each placed citation with its check, cited as the document writes it there, with its page and line."""
+    return [checks[key_of(p.citation)].model_copy(update={"cited": p.citation.cited, "page": p.page, "line": p.line})
+            for p in placed]
 
 
 def summary_of(checks: Sequence[CitationCheck]) -> dict[str, int]:
@@ -69,3 +72,41 @@ def summary_of(checks: Sequence[CitationCheck]) -> dict[str, int]:
     counts = Counter(c.verdict for c in checks)
     mismatched = sum(1 for c in checks if c.verdict == "found" and c.value_matches is False)
     return {**dict(counts.most_common()), **({"value_mismatch": mismatched} if mismatched else {})}
+
+
+#: chunks of an indexed document read for its citations, in one request (a 300-page document holds ~1,000)
+MAX_DOCUMENT_CHUNKS = 3000
+#: the end of a chunk looked for in the next one, where the chunks' overlap ends
+OVERLAP_PROBE = 40
+
+
+def build_document_text(doc_id: str, groups: list[str]) -> dict[str, Any]:
+    """Every chunk of a document the caller may read, in order: its text, spans and page (access filter in)."""
+    return {"query": build_document_query(doc_id, groups), "size": MAX_DOCUMENT_CHUNKS,
+            "_source": ["chunk_index", "text", "spans", "page_number", "file_name"], "sort": [{"chunk_index": "asc"}],
+            "track_total_hits": True}
+
+
+def new_text(previous: str, text: str) -> int:
+    """Where ``text`` stops repeating the end of the chunk before it (the chunks' overlap)."""
+    tail = previous[-OVERLAP_PROBE:].strip()
+    at = text.find(tail) if tail else -1
+    return at + len(tail) if at >= 0 else 0
+
+
+def document_pages(sources: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
+    """An indexed document's text page by page from its chunks in order, each overlap read once: every piece of
+    a chunk on the page its span says (the chunk's page where it has none)."""
+    pages: dict[int, list[str]] = {}
+    previous = ""
+    for source in sources:
+        text = str(source.get("text") or "")
+        begin = new_text(previous, text)
+        previous = text
+        spans = [(s.offset, int(s.page)) for s in parse_spans(source.get("spans")) if s.page is not None]
+        first = next((p for o, p in reversed(spans) if o <= begin), int(source.get("page_number") or 1))
+        cuts = [(begin, first), *((o, p) for o, p in spans if begin < o < len(text))]
+        for (start, on), (end, _) in zip(cuts, [*cuts[1:], (len(text), 0)], strict=True):
+            if end > start and (piece := text[start:end].strip()):
+                pages.setdefault(on, []).append(piece)
+    return [(page, "\n".join(pieces)) for page, pieces in sorted(pages.items())]

@@ -6,7 +6,6 @@ from service.search.query.models import (
     ChunkResult,
     CitationCheck,
     CitationsResponse,
-    DocumentCitationsResponse,
     DocumentResponse,
     SearchResponse,
 )
@@ -74,10 +73,10 @@ def render_markdown(response: SearchResponse) -> str:
     return "\n".join(out)
 
 
-def render_document_citations(response: DocumentCitationsResponse, markdown: bool = False) -> str:
+def render_document_citations(response: CitationsResponse, markdown: bool = False) -> str:
     """A checked document: every citation with its page and line, its verdict and what the archive holds; the
     summary by verdict last. ``markdown``: a table."""
-    summary = ", ".join(f"{verdict} {count}" for verdict, count in response.summary.items()) or "no citations"
+    summary = ", ".join(f"{verdict} {count}" for verdict, count in (response.summary or {}).items()) or "no citations"
     if markdown:
         rows = ["| с. | стр. | citation | verdict | archive |", "|---|---|---|---|---|"]
         rows += [f"| {c.page} | {c.line} | {c.cited.replace('|', '/')} | {c.verdict}"
@@ -100,7 +99,7 @@ def held_of(check: CitationCheck) -> str:
         return f"replaced by {check.replaced_by.designation}"
     if check.nearest:
         return f"nearest: {', '.join(check.nearest)}"
-    return ""
+    return check.document.designation if check.document is not None else ""
 
 
 def citation_line(check: CitationCheck) -> str:

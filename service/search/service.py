@@ -42,7 +42,9 @@ from service.search.citing import CITATION_TEXT_SHARE, fit_texts, verdict_of
 from service.search.document_citations import (
     MAX_DOCUMENT_CITATIONS,
     Pages,
+    build_document_text,
     distinct_batches,
+    document_pages,
     key_of,
     placed_checks,
     placed_citations,
@@ -62,6 +64,7 @@ from service.search.query.build import (
     plan_search,
 )
 from service.search.query.contract import (
+    CitationsRequest,
     PageRequest,
     SearchRequest,
     logged_fields,
@@ -84,7 +87,6 @@ from service.search.query.map import (
 from service.search.query.models import (
     CitationCheck,
     CitationsResponse,
-    DocumentCitationsResponse,
     DocumentResponse,
     DocumentResult,
     PageReply,
@@ -501,7 +503,20 @@ class SearchService:
                         client_id: str | None = None) -> CitationsResponse:
         """Every citation in a text checked against the archive the caller may read, in two engine requests."""
         return self._call("check_citations", arguments, principal, client_id,
-                          lambda _: self._check_citations(validate_citations_request(arguments).text, principal))
+                          lambda _: self._citations_of(validate_citations_request(arguments), principal))
+
+    def _citations_of(self, request: CitationsRequest, principal: Principal) -> CitationsResponse:
+        if request.document_id is None:
+            return self._check_citations(str(request.text), principal)
+        doc_id = document_id(request.document_id)
+        found = self._send(build_document_text(doc_id, list(principal.groups)))
+        hits = [h["_source"] for h in found["hits"]["hits"]]
+        if not hits:
+            raise NotFound(f"no document {doc_id} you may read", details={"document_id": request.document_id})
+        checked = self._check_pages(str(hits[0].get("file_name") or doc_id), document_pages(hits), principal, None)
+        if found["hits"]["total"]["value"] > len(hits):  # a document past MAX_DOCUMENT_CHUNKS: its first ones read
+            checked.truncated = True
+        return checked
 
     def _check_citations(self, text: str, principal: Principal) -> CitationsResponse:
         citations = find_citations(text, MAX_CITATIONS + 1)
@@ -512,7 +527,7 @@ class SearchService:
                                  texts_cut=cut or None)
 
     def check_pages(self, name: str, pages: Pages, principal: Principal, client_id: str | None = None,
-                    progress: Callable[[int, int], None] | None = None) -> DocumentCitationsResponse:
+                    progress: Callable[[int, int], None] | None = None) -> CitationsResponse:
         """Every citation of a document's ``pages`` checked (``service.search.document_citations``): each
         distinct one once, ``MAX_CITATIONS`` to a batch of two engine requests; ``progress(done, total)``
         after each batch."""
@@ -520,7 +535,7 @@ class SearchService:
                           lambda _: self._check_pages(name, pages, principal, progress))
 
     def _check_pages(self, name: str, pages: Pages, principal: Principal,
-                     progress: Callable[[int, int], None] | None) -> DocumentCitationsResponse:
+                     progress: Callable[[int, int], None] | None) -> CitationsResponse:
         placed = placed_citations(pages, MAX_DOCUMENT_CITATIONS + 1)
         kept = placed[:MAX_DOCUMENT_CITATIONS]
         batches = list(distinct_batches(kept))
@@ -528,14 +543,13 @@ class SearchService:
         checks: dict[tuple[object, ...], CitationCheck] = {}
         for batch in batches:
             checked, _ = self.documents.citing.check(batch, principal.groups)
-            verdicts = [verdict_of(c) for c in checked]
-            fit_texts(verdicts, CITATION_TEXT_SHARE * self.settings.search.answer_chars)
-            checks.update({key_of(c): v for c, v in zip(batch, verdicts, strict=True)})
+            checks.update({key_of(c): verdict_of(v) for c, v in zip(batch, checked, strict=True)})
             if progress:
                 progress(len(checks), total)
+        cut = fit_texts(list(checks.values()), CITATION_TEXT_SHARE * self.settings.search.answer_chars)
         listed = placed_checks(kept, checks)
-        return DocumentCitationsResponse(file=name, pages=len(pages), citations=listed, summary=summary_of(listed),
-                                         truncated=True if len(placed) > MAX_DOCUMENT_CITATIONS else None)
+        return CitationsResponse(citations=listed, truncated=True if len(placed) > MAX_DOCUMENT_CITATIONS else None,
+                                 texts_cut=cut or None, file=name, pages=len(pages), summary=summary_of(listed))
 
     def list_sources(self, principal: Principal, client_id: str | None = None,
                      arguments: dict[str, Any] | None = None) -> SourcesResponse:

@@ -280,10 +280,20 @@ class CitationsRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
     _utf8 = model_validator(mode="before")(utf8_text)
 
-    text: str = Field(min_length=1, max_length=20_000, description=(
+    text: str | None = Field(default=None, min_length=1, max_length=20_000, description=(
         "The text whose citations to check: a draft answer, a list. Citations as documents and engineers write "
-        "them: «СП 54.13330.2016, п. 5.8», «п.5.8 СП 54.13330», «табл. 2 ГОСТ 13579-2018», «приложение Б СП "
-        "20.13330.2016», with a value stated after a colon («п. 5.8: не менее 2,7 м») checked too."))
+        "them: «СП 54.13330.2016, п. 5.8», «СП 1.13130.2020, 4.2.19», «п.5.8 СП 54.13330», «табл. 2 ГОСТ "
+        "13579-2018», «приложение Б СП 20.13330.2016», with a value stated after a colon («п. 5.8: не менее 2,7 "
+        "м», or quoted «…») checked too."))
+    document_id: str | None = Field(default=None, min_length=1, max_length=40, description=(
+        "Instead of a text: check every citation of an indexed document (a result id) you may read — a project's "
+        "explanatory note, a specification —, each with its page and line, and a summary by verdict."))
+
+    @model_validator(mode="after")
+    def _one_of(self) -> CitationsRequest:
+        if (self.text is None) == (self.document_id is None):
+            raise ValueError("give text or document_id (one of them)")
+        return self
 
 
 def validate_citations_request(arguments: dict[str, Any]) -> CitationsRequest:

@@ -254,33 +254,24 @@ class CitationCheck(BaseModel):
                                                    "(at most 5).")
     matching: int | None = Field(default=None, description="ambiguous: how many documents match (at least; the "
                                  "first 20 a citation are read), when more than candidates lists.")
+    page: int | None = Field(default=None, description="A document checked whole: the page of it the citation "
+                             "stands on.")
+    line: int | None = Field(default=None, description="A document checked whole: its line on that page.")
 
 
 class CitationsResponse(BaseModel):
     status: Literal["ok"] = "ok"
-    citations: list[CitationCheck] = Field(description="Every citation found in the text, in order (at most 50).")
-    truncated: bool | None = Field(default=None, description="True when the text held more than 50 citations.")
+    citations: list[CitationCheck] = Field(description="Every citation found in the text, in order (at most 50; "
+                                           "a document checked whole: at most 5,000, each with its page and line, "
+                                           "one repeated there checked once).")
+    truncated: bool | None = Field(default=None, description="True when the text held more citations than are "
+                                   "checked.")
+    file: str | None = Field(default=None, description="A document checked whole: its file name.")
+    pages: int | None = Field(default=None, description="A document checked whole: its pages with text.")
+    summary: dict[str, int] | None = Field(default=None, description="A document checked whole: citations per "
+                                           "verdict; value_mismatch: found, with a stated value not the clause's.")
     texts_cut: int | None = Field(default=None, description="How many clause texts were cut to fit the answer "
                                   "(the last citations'): get_document(chunk_id) opens one whole.")
-
-
-class PlacedCitation(CitationCheck):
-    """A citation of a checked document, with where it stands."""
-
-    page: int = Field(description="The page of the checked document it stands on (as the ingest numbers pages).")
-    line: int = Field(description="Its line on that page (1: the page's first).")
-
-
-class DocumentCitationsResponse(BaseModel):
-    status: Literal["ok"] = "ok"
-    file: str = Field(description="The document checked.")
-    pages: int = Field(description="Pages with text read.")
-    citations: list[PlacedCitation] = Field(description="Every citation in page order (a citation repeated in the "
-                                            "document is checked once and listed where it stands each time).")
-    summary: dict[str, int] = Field(description="Citations per verdict; value_mismatch: found, the stated value "
-                                    "not the clause's.")
-    truncated: bool | None = Field(default=None, description="True when the document held more citations than are "
-                                   "checked (5,000).")
 
 
 class PageReply(BaseModel):

@@ -218,3 +218,19 @@ def test_a_whole_document_has_every_citation_checked_with_its_page(archive: Sear
     assert reply.pages == 3 and seen == [(6, 6)]  # the repeated citation is checked once
     flipped = next(c for c in reply.citations if c.value_matches is False)
     assert flipped.clause_words is not None and "не ниже IP31" in flipped.clause_words
+
+
+def test_an_indexed_document_is_checked_whole_by_id_for_a_reader_who_may_read_it(archive: SearchService) -> None:
+    revision = archive.get_document(None, PUBLIC, designation="СП 560.1325800.2024").document.id
+    reply = archive.check_citations({"document_id": revision}, PUBLIC)
+    assert reply.file == "СП 560.1325800.2024.txt" and reply.pages == 3 and reply.summary
+    # the title page names the СНиП it actualises (page 1, line 4), which is superseded by this document itself
+    snip = next(c for c in reply.citations if c.designation == "СНиП 3.05.06-85")
+    assert (snip.page, snip.line, snip.verdict) == (1, 4, "superseded")
+    assert all(c.page is not None and c.line is not None for c in reply.citations)
+    secret = archive.get_document(None, LEGAL, designation="СП 990.1325800.2024").document.id
+    with pytest.raises(NotFound):
+        archive.check_citations({"document_id": secret}, PUBLIC)
+    assert archive.check_citations({"document_id": secret}, LEGAL).file == "СП 990.1325800.2024.txt"
+    with pytest.raises(InvalidQuery):
+        archive.check_citations({"document_id": secret, "text": "СП 1.13130"}, LEGAL)

@@ -4,7 +4,14 @@ batch at most ``MAX_CITATIONS``, and the summary by verdict."""
 from __future__ import annotations
 
 from service.search.citations import MAX_CITATIONS
-from service.search.document_citations import distinct_batches, key_of, placed_checks, placed_citations, summary_of
+from service.search.document_citations import (
+    distinct_batches,
+    document_pages,
+    key_of,
+    placed_checks,
+    placed_citations,
+    summary_of,
+)
 from service.search.query.models import CitationCheck
 
 PAGES = [(1, "Общие данные.\nПо СП 1.13130.2020, 4.2.19 и ГОСТ 27772-2021 4.2."),
@@ -40,3 +47,14 @@ def test_each_place_carries_its_check_and_the_summary_counts_verdicts_and_wrong_
     assert [(c.page, c.line, c.cited, c.verdict) for c in listed][1] == (1, 2, "ГОСТ 27772-2021 4.2",
                                                                          "document_not_found")
     assert summary_of(listed) == {"found": 3, "document_not_found": 1, "value_mismatch": 1}
+
+
+def test_an_indexed_documents_pages_come_from_its_chunks_each_overlap_read_once() -> None:
+    first = "Раздел 1. По СП 1.13130.2020, 4.2.19 ширина не менее 0,8 м. Далее по ГОСТ 27772-2021 сталь С245."
+    second = first[-45:] + " Раздел 2. Нагрузки по СП 20.13330.2016, п. 10.1."
+    pages = document_pages([{"text": first, "spans": [{"o": 0, "p": 1}, {"o": 60, "p": 2}], "page_number": 1},
+                            {"text": second, "spans": [{"o": 0, "p": 2}, {"o": 60, "p": 3}], "page_number": 2}])
+    assert [p for p, _ in pages] == [1, 2, 3]
+    assert "".join(t for _, t in pages).count("ГОСТ 27772-2021") == 1  # the overlap is not read twice
+    assert [(p.page, p.citation.designation) for p in placed_citations(pages)] == [
+        (1, "СП 1.13130.2020"), (2, "ГОСТ 27772-2021"), (3, "СП 20.13330.2016")]
