@@ -166,9 +166,11 @@ TOOLS = (
         54.13330.2016, п. 5.8», «п.5.8 СП 54.13330», «табл. 2 ГОСТ 13579-2018» found in the text gets a verdict
         — found (with the clause's text, page and chunk_id), clause_not_found (with the nearest clauses),
         superseded (with the replacing document and its clause), edition_not_found, document_not_found,
-        ambiguous — and a value stated after a colon («п. 5.8: не менее 2,7 м») is checked against the
-        clause (value_matches). Cite only what comes back found and current; quote the value from the found
-        text.""", CitationsRequest, CitationsResponse, lambda svc, a, p, c: svc.check_citations(a, p, c),
+        ambiguous — and a value stated after a colon («п. 5.8: не менее 2,7 м») or quoted «…» is checked
+        against the clause, its bound and modality too (value_matches; clause_words says what the clause says).
+        Cite only what comes back found and current; quote the value from the found text. With document_id
+        instead of text: every citation of an indexed document (a project's note), each with its page and
+        line, and a summary by verdict.""", CitationsRequest, CitationsResponse, lambda svc, a, p, c: svc.check_citations(a, p, c),
              hint="проверить ссылки на нормы пункт редакция нормоконтроль; verify norm citations before answering",
              always_load=True, result_chars=RESULT_CHARS),
     ToolSpec("get_page_image", """A page of a PDF document as an image (PNG, at most 1600 pixels on a side): to
