@@ -17,7 +17,8 @@ from service.search.designations import DESIGNATION_RE, normalize_designation, p
 #: how many citations one text is read for (a draft answer holds a few; a list may hold many)
 MAX_CITATIONS = 50
 
-_NUMBER = r"\d{1,3}(?:\.\d{1,3}){0,5}"
+#: a clause number, a letter after it included («4.2.19а»: checked as written, never as «4.2.19»)
+_NUMBER = r"\d{1,3}(?:\.\d{1,3}){0,5}(?:[а-яё](?![\w]))?"
 _RANGE = rf"{_NUMBER}(?:\s*(?:[–—-]|\.\.\.?|…)\s*{_NUMBER})?"
 _LETTER = r"[А-ЯЁA-Z]"
 #: what a citation points at inside a document, as Russian documents and engineers write it
@@ -35,6 +36,8 @@ POINTER_RE = re.compile(
 BARE_CLAUSE_RE = re.compile(
     rf"(?P<kind>)(?P<label>(?![СC]\.){_LETTER}\.\d{{1,3}}(?:\.\d{{1,3}}){{0,4}}|\d{{1,3}}(?:\.\d{{1,3}}){{1,5}})"
     r"(?![\w.,]?\d)(?!\w)(?![ \t\u00a0]*(?:%|°|(?:мм|см|м|км|м2|м3|кг|т|кПа|МПа|Па|ч|мин|шт|л|кВт|Вт|лк|дБ|чел)\b))")
+#: a bare clause number ending right before a designation, not at a line's start
+_BARE_BEFORE_RE = re.compile(r"(?<=[^\s\n][ \t])(?P<label>\d{1,3}(?:\.\d{1,3}){1,5})[ \t]*$")
 #: between a designation and a bare clause number: a space, a comma, an opening parenthesis
 _BARE_GAP_RE = re.compile(r"\**(?:[ \t]*[,(][ \t]*|[ \t]+)")
 #: between a designation and the pointer after it: «, », «*, », «: », « (»
@@ -180,9 +183,14 @@ def preceding_pointer(flat: str, floor: int, start: int) -> re.Match[str] | None
     last = None
     for candidate in POINTER_RE.finditer(head):
         last = candidate
-    if last is None or last.end() != len(head):
-        return None
     offset = max(floor, start - 60)
+    if last is None:
+        # a clause number alone right before it, inside a line («см. 4.2.19 СП 1.13130.2020»; at a line's start
+        # it would be a clause's own label)
+        bare = _BARE_BEFORE_RE.search(head)
+        return BARE_CLAUSE_RE.match(flat, offset + bare.start("label")) if bare else None
+    if last.end() != len(head):
+        return None
     return POINTER_RE.match(flat, offset + last.start())
 
 
