@@ -75,17 +75,22 @@ def p95(values: list[float]) -> float:
     return sorted(values)[max(0, round(0.95 * len(values)) - 1)]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--rounds", type=int, default=20)
-    parser.add_argument("--count", type=int, default=20)
-    args = parser.parse_args()
+def bench_service() -> tuple[Settings, OpenSearch, SearchService]:
+    """The service with its defaults, as a benchmark runs it: no cache, no rate limit, no query log."""
     settings = Settings()
     settings.search.cache_ttl_s = 0
     settings.search.rate_limit = "1000000/minute"
     settings.search.log_queries = False
     client = build_client(settings)
-    service = SearchService(settings, client, None)
+    return settings, client, SearchService(settings, client, None)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--count", type=int, default=20)
+    args = parser.parse_args()
+    settings, client, service = bench_service()
     texts = mixed(load_citations(SET), args.count)
     text = "\n".join(texts)
     one, one_requests = measure(lambda: service.check_citations({"text": text}, READER, "bench"), args.rounds,

@@ -15,14 +15,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.citations import SET, mixed, query_phases, shards
+from benchmarks.citations import SET, bench_service, mixed, query_phases, shards
 from evaluation.citations import load_citations
 from evaluation.sample import render_pdf
 from ingest.cited import read_pages
 from service.caller.principal import Principal
-from service.engine.gateway import build_client
-from service.search.service import SearchService
-from service.settings import Settings
 
 READER = Principal.of("bench", [])
 FILLER = Path("../shared/data/construction_ru/russian_construction_standards/metadata")
@@ -62,12 +59,7 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=300)
     parser.add_argument("--per-page", type=int, default=3)
     args = parser.parse_args()
-    settings = Settings()
-    settings.search.cache_ttl_s = 0
-    settings.search.rate_limit = "1000000/minute"
-    settings.search.log_queries = False
-    client = build_client(settings)
-    service = SearchService(settings, client, None)
+    settings, client, service = bench_service()
     pages, placed = document_pages(args.pages, args.per_page)
     with tempfile.TemporaryDirectory() as folder:
         path = render_pdf(pages, Path(folder) / "записка.pdf", "Пояснительная записка")
