@@ -170,7 +170,8 @@ TOOLS = (
         against the clause, its bound and modality too (value_matches; clause_words says what the clause says).
         Cite only what comes back found and current; quote the value from the found text. With document_id
         instead of text: every citation of an indexed document (a project's note), each with its page and
-        line, and a summary by verdict.""", CitationsRequest, CitationsResponse, lambda svc, a, p, c: svc.check_citations(a, p, c),
+        line, and a summary by verdict.""", CitationsRequest, CitationsResponse,
+             lambda svc, a, p, c: svc.check_citations(a, p, c),
              hint="проверить ссылки на нормы пункт редакция нормоконтроль; verify norm citations before answering",
              always_load=True, result_chars=RESULT_CHARS),
     ToolSpec("get_page_image", """A page of a PDF document as an image (PNG, at most 1600 pixels on a side): to
