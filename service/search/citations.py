@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 
 from service.search.designations import DESIGNATION_RE, normalize_designation, parse_designation
+from service.search.wording import number_key
 
 #: how many citations one text is read for (a draft answer holds a few; a list may hold many)
 MAX_CITATIONS = 50
@@ -196,7 +197,7 @@ def preceding_pointer(flat: str, floor: int, start: int) -> re.Match[str] | None
 
 def numbers_of(text: str) -> list[str]:
     """The numbers in ``text``, as values compare: «2,7» and «2.7» alike, «1 000» as «1000»."""
-    return [re.sub(r"[ \u00a0]", "", n).replace(",", ".") for n in _VALUE_NUMBER_RE.findall(text)]
+    return [number_key(n) for n in _VALUE_NUMBER_RE.findall(text)]
 
 
 def fold(text: str) -> str:

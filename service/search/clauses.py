@@ -108,13 +108,18 @@ def clause_text(hits: Sequence[dict[str, Any]], clause: str, limit: int) -> tupl
     return body[:limit], page
 
 
+def overlap_end(previous: str, text: str) -> int:
+    """Where a chunk's ``text`` stops repeating the end of the chunk before it (the chunks' overlap)."""
+    tail = previous[-OVERLAP_PROBE:].strip()
+    at = text.find(tail) if tail else -1
+    return at + len(tail) if at >= 0 else 0
+
+
 def continuation(previous: str, source: dict[str, Any], clause: str) -> str:
     """What the next chunk adds to a clause: its text after the part it repeats of the previous chunk, to where
     another clause starts."""
     text = str(source.get("text") or "")
-    tail = previous[-OVERLAP_PROBE:].strip()
-    at = text.find(tail) if tail else -1
-    begin = at + len(tail) if at >= 0 else 0
+    begin = overlap_end(previous, text)
     end = next((s.offset for s in parse_spans(source.get("spans")) if s.offset > begin
                 and not _within(s.clause, clause)), len(text))
     return text[begin:end] if end > begin else ""

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.search.citations import MAX_CITATIONS, Citation, find_citations
+from service.search.clauses import overlap_end
 from service.search.query.lookups import build_document_query
 from service.search.query.models import CitationCheck
 from service.search.query.passages import parse_spans
@@ -76,8 +77,6 @@ def summary_of(checks: Sequence[CitationCheck]) -> dict[str, int]:
 
 #: chunks of an indexed document read for its citations, in one request (a 300-page document holds ~1,000)
 MAX_DOCUMENT_CHUNKS = 3000
-#: the end of a chunk looked for in the next one, where the chunks' overlap ends
-OVERLAP_PROBE = 40
 
 
 def build_document_text(doc_id: str, groups: list[str]) -> dict[str, Any]:
@@ -87,13 +86,6 @@ def build_document_text(doc_id: str, groups: list[str]) -> dict[str, Any]:
             "track_total_hits": True}
 
 
-def new_text(previous: str, text: str) -> int:
-    """Where ``text`` stops repeating the end of the chunk before it (the chunks' overlap)."""
-    tail = previous[-OVERLAP_PROBE:].strip()
-    at = text.find(tail) if tail else -1
-    return at + len(tail) if at >= 0 else 0
-
-
 def document_pages(sources: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
     """An indexed document's text page by page from its chunks in order, each overlap read once: every piece of
     a chunk on the page its span says (the chunk's page where it has none)."""
@@ -101,7 +93,7 @@ def document_pages(sources: Sequence[dict[str, Any]]) -> list[tuple[int, str]]:
     previous = ""
     for source in sources:
         text = str(source.get("text") or "")
-        begin = new_text(previous, text)
+        begin = overlap_end(previous, text)
         previous = text
         spans = [(s.offset, int(s.page)) for s in parse_spans(source.get("spans")) if s.page is not None]
         first = next((p for o, p in reversed(spans) if o <= begin), int(source.get("page_number") or 1))
