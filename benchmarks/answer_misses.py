@@ -23,8 +23,8 @@ from evaluation.answers import Judged, contains_answer
 from evaluation.evaluate import Phrasing, eval_settings, load_phrasings, open_kept_clause_set, phrased_request
 from service.caller.principal import Principal
 from service.embedders.factory import build_embedder
-from service.search.query.contract import validate_request
-from service.search.query.map import document_chunks, marked_of
+from service.search.answer.map import document_chunks, marked_of
+from service.search.request.contract import validate_request
 from service.search.service import SearchService
 from service.settings import Settings
 

@@ -26,7 +26,7 @@ from evaluation.citations import load_citations
 from service.caller.principal import Principal
 from service.engine.gateway import build_client
 from service.errors import StroidokError
-from service.search.citations import find_citations
+from service.search.citations.grammar import find_citations
 from service.search.service import SearchService
 from service.settings import Settings
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from service.engine.gateway import build_client
 from service.engine.index_meta import read_embedder_meta
-from service.search.query.build import build_knn_leg, build_search_body
+from service.search.dsl.build import build_knn_leg, build_search_body
 from service.search.vectors import embedder_for
 from service.settings import Settings
 

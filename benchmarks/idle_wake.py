@@ -14,7 +14,7 @@ import argparse
 import statistics
 import time
 
-from service.search.query.models import (
+from service.search.answer.models import (
     ChunkResult,
     DocumentResult,
     Facets,

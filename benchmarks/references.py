@@ -16,7 +16,7 @@ from pathlib import Path
 from evaluation.sample import write_txt_corpus
 from ingest.links import Entry, plan_links
 from ingest.parse import parse_file
-from service.search.designations import find_designation
+from service.search.citations.designations import find_designation
 
 JUDGMENTS = Path(__file__).resolve().parents[1] / "eval" / "references" / "judgments.jsonl"
 

@@ -27,8 +27,8 @@ from evaluation.evaluate import eval_settings
 from service.caller.principal import stdio_principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
-from service.search.query.build import SOURCE_EXCLUDES, build_request
-from service.search.query.contract import validate_request
+from service.search.dsl.build import SOURCE_EXCLUDES, build_request
+from service.search.request.contract import validate_request
 from service.search.service import SearchService
 from service.settings import Settings
 from tests.support.load import percentile

@@ -28,8 +28,8 @@ from opensearchpy import OpenSearch
 
 from evaluation.evaluate import engine_cpu_ms, eval_settings
 from service.engine.gateway import build_client
-from service.search.query.lookups import build_copies_lookup
-from service.search.query.map import content_hash
+from service.search.answer.map import content_hash
+from service.search.dsl.lookups import build_copies_lookup
 from service.settings import Settings
 from tests.support.load import percentile
 
@@ -45,8 +45,8 @@ except ImportError:  # a tree from before evaluation/ left ingest/
     from ingest.evaluate import eval_settings
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
-from service.search.query.build import build_request
-from service.search.query.contract import validate_request
+from service.search.dsl.build import build_request
+from service.search.request.contract import validate_request
 from service.search.service import SearchService
 from service.caller.principal import stdio_principal
 from service.settings import Settings

@@ -36,15 +36,15 @@ from service.caller.principal import Principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.search import service as service_module
-from service.search.query import map as map_module
-from service.search.query.models import SearchResponse, Timings
+from service.search.answer import map as map_module
+from service.search.answer.models import SearchResponse, Timings
 from service.search.service import SearchService
 from service.server.tools import YOUNG_OBJECTS, answer
 from service.settings import Settings
 
 #: a request's own time bound, in its body and its parameters: not part of what it asks
 TIMEOUT_RE = re.compile(r'"timeout":"[0-9]+ms",?')
-#: the stages of choosing passages timed apart (``service.search.query.map``)
+#: the stages of choosing passages timed apart (``service.search.answer.map``)
 STAGES = ("document_candidates", "term_weights", "lexical_scores", "unit_similarities", "chunk_contexts",
           "document_windows", "best_window", "best_windows")
 

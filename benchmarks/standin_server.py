@@ -17,7 +17,7 @@ from typing import Any
 
 import uvicorn
 
-from service.search.query.models import SearchResponse
+from service.search.answer.models import SearchResponse
 from service.server.http import http_app, uvicorn_options
 from service.server.tools import build_server
 from service.settings import Settings

@@ -17,7 +17,7 @@ from evaluation.answers import contains_answer
 from evaluation.evaluate import eval_settings, inside_first, load_phrasings, open_kept_clause_set, phrased_request
 from service.caller.principal import Principal
 from service.embedders.factory import build_embedder
-from service.search.query.models import SearchResponse
+from service.search.answer.models import SearchResponse
 from service.settings import Settings
 
 PUBLIC = Principal.of("eval", [])

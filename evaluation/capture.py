@@ -32,8 +32,8 @@ from service.caller.principal import Principal
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
-from service.search.query.build import SearchPlan, build_chunks_request, build_document_chunks_request
-from service.search.query.map import chunks_by_document
+from service.search.answer.map import chunks_by_document
+from service.search.dsl.build import SearchPlan, build_chunks_request, build_document_chunks_request
 from service.search.service import SearchService
 from service.settings import Settings
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from service.caller.principal import Principal
 from service.errors import StroidokError
-from service.search.citations import find_citations
+from service.search.citations.grammar import find_citations
 from service.search.service import SearchService
 
 REAL = ("clause", "table", "appendix", "value", "wrong_value", "judged", "bare_clause", "bare_value", "flipped_bound",

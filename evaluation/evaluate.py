@@ -36,9 +36,9 @@ from ingest.pipeline import index_prepared
 from service.caller.principal import Principal
 from service.embedders.base import Embedder
 from service.engine.index_admin.apply import apply_all, drop_all
-from service.search.query.budget import response_size
-from service.search.query.contract import eval_request
-from service.search.query.models import SearchResponse
+from service.search.answer.budget import response_size
+from service.search.answer.models import SearchResponse
+from service.search.request.contract import eval_request
 from service.search.service import SearchService
 from service.settings import IndexSettings, Settings
 

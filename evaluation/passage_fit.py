@@ -5,7 +5,7 @@ every candidate chunk of a document in the answer is labelled by whether its pas
 the weights maximise the likelihood of an answering window under a softmax over the document's windows
 (L2-regularised, features standardised). Folds split by question, so a question asked several ways is
 never both fitted and reported on. Prints, per set and fold-held-out, answer@1 / answer@5 / cited@5 with the
-shipped weights and with the fitted ones, and the weights fit on everything (what ``service.search.query.ranker``
+shipped weights and with the fitted ones, and the weights fit on everything (what ``service.search.answer.ranker``
 ships).
 
     python -m evaluation.passage_fit dev-user=/tmp/cap/dev-user.pkl dev-agent=/tmp/cap/dev-agent.pkl … \
@@ -28,14 +28,14 @@ import numpy as np
 from evaluation.answers import AnswerTally, Judged, Shown, contains_answer
 from evaluation.capture import Captured
 from service.embedders.base import Embedder
-from service.search.query.budget import fit_budget
-from service.search.query.build import naming_keys
-from service.search.query.map import chunk_contexts, document_signals, document_windows, map_hits
-from service.search.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
-from service.search.query.parse import parse_query
-from service.search.query.passages import passage_of
-from service.search.query.ranker import FEATURES, DocumentTerms, Model
-from service.search.query.sections import aside_for
+from service.search.answer.budget import fit_budget
+from service.search.answer.map import chunk_contexts, document_signals, document_windows, map_hits
+from service.search.answer.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from service.search.answer.passages import passage_of
+from service.search.answer.ranker import FEATURES, DocumentTerms, Model
+from service.search.dsl.build import naming_keys
+from service.search.dsl.sections import aside_for
+from service.search.request.parse import parse_query
 from service.settings import SearchSettings
 
 Similarity = Callable[[list[str]], list[float]]

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from ingest.parse.model import Block, PageRole
 from ingest.sections import next_kind
-from service.search.query.sections import SectionKind
+from service.search.dsl.sections import SectionKind
 
 _CLAUSE_RE = re.compile(
     r"^(?:(?P<num>\d{1,2}(?:\.\d{1,3}){1,5})\.?(?=\s|$)"

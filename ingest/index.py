@@ -31,8 +31,8 @@ from ingest.parse.model import ParsedDocument
 from service.embedders.base import Embedder
 from service.engine.gateway import DISK_FULL_MESSAGE, bulk_outcomes, is_disk_block, scan
 from service.errors import DiskFull, IngestError
-from service.search.designations import parse_designation
-from service.search.query.words import split_units
+from service.search.answer.words import split_units
+from service.search.citations.designations import parse_designation
 from service.settings import IndexSettings
 
 
@@ -87,7 +87,7 @@ MIN_UNIT_CHARS = 12
 
 
 def unit_spans(text: str) -> list[tuple[int, int]]:
-    """The passage chooser's own units of a chunk (service/search/query/passages.py), those long enough to place."""
+    """The passage chooser's own units of a chunk (service/search/answer/passages.py), those long enough to place."""
     return [(a, b) for a, b in split_units(text) if b - a >= MIN_UNIT_CHARS]
 
 

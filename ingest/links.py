@@ -24,7 +24,7 @@ from opensearchpy import OpenSearch
 from ingest.index import first_chunks, load_registry
 from ingest.parse.titles import title_problems
 from service.caller.principal import PUBLIC
-from service.search.designations import parse_designation
+from service.search.citations.designations import parse_designation
 from service.settings import IndexSettings
 
 _UPDATE_SCRIPT = """

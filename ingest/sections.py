@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from service.search.query.sections import SectionKind
+from service.search.dsl.sections import SectionKind
 
 #: what a heading names (after its number), first match wins
 _HEADING_PATTERNS: tuple[tuple[SectionKind, str], ...] = (

@@ -24,8 +24,8 @@ from opensearchpy import OpenSearch
 
 from evaluation.evaluate import load_beir
 from ingest.index import load_registry
-from service.search.query.operators import build_bm25_leg, build_phrase, build_text_query
-from service.search.query.parse import parse_query
+from service.search.dsl.operators import build_bm25_leg, build_phrase, build_text_query
+from service.search.request.parse import parse_query
 from service.settings import IndexSettings
 
 Query = Callable[[str], dict[str, Any]]

@@ -104,8 +104,8 @@ def measure(alias: str, units: str, pipeline: str, per_doc: int) -> None:
     from ingest.index import load_registry
     from service.embedders.factory import build_embedder
     from service.engine.gateway import build_client
-    from service.search.query.budget import fit_budget
-    from service.search.query.build import build_hybrid_body, build_passage_highlight
+    from service.search.answer.budget import fit_budget
+    from service.search.dsl.build import build_hybrid_body, build_passage_highlight
     from service.search.service import SearchService, validate_request
     from service.caller.principal import Principal
     from service.settings import Settings

@@ -13,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from service.search.query.build import build_passage_highlight, build_similarity_field
+from service.search.dsl.build import build_passage_highlight, build_similarity_field
 from service.engine.fields import CHUNK_FIELDS
 from service.search.service import SearchService
 

@@ -25,9 +25,9 @@ import numpy as np
 import evaluation.passage_fit as fit
 from evaluation.capture import Captured
 from service.embedders.base import Embedder
-from service.search.query.passages import unmark
-from service.search.query.sections import ASIDE
-from service.search.query.words import term_key
+from service.search.answer.passages import unmark
+from service.search.dsl.sections import ASIDE
+from service.search.answer.words import term_key
 
 
 #: the features of a document, in the order of ``WEIGHTS``: its fused score (the best chunk's, as the engine ranks),

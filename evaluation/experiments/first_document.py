@@ -15,7 +15,7 @@ import pickle
 from pathlib import Path
 
 import evaluation.passage_fit as fit
-import service.search.query.map as mapping
+import service.search.answer.map as mapping
 from evaluation.capture import Captured
 from service.embedders.factory import build_embedder
 from service.settings import Settings

@@ -18,12 +18,12 @@ from opensearchpy import OpenSearch
 import evaluation.passage_fit as fit
 from evaluation.capture import Captured
 from ingest.parse.text import is_page_mark
-from service.search.query.sections import aside_for
+from service.search.dsl.sections import aside_for
 from service.embedders.base import Embedder
 from service.engine.gateway import build_client, scan
-from service.search.query.budget import fit_budget
-from service.search.query.map import map_hits
-from service.search.query.models import ChunkResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, \
+from service.search.answer.budget import fit_budget
+from service.search.answer.map import map_hits
+from service.search.answer.models import ChunkResult, Facets, Pagination, SearchMeta, SearchResponse, Suggestions, \
     Timings
 from service.settings import SearchSettings, Settings
 

@@ -15,7 +15,7 @@ from ingest.parse.references import document_references
 from ingest.parse.text import merge_broken_blocks, strip_controls
 from ingest.parse.titles import Identity, identify, title_problems
 from service.errors import ParseError
-from service.search.query.contract import FILE_TYPES
+from service.search.request.contract import FILE_TYPES
 
 SUPPORTED_TYPES = set(FILE_TYPES)
 #: bumped whenever parsing, repair or chunking changes what a file becomes (part of every file's fingerprint)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 from ingest.parse.model import Block
 from ingest.parse.repair import repair_text
-from service.search.designations import (
+from service.search.citations.designations import (
     DESIGNATION_RE,
     find_designations,
     full_year,

@@ -11,7 +11,7 @@ from difflib import SequenceMatcher
 from pathlib import Path
 
 from ingest.parse.repair import collapse_letter_spacing, is_word, join_broken_words, join_word_fragments
-from service.search.designations import DESIGNATION_RE, find_designation, normalize_designation
+from service.search.citations.designations import DESIGNATION_RE, find_designation, normalize_designation
 
 _STOP_LINE_RE = re.compile(
     r"^(?:\(?EN\b|\(?ISO\b|\(?IEC\b|\([A-Z]{2,}|Издание\s+официальное|ОКС\b|Дата\s+введения|Москва|Предисловие|ПРЕДИСЛОВИЕ|"

@@ -27,7 +27,7 @@ from service.engine.launcher.process import EngineCluster, EngineProcess, log_ta
 from service.engine.launcher.status import read_status
 from service.errors import InvalidQuery, StroidokError
 from service.files import write_replacing
-from service.search.query.contract import SHORT_FLAGS, cli_flag, default_of, parameter_schemas, provided
+from service.search.request.contract import SHORT_FLAGS, cli_flag, default_of, parameter_schemas, provided
 from service.settings import Settings, load_settings
 
 app = typer.Typer(
@@ -209,8 +209,8 @@ def search_cmd(fmt: str = "text", **values: Any) -> None:
     """Search the index as a person would: the MCP tool's parameters and service, results on stdout."""
     from service.caller.principal import stdio_principal
     from service.embedders.factory import build_embedder
-    from service.search.query.budget import dumped
-    from service.search.render import render_markdown, render_text
+    from service.search.answer.budget import dumped
+    from service.search.answer.render import render_markdown, render_text
     from service.search.service import SearchService
 
     if fmt not in ("text", "json", "markdown"):
@@ -245,7 +245,7 @@ def cli_service() -> Any:
 
 
 def print_reply(reply: Any, fmt: str, render: Callable[[Any], str]) -> None:
-    from service.search.query.budget import dumped
+    from service.search.answer.budget import dumped
 
     if fmt == "json":
         out.print_json(dumped(reply))
@@ -264,7 +264,7 @@ def cite_cmd(text: str = typer.Argument(None, help="The text whose citations to 
              fmt: str = typer.Option("text", "--format", "-f", help="text | json | markdown")) -> None:
     """Check every norm citation in a text against the archive (the MCP tool check_citations): found,
     clause_not_found, superseded, edition_not_found, document_not_found or ambiguous, and stated values."""
-    from service.search.render import render_citations, render_document_citations
+    from service.search.answer.render import render_citations, render_document_citations
 
     whole = file is not None or document_id is not None
     if fmt not in ("text", "json", "markdown") or (fmt == "markdown" and not whole):
@@ -323,7 +323,7 @@ def document_cmd(result_id: str = typer.Argument(None, metavar="[ID]", help="A r
                  compare: bool = typer.Option(False, "--compare", help="The clause in every edition held."),
                  fmt: str = typer.Option("text", "--format", "-f", help="text | json")) -> None:
     """Open a document (the MCP tool get_document): by id or chunk_id, or by designation and clause."""
-    from service.search.render import render_document
+    from service.search.answer.render import render_document
 
     if fmt not in ("text", "json"):
         raise typer.BadParameter("--format must be text or json")

@@ -112,7 +112,7 @@ class WordTable:
 class NavecEmbedder:
     """SIF-weighted navec averages; thread-compatible, loads the vectors once."""
 
-    #: a text costs microseconds: the search may embed passage units per call (service/search/query/map.py)
+    #: a text costs microseconds: the search may embed passage units per call (service/search/answer/map.py)
 
     def __init__(self, settings: EmbedderSettings) -> None:
         from navec import Navec

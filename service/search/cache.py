@@ -14,7 +14,7 @@ from typing import Protocol
 from cachetools import TTLCache
 from loguru import logger
 
-from service.search.query.models import SearchResponse
+from service.search.answer.models import SearchResponse
 from service.settings import SearchSettings
 
 KEY_PREFIX = "stroidok:response:"

@@ -12,27 +12,27 @@ from service.errors import (
     InvalidQuery,
     NotFound,
 )
-from service.search.citations import POINTER_RE, Citation, pointer_label
-from service.search.citing import CitationChecker, Held, verdict_of
-from service.search.clauses import Opened
-from service.search.designations import find_designation, parse_designation
-from service.search.editions import word_difference
-from service.search.query.contract import validate_document_request
-from service.search.query.lookups import (
-    build_chunks_by_index,
-    build_cited_lookup,
-    build_citing_lookup,
-    build_clause_lookup,
-    build_visible_ids,
-)
-from service.search.query.map import map_chunk, map_document
-from service.search.query.models import (
+from service.search.answer.map import map_chunk, map_document
+from service.search.answer.models import (
     CitationCheck,
     CitingDocument,
     ClauseEdition,
     DocumentResponse,
     Edition,
 )
+from service.search.citations.check import CitationChecker, Held, verdict_of
+from service.search.citations.clauses import Opened
+from service.search.citations.designations import find_designation, parse_designation
+from service.search.citations.editions import word_difference
+from service.search.citations.grammar import POINTER_RE, Citation, pointer_label
+from service.search.dsl.lookups import (
+    build_chunks_by_index,
+    build_cited_lookup,
+    build_citing_lookup,
+    build_clause_lookup,
+    build_visible_ids,
+)
+from service.search.request.contract import validate_document_request
 
 #: get_document shows a chunk whole (the ingest's chunks are far smaller); the bound keeps an answer sane
 WHOLE_CHUNK_CHARS = 25_000

@@ -36,46 +36,8 @@ from service.errors import (
     redact,
 )
 from service.pages import render_page
-from service.search.cache import build_cache, cache_key
-from service.search.citations import MAX_CITATIONS, find_citations
-from service.search.citing import CITATION_TEXT_SHARE, fit_texts, verdict_of
-from service.search.document_citations import (
-    MAX_DOCUMENT_CITATIONS,
-    Pages,
-    build_document_text,
-    distinct_batches,
-    document_pages,
-    key_of,
-    placed_checks,
-    placed_citations,
-    summary_of,
-)
-from service.search.documents import DOCUMENT_PASSAGES, Documents, document_id
-from service.search.query.aggs import build_sources_body, document_count
-from service.search.query.budget import fit_budget
-from service.search.query.build import (
-    SearchPlan,
-    SearchSettingsView,
-    build_candidates_request,
-    build_chunks_request,
-    build_document_chunks_request,
-    build_request,
-    candidate_ids,
-    plan_search,
-)
-from service.search.query.contract import (
-    CitationsRequest,
-    PageRequest,
-    SearchRequest,
-    logged_fields,
-    validate_citations_request,
-    validate_document_request,
-    validate_page_request,
-    validate_request,
-    validate_sources_request,
-)
-from service.search.query.lookups import build_copies_lookup, build_page_source, build_registry_root
-from service.search.query.map import (
+from service.search.answer.budget import fit_budget
+from service.search.answer.map import (
     chunks_by_document,
     content_hash,
     map_copies,
@@ -84,7 +46,7 @@ from service.search.query.map import (
     map_hits,
     related_queries,
 )
-from service.search.query.models import (
+from service.search.answer.models import (
     CitationCheck,
     CitationsResponse,
     DocumentResponse,
@@ -98,9 +60,47 @@ from service.search.query.models import (
     Timings,
     VectorCoverage,
 )
-from service.search.query.operators import binding_phrases
-from service.search.query.paging import paginate, request_offset
-from service.search.query.parse import ParsedQuery, parse_query
+from service.search.cache import build_cache, cache_key
+from service.search.citations.check import CITATION_TEXT_SHARE, fit_texts, verdict_of
+from service.search.citations.document import (
+    MAX_DOCUMENT_CITATIONS,
+    Pages,
+    build_document_text,
+    distinct_batches,
+    document_pages,
+    key_of,
+    placed_checks,
+    placed_citations,
+    summary_of,
+)
+from service.search.citations.grammar import MAX_CITATIONS, find_citations
+from service.search.documents import DOCUMENT_PASSAGES, Documents, document_id
+from service.search.dsl.aggs import build_sources_body, document_count
+from service.search.dsl.build import (
+    SearchPlan,
+    SearchSettingsView,
+    build_candidates_request,
+    build_chunks_request,
+    build_document_chunks_request,
+    build_request,
+    candidate_ids,
+    plan_search,
+)
+from service.search.dsl.lookups import build_copies_lookup, build_page_source, build_registry_root
+from service.search.dsl.operators import binding_phrases
+from service.search.request.contract import (
+    CitationsRequest,
+    PageRequest,
+    SearchRequest,
+    logged_fields,
+    validate_citations_request,
+    validate_document_request,
+    validate_page_request,
+    validate_request,
+    validate_sources_request,
+)
+from service.search.request.paging import paginate, request_offset
+from service.search.request.parse import ParsedQuery, parse_query
 from service.search.vectors import Coverage, CoverageCache, EmbedderResolver
 from service.settings import Settings
 from service.usage.feedback import RecentSearches
@@ -237,7 +237,7 @@ class SearchService:
     def plan(self, request: SearchRequest, principal: Principal, coverage: Coverage | None = None,
              document: str | None = None) -> Planned:
         """A search decided: the phrasings parsed, the query embedded (unless no chunk has a vector yet), the
-        plan built (``service.search.query.build.plan_search``; ``document``: inside the document of this id)."""
+        plan built (``service.search.dsl.build.plan_search``; ``document``: inside the document of this id)."""
         parsed = [parse_query(q) for q in request.all_queries]
         if coverage is not None and coverage.chunks and coverage.pending == coverage.chunks \
                 and request.search_mode != "fulltext":
@@ -528,7 +528,7 @@ class SearchService:
 
     def check_pages(self, name: str, pages: Pages, principal: Principal, client_id: str | None = None,
                     progress: Callable[[int, int], None] | None = None) -> CitationsResponse:
-        """Every citation of a document's ``pages`` checked (``service.search.document_citations``): each
+        """Every citation of a document's ``pages`` checked (``service.search.citations.document``): each
         distinct one once, ``MAX_CITATIONS`` to a batch of two engine requests; ``progress(done, total)``
         after each batch."""
         return self._call("check_citations", {"file": name}, principal, client_id,

@@ -28,7 +28,7 @@ from service.engine.index_meta import (
     same_embedder,
 )
 from service.errors import ConfigError
-from service.search.query.filters import build_access_filter
+from service.search.dsl.filters import build_access_filter
 from service.settings import Settings
 
 #: contents kept at several paths that a coverage read lists; past that, every search looks its copies up

@@ -2,7 +2,7 @@
 schemas, served by the SDK's low-level ``Server`` through its public handlers only: it advertises what it
 serves (tools) and nothing else (no prompts, no resources).
 
-Each tool's input schema is generated from the contract (``service.search.query.contract``): bounds are published
+Each tool's input schema is generated from the contract (``service.search.request.contract``): bounds are published
 there and enforced by the service, so a bad argument comes back as the product's own ``INVALID_QUERY``.
 """
 
@@ -41,8 +41,15 @@ from service.caller.principal import Principal, stdio_principal
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.errors import InvalidQuery, RateLimited, RendersBusy, StroidokError, Unauthorized
-from service.search.query.budget import sent
-from service.search.query.contract import (
+from service.search.answer.budget import sent
+from service.search.answer.models import (
+    CitationsResponse,
+    DocumentResponse,
+    PageReply,
+    SearchResponse,
+    SourcesResponse,
+)
+from service.search.request.contract import (
     CitationsRequest,
     DocumentRequest,
     PageRequest,
@@ -50,13 +57,6 @@ from service.search.query.contract import (
     SourcesRequest,
     parameter_schemas,
     provided,
-)
-from service.search.query.models import (
-    CitationsResponse,
-    DocumentResponse,
-    PageReply,
-    SearchResponse,
-    SourcesResponse,
 )
 from service.search.service import SearchService
 from service.server.errors import (

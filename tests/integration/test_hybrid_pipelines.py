@@ -14,8 +14,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.engine.index_admin.apply import apply_all
-from service.search.query.build import build_hybrid_body, build_knn_leg, build_search_body
-from service.search.query.operators import build_bm25_leg
+from service.search.dsl.build import build_hybrid_body, build_knn_leg, build_search_body
+from service.search.dsl.operators import build_bm25_leg
 from service.settings import IndexSettings
 
 pytestmark = pytest.mark.integration

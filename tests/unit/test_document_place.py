@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from evaluation.experiments.document_place import FEATURES, document_features, reordered
-from service.search.query.passages import POST, PRE
+from service.search.answer.passages import POST, PRE
 
 
 def hit(doc_id: str, score: float, title: str) -> dict[str, Any]:

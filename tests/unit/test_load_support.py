@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from service.search.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from service.search.answer.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 from tests.support.load import Run, control_line
 from tests.support.servers import http_server
 

@@ -12,7 +12,7 @@ from google.genai._mcp_utils import mcp_to_gemini_tool
 from mcp import Client
 from mcp_types import Tool
 
-from service.search.query.models import SourcesResponse
+from service.search.answer.models import SourcesResponse
 from service.server.errors import published_schema
 from service.server.tools import build_server
 from service.settings import Settings

@@ -12,7 +12,7 @@ from service.caller.identity import Identity
 from service.caller.limits import RateLimiter
 from service.caller.principal import Principal
 from service.errors import RateLimited, Unauthorized
-from service.search.query.models import SearchResponse
+from service.search.answer.models import SearchResponse
 from service.settings import ServerSettings
 from tests.support.issuer import ISSUER, Issuer, Key, serving
 from tests.support.net import free_port

@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 from mcp import Client
 
-from service.search.query.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
+from service.search.answer.models import Facets, Pagination, SearchMeta, SearchResponse, Suggestions, Timings
 from service.server.tools import build_server
 from service.settings import ServerSettings, Settings
 
@@ -75,7 +75,7 @@ def test_an_answer_is_structured_content_and_the_same_json_compact_as_text() -> 
 
 
 def test_an_answer_leaves_out_empty_passages_and_neighbours_but_keeps_empty_results() -> None:
-    from service.search.query.models import DocumentResponse, DocumentResult
+    from service.search.answer.models import DocumentResponse, DocumentResult
     from service.server.tools import answer
 
     document = DocumentResult(id="0" * 20, title="СП 1.13130.2020", file_path="/a.pdf", file_type="pdf",
@@ -99,14 +99,14 @@ class RenderingService(SlowService):
         self.release = threading.Event()
 
     def get_page_image(self, arguments: dict[str, Any], _principal: Any, _client: Any) -> Any:
-        from service.search.query.models import PageReply
+        from service.search.answer.models import PageReply
 
         self.rendering.set()
         assert self.release.wait(30)
         return PageReply(id="d1", title="t", page=1, width=1, height=1, png=b"\x89PNG")
 
     def list_sources(self, _principal: Any, _client: Any, _arguments: Any) -> Any:
-        from service.search.query.models import SourcesResponse
+        from service.search.answer.models import SourcesResponse
 
         return SourcesResponse(total_documents=1, total_chunks=1, document_types={}, folders={})
 

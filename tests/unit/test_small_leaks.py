@@ -11,9 +11,9 @@ import pytest
 
 from ingest.parse import parse_file
 from service.errors import EmbeddingError, InvalidQuery, redact
-from service.search.query.contract import validate_request
-from service.search.query.paging import encode_cursor, request_fingerprint, request_offset
-from service.search.query.passages import POST, PRE
+from service.search.answer.passages import POST, PRE
+from service.search.request.contract import validate_request
+from service.search.request.paging import encode_cursor, request_fingerprint, request_offset
 
 
 def test_credentials_of_a_url_never_reach_a_message() -> None:

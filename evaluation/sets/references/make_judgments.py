@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 
 from ingest.parse.references import plausible
-from service.search.designations import DESIGNATION_RE, find_designation, normalize_designation
+from service.search.citations.designations import DESIGNATION_RE, find_designation, normalize_designation
 
 HEADING = re.compile(r"^\s*2\.?\s+Нормативные\s+ссылки\s*$", re.IGNORECASE)
 NEXT = re.compile(r"^\s*3\.?\s+[А-ЯЁ]")

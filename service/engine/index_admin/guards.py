@@ -3,7 +3,7 @@
 
 The engine's dynamic pruning of cardinality aggregations loops without end under a ``hybrid`` query on some
 segments (OpenSearch issue 22582), on a core, ignoring cancellation; only a node restart clears it. The
-product's own requests never put a cardinality where pruning runs (``service.search.query.build``), so this guards
+product's own requests never put a cardinality where pruning runs (``service.search.dsl.build``), so this guards
 the cluster against every other client's hybrid request too.
 """
 

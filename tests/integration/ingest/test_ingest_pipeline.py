@@ -23,7 +23,7 @@ from service.embedders.base import Embedder
 from service.embedders.navec import NavecEmbedder
 from service.engine.index_meta import concrete_index, embedder_meta_version, load_embedder_state, read_embedder_meta
 from service.errors import ConfigError
-from service.search.query.passages import parse_spans, span_at
+from service.search.answer.passages import parse_spans, span_at
 from service.settings import Settings
 from tests.support.documents import DOCX_DIR, GOST_PDF, make_scanned_pdf, make_txt, make_xlsx, requires_shared
 from tests.support.engine import drop_index_resources, product_settings

@@ -10,8 +10,8 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.caller.principal import Principal
-from service.search.query.contract import validate_request
-from service.search.query.models import SearchResponse
+from service.search.answer.models import SearchResponse
+from service.search.request.contract import validate_request
 from service.search.service import SearchService
 
 pytestmark = pytest.mark.integration

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from service.caller.principal import Principal
-from service.search.query.models import SearchResponse
+from service.search.answer.models import SearchResponse
 from service.search.service import SearchService
 from service.settings import Settings
 

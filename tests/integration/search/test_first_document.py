@@ -12,7 +12,7 @@ from opensearchpy import OpenSearch
 
 from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
-from service.search.query.models import DocumentResult
+from service.search.answer.models import DocumentResult
 from service.search.service import SearchService
 from tests.integration.search.test_inside_document import ANSWER, FILLER, QUESTION, _distractor, _filler
 from tests.support.served import served_folder

@@ -12,7 +12,7 @@ from opensearchpy import OpenSearch
 from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.errors import InvalidQuery, NotFound
-from service.search.query.models import ChunkResult
+from service.search.answer.models import ChunkResult
 from service.search.service import SearchService
 from tests.support.served import served_folder
 

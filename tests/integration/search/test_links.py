@@ -16,7 +16,7 @@ from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
-from service.search.query.models import DocumentResult
+from service.search.answer.models import DocumentResult
 from service.search.service import SearchService
 from tests.support.engine import drop_index_resources, product_settings
 

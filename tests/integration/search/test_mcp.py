@@ -21,7 +21,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types import CallToolResult, Tool
 from opensearchpy import OpenSearch
 
-from service.search.query.contract import PHRASING_ADVICE
+from service.search.request.contract import PHRASING_ADVICE
 from service.settings import Settings
 from tests.support.documents import REPO
 from tests.support.net import free_port

@@ -12,8 +12,8 @@ from opensearchpy import OpenSearch
 
 from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
-from service.search.query.budget import dumped
-from service.search.query.models import ChunkResult, SearchResponse
+from service.search.answer.budget import dumped
+from service.search.answer.models import ChunkResult, SearchResponse
 from service.search.service import SearchService
 from tests.support.served import served_folder
 

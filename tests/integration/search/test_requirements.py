@@ -13,7 +13,7 @@ from ingest.pipeline import run_ingest
 from ingest.plan import IngestOptions
 from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
-from service.search.query.models import ChunkResult
+from service.search.answer.models import ChunkResult
 from service.search.service import SearchService
 from service.settings import Settings
 from tests.support.engine import drop_index_resources, product_settings

@@ -10,8 +10,8 @@ import pytest
 
 from service.caller.principal import Principal
 from service.errors import InvalidQuery
-from service.search.query.budget import dumped
-from service.search.query.models import SearchResponse
+from service.search.answer.budget import dumped
+from service.search.answer.models import SearchResponse
 from service.search.service import SearchService
 from service.settings import Settings
 

@@ -17,7 +17,7 @@ from ingest.parse import parse_file
 from ingest.parse.model import ParsedDocument
 from ingest.parse.repair import is_word
 from ingest.parse.titles import is_boilerplate
-from service.search.designations import find_designation
+from service.search.citations.designations import find_designation
 from tests.support.documents import CONSTRUCTION, require_shared
 
 CHUNK_CHARS, OVERLAP = 2000, 250

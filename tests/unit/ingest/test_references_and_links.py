@@ -17,7 +17,7 @@ from ingest.parse.references import (
     withdrawn_stamp,
 )
 from ingest.parse.titles import title_problems
-from service.search.designations import find_designations, parse_designation
+from service.search.citations.designations import find_designations, parse_designation
 
 
 @pytest.mark.parametrize(("designation", "family", "edition"), [

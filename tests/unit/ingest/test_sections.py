@@ -8,7 +8,7 @@ from ingest.chunk import chunk_blocks
 from ingest.parse.model import Block
 from ingest.parse.text import is_page_mark, strip_running_lines
 from ingest.sections import heading_kind, next_kind
-from service.search.query.sections import ASIDE, aside_for
+from service.search.dsl.sections import ASIDE, aside_for
 
 
 @pytest.mark.parametrize(("text", "kind"), [

@@ -1,10 +1,10 @@
 """Ruled PDF tables as rows under one header (pure logic of ingest/parse/tables.py), and how a passage opening
-inside a table shows its header (service/search/query/passages.py)."""
+inside a table shows its header (service/search/answer/passages.py)."""
 
 from __future__ import annotations
 
 from ingest.parse.tables import flat_header, header_rows, read_table, table_lines
-from service.search.query.passages import Span, choose_passage, passage_text, table_header, term_weights, unmark
+from service.search.answer.passages import Span, choose_passage, passage_text, table_header, term_weights, unmark
 
 # pdfplumber's rows of a two-level header: None is a cell covered by a merged one
 TWO_LEVEL: list[list[str | None]] = [

@@ -7,8 +7,9 @@ import pytest
 
 from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS
 from service.errors import InvalidQuery
-from service.search.query.aggs import build_sources_body, document_count
-from service.search.query.build import (
+from service.search.answer.map import map_copies
+from service.search.dsl.aggs import build_sources_body, document_count
+from service.search.dsl.build import (
     EXTRA_CANDIDATES,
     EXTRA_CANDIDATES_WITHOUT_UNITS,
     ONE_DOCUMENT_CANDIDATES,
@@ -24,17 +25,15 @@ from service.search.query.build import (
     candidate_ids,
     plan_search,
 )
-from service.search.query.contract import SearchRequest, validate_request
-from service.search.query.filters import (
+from service.search.dsl.filters import (
     build_access_filter,
     build_filters,
     build_folder_filter,
     build_source_filter,
     unboosted,
 )
-from service.search.query.lookups import MAX_COPIES, build_copies_lookup
-from service.search.query.map import map_copies
-from service.search.query.operators import (
+from service.search.dsl.lookups import MAX_COPIES, build_copies_lookup
+from service.search.dsl.operators import (
     TEXT_FIELDS,
     build_binding,
     build_bm25_leg,
@@ -42,7 +41,8 @@ from service.search.query.operators import (
     build_multi_binding,
     build_text_query,
 )
-from service.search.query.parse import parse_query
+from service.search.request.contract import SearchRequest, validate_request
+from service.search.request.parse import parse_query
 from service.settings import SearchSettings
 
 
@@ -69,7 +69,7 @@ def test_an_and_leg_asks_every_field_for_every_word() -> None:
 
 
 def test_code_words_split_as_the_code_tokenizer_does_without_stop_words() -> None:
-    from service.search.query.operators import code_words
+    from service.search.dsl.operators import code_words
 
     assert code_words("какое расстояние по СП 54.13330.2016, п. 5.8 (табл. Б.2) «12.1.004-91» 5.8 и т.д.") == [
         "расстояние", "СП", "54.13330.2016", "п.", "5.8", "табл.", "Б.2", "12.1.004-91", "5.8", "т.д."]

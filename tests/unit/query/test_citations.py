@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from service.search.citations import Citation, find_citations, numbers_of, pointer_label
-from service.search.citing import (
+from service.search.answer.models import CitedClause
+from service.search.citations.check import (
     HEAD_CHARS,
     MAX_CANDIDATES,
     MAX_TARGETS,
@@ -20,11 +20,11 @@ from service.search.citing import (
     resolve,
     verdict_of,
 )
-from service.search.clauses import Opened, build_clauses_request, clause_text, label_pattern, nearest_labels
+from service.search.citations.clauses import Opened, build_clauses_request, clause_text, label_pattern, nearest_labels
+from service.search.citations.editions import word_difference
+from service.search.citations.grammar import Citation, find_citations, numbers_of, pointer_label
+from service.search.citations.wording import clause_words, wording_matches, words_in_order
 from service.search.documents import clause_label
-from service.search.editions import word_difference
-from service.search.query.models import CitedClause
-from service.search.wording import clause_words, wording_matches, words_in_order
 
 
 @pytest.mark.parametrize(("text", "designation", "clause", "value"), [

@@ -9,7 +9,7 @@ import typer
 
 from service.cli.commands import SPLIT_AT_COMMAS, app, cli_arguments
 from service.errors import InvalidQuery
-from service.search.query.contract import (
+from service.search.request.contract import (
     CLAUSES,
     SHORT_FLAGS,
     DocumentRequest,
@@ -129,17 +129,17 @@ def test_eval_sends_the_contract_defaults() -> None:
 
 def test_docs_carry_the_contract_table_as_generated() -> None:
 
-    from service.search.query.contract import contract_table
+    from service.search.request.contract import contract_table
 
     page = (REPO / "docs" / "tools.md").read_text(encoding="utf-8")
     embedded = page.split("<!-- contract:begin -->\n", 1)[1].split("\n<!-- contract:end -->", 1)[0]
-    assert embedded == contract_table(), "regenerate with: python -m service.search.query.contract"
+    assert embedded == contract_table(), "regenerate with: python -m service.search.request.contract"
 
 
 @pytest.mark.parametrize("field", ["document_types", "path", "queries"])
 def test_an_object_in_any_list_parameter_is_an_invalid_query_naming_the_field(field: str) -> None:
     from service.errors import InvalidQuery
-    from service.search.query.contract import validate_request
+    from service.search.request.contract import validate_request
 
     with pytest.raises(InvalidQuery) as caught:
         validate_request({"query": "бетон", field: [{"a": 1}]})

@@ -3,8 +3,8 @@ batch at most ``MAX_CITATIONS``, and the summary by verdict."""
 
 from __future__ import annotations
 
-from service.search.citations import MAX_CITATIONS
-from service.search.document_citations import (
+from service.search.answer.models import CitationCheck
+from service.search.citations.document import (
     distinct_batches,
     document_pages,
     key_of,
@@ -12,7 +12,7 @@ from service.search.document_citations import (
     placed_citations,
     summary_of,
 )
-from service.search.query.models import CitationCheck
+from service.search.citations.grammar import MAX_CITATIONS
 
 PAGES = [(1, "Общие данные.\nПо СП 1.13130.2020, 4.2.19 и ГОСТ 27772-2021 4.2."),
          (3, "Таблица нагрузок.\n\nСП 20.13330.2016, п. 10.1: 1,5 кПа\nСП 1.13130.2020, 4.2.19")]

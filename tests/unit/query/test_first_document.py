@@ -7,11 +7,11 @@ from __future__ import annotations
 import itertools
 import random
 
-from service.search.designations import designation_words
-from service.search.query.build import naming_keys
-from service.search.query.map import Pending, map_hits, read_whole_chunks, unit_similarities
-from service.search.query.parse import parse_query
-from service.search.query.passages import POST, PRE, Passage, Span, Spans, clause_bounds, span_at
+from service.search.answer.map import Pending, map_hits, read_whole_chunks, unit_similarities
+from service.search.answer.passages import POST, PRE, Passage, Span, Spans, clause_bounds, span_at
+from service.search.citations.designations import designation_words
+from service.search.dsl.build import naming_keys
+from service.search.request.parse import parse_query
 
 TITLE = "СП 54.13330.2016 Здания жилые многоквартирные"
 
@@ -61,8 +61,8 @@ def test_a_chunk_read_whole_keeps_the_units_the_dense_leg_named_in_it() -> None:
 
 
 def test_a_document_read_whole_embeds_its_units_the_engine_named_none_of() -> None:
-    from service.search.query.map import Candidate
-    from service.search.query.passages import unmark
+    from service.search.answer.map import Candidate
+    from service.search.answer.passages import unmark
 
     def candidate(text: str, units: list[int] | None) -> Candidate:
         hit = _chunk("d", 0, text, "бетон", units=units)
@@ -117,7 +117,7 @@ def test_spans_read_once_find_the_same_span_and_clause_as_a_walk() -> None:
 
 
 def test_a_chunks_units_count_their_digits_as_each_unit_alone_would() -> None:
-    from service.search.query.ranker import unit_digits_and_chars
+    from service.search.answer.ranker import unit_digits_and_chars
 
     def digits_and_chars(text: str) -> tuple[int, int]:
         return sum(map(text.count, "0123456789")), len(text) - text.count(" ") - text.count("\n")
@@ -132,7 +132,7 @@ def test_a_chunks_units_count_their_digits_as_each_unit_alone_would() -> None:
 
 
 def test_many_chunks_units_count_their_digits_as_each_chunk_alone_would() -> None:
-    from service.search.query.ranker import unit_digits_and_chars, units_digits_and_chars
+    from service.search.answer.ranker import unit_digits_and_chars, units_digits_and_chars
 
     rng = random.Random(12)
     texts = ["".join(rng.choice("ab 12\n3x.,ж€😀") for _ in range(rng.randint(0, 90))) for _ in range(40)]

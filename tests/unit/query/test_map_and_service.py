@@ -4,9 +4,8 @@ import pytest
 
 from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS
 from service.errors import InvalidQuery
-from service.search.query.budget import dumped, fit_budget
-from service.search.query.contract import validate_request
-from service.search.query.map import (
+from service.search.answer.budget import dumped, fit_budget
+from service.search.answer.map import (
     chunks_by_document,
     cut_at_word,
     document_chunks,
@@ -16,7 +15,7 @@ from service.search.query.map import (
     related_queries,
     snippet,
 )
-from service.search.query.models import (
+from service.search.answer.models import (
     DocumentResult,
     Facets,
     Pagination,
@@ -25,9 +24,10 @@ from service.search.query.models import (
     Suggestions,
     Timings,
 )
-from service.search.query.paging import encode_cursor, paginate, request_offset
-from service.search.query.parse import parse_query
-from service.search.query.passages import POST, PRE
+from service.search.answer.passages import POST, PRE
+from service.search.request.contract import validate_request
+from service.search.request.paging import encode_cursor, paginate, request_offset
+from service.search.request.parse import parse_query
 
 
 def test_cut_at_word_never_splits_a_word_and_marks_the_cut() -> None:
@@ -192,7 +192,7 @@ def test_a_walk_whose_ranking_ends_on_a_page_boundary_says_so_on_the_empty_page_
 
 
 def _response(results: int, chunks: int, text: int = 500) -> SearchResponse:
-    from service.search.query.models import ChunkResult
+    from service.search.answer.models import ChunkResult
 
     docs = [DocumentResult(id=f"{i:020d}", title="t", file_path="/p", file_type="pdf", relevance_score=0.5,
                            context_chunks=[ChunkResult(chunk_id=f"{i}:{j}", text="т" * text, page_number=1,
@@ -225,7 +225,7 @@ def test_results_past_the_budget_are_left_to_the_next_page_never_the_first(budge
 
 
 def _widest(response: SearchResponse) -> SearchResponse:
-    from service.search.query.budget import WIDEST_TIMINGS
+    from service.search.answer.budget import WIDEST_TIMINGS
 
     response.meta.timings = WIDEST_TIMINGS.model_copy()
     return response

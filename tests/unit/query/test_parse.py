@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from service.search.query.parse import parse_query
+from service.search.request.parse import parse_query
 
 
 @pytest.mark.parametrize(

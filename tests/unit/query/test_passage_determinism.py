@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 SCORES = """
-from service.search.query.passages import unit_score, window_score, unmark, PRE, POST
+from service.search.answer.passages import unit_score, window_score, unmark, PRE, POST
 weights = {w: 0.1 * (i + 1) for i, w in enumerate(["бетон", "арматур", "класс", "прочност", "защитн", "сло"])}
 print(repr(unit_score(list(weights), weights)))
 text = " ".join(f"{PRE}{w}{POST}" for w in weights)

@@ -5,7 +5,7 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from service.search.query.passages import (
+from service.search.answer.passages import (
     POST,
     PRE,
     Span,
@@ -15,7 +15,7 @@ from service.search.query.passages import (
     term_weights,
     unmark,
 )
-from service.search.query.words import paragraphs, phrase_spans, split_units, term_key
+from service.search.answer.words import paragraphs, phrase_spans, split_units, term_key
 
 
 def _mark(text: str, *words: str) -> str:
@@ -140,7 +140,7 @@ def test_stems_are_right_when_many_threads_stem_at_once() -> None:
     # (IndexError inside the stemmer, found by the chaos run's 20 concurrent clients)
     from concurrent.futures import ThreadPoolExecutor
 
-    from service.search.query.words import stem
+    from service.search.answer.words import stem
 
     words = [f"{root}{ending}" for root in ("строительн", "конструкци", "эвакуационн", "огнестойк", "железобетон")
              for ending in ("ый", "ого", "ому", "ым", "ом", "ая", "ой", "ую", "ые", "ых", "ыми", "ия", "ий")] * 400
@@ -151,7 +151,7 @@ def test_stems_are_right_when_many_threads_stem_at_once() -> None:
 
 
 def test_a_value_is_found_by_one_search_exactly_where_each_number_followed_by_its_unit_is() -> None:
-    from service.search.query.passages import _NUMBER_RE, _UNIT_RE
+    from service.search.answer.passages import _NUMBER_RE, _UNIT_RE
 
     def by_numbers(text: str) -> bool:  # each number, then its unit right after it
         return any(_UNIT_RE.match(text, m.end()) for m in _NUMBER_RE.finditer(text))

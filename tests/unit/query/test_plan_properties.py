@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from service.search.query.build import (
+from service.search.dsl.build import (
     EXTRA_CANDIDATES,
     ONE_DOCUMENT_CANDIDATES,
     SearchPlan,
@@ -20,9 +20,9 @@ from service.search.query.build import (
     build_request,
     plan_search,
 )
-from service.search.query.contract import FILE_TYPES, SearchRequest
-from service.search.query.filters import build_access_filter
-from service.search.query.parse import parse_query
+from service.search.dsl.filters import build_access_filter
+from service.search.request.contract import FILE_TYPES, SearchRequest
+from service.search.request.parse import parse_query
 from service.settings import SearchSettings
 
 text = st.lists(st.sampled_from(["бетон", "сварка", "СП", "63.13330", "\"", "«", "»", "*", "?", ":", "(", ")",

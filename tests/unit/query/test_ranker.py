@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evaluation.passage_fit import Group, fit
-from service.search.query.map import Candidate, learned_passages
-from service.search.query.passages import POST, PRE, Span, has_value, term_weights, unmark
-from service.search.query.ranker import FEATURES, MODEL, WEIGHTS, unit_values
-from service.search.query.words import split_units
+from service.search.answer.map import Candidate, learned_passages
+from service.search.answer.passages import POST, PRE, Span, has_value, term_weights, unmark
+from service.search.answer.ranker import FEATURES, MODEL, WEIGHTS, unit_values
+from service.search.answer.words import split_units
 
 FIGURE = ("6.1 Уклон лестничных маршей на путях эвакуации принимают по таблице 4.\n"
           + "Прочий текст раздела без чисел и без слов запроса. " * 3
@@ -85,8 +85,8 @@ def test_the_fit_weights_the_feature_that_marks_the_answering_window() -> None:
 
 
 def test_several_windows_of_a_chunk_are_those_an_exhaustive_reading_chooses() -> None:
-    from service.search.query.map import chunk_contexts, document_windows
-    from service.search.query.ranker import DocumentTerms, best_windows, non_overlapping, window_scores
+    from service.search.answer.map import chunk_contexts, document_windows
+    from service.search.answer.ranker import DocumentTerms, best_windows, non_overlapping, window_scores
 
     text = FIGURE + "\n7.2 Ширина марша лестницы на путях эвакуации не менее 1,05 м.\n7.3 Уклон пандуса не более 1:12."
     marked = unmark(_marked(text, "Уклон", "марша", "маршей", "эвакуации"))

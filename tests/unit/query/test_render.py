@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from service.search.query.models import (
+from service.search.answer.models import (
     ChunkResult,
     DocumentResult,
     Edition,
@@ -15,7 +15,7 @@ from service.search.query.models import (
     Suggestions,
     Timings,
 )
-from service.search.render import place, render_markdown, render_text
+from service.search.answer.render import place, render_markdown, render_text
 
 
 def chunk(**fields: Any) -> ChunkResult:

@@ -1,9 +1,9 @@
 """The grammar of citations: where a text cites a norm's clause, table or appendix, and the value it states.
 
-A citation is a designation (``service.search.designations``) with, right after it or right before it, what it
+A citation is a designation (``service.search.citations.designations``) with, right after it or right before it, what it
 points at — «СП 54.13330.2016, п. 5.8», «п.5.8 СП 54.13330», «табл. 2 ГОСТ 13579-2018», «СНиП 2.01.07-85*, пункт
 10.1», «приложение Б СП 20.13330» — and, after that, a value it states: «п. 5.8: не менее 2,7 м», «…: «2,7»».
-A designation alone cites the document. Pure functions; ``service.search.citing`` resolves them in the archive.
+A designation alone cites the document. Pure functions; ``service.search.citations.check`` resolves them in the archive.
 """
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import dataclasses
 import re
 from dataclasses import dataclass
 
-from service.search.designations import DESIGNATION_RE, normalize_designation, parse_designation
-from service.search.wording import number_key
+from service.search.citations.designations import DESIGNATION_RE, normalize_designation, parse_designation
+from service.search.citations.wording import number_key
 
 #: how many citations one text is read for (a draft answer holds a few; a list may hold many)
 MAX_CITATIONS = 50

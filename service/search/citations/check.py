@@ -5,7 +5,7 @@ Two engine requests for a usual text (at most ``MAX_CITATIONS`` citations; ident
 documents the cited designations name (their first chunks: by designation, by family, and those that say they
 replace them), then every cited clause in its document, in the replacing document and — for a comparison — in
 every edition held, as one ``filters``-style aggregation a target (its first chunks by ``chunk_index`` and the
-labels near it: ``service.search.clauses``), at most ``MAX_TARGETS`` targets a request. A designation many
+labels near it: ``service.search.citations.clauses``), at most ``MAX_TARGETS`` targets a request. A designation many
 documents share is checked in its first ``MAX_CANDIDATES`` (the rest counted, the verdict ``ambiguous``). The
 access filter is in every request: a document the caller may not read is a document the archive does not hold.
 Deciding is pure (``resolve``, ``verdict_of``); the answer's clause texts share a budget (``fit_texts``).
@@ -18,12 +18,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from service.engine.fields import FIRST_CHUNK
-from service.search.citations import Citation, fold
-from service.search.clauses import Opened, bounded, build_clauses_request, labels_of, nearest_labels, opened
-from service.search.designations import parse_designation
-from service.search.query.filters import build_access_filter
-from service.search.query.models import CitationCheck, CitedDocument, Verdict
-from service.search.wording import clause_words, wording_matches
+from service.search.answer.models import CitationCheck, CitedDocument, Verdict
+from service.search.citations.clauses import Opened, bounded, build_clauses_request, labels_of, nearest_labels, opened
+from service.search.citations.designations import parse_designation
+from service.search.citations.grammar import Citation, fold
+from service.search.citations.wording import clause_words, wording_matches
+from service.search.dsl.filters import build_access_filter
 
 #: documents of one designation checked for a citation (more are counted, not checked)
 MAX_CANDIDATES = 5

@@ -10,10 +10,10 @@ import json
 from service.errors import (
     InvalidQuery,
 )
-from service.search.query.contract import MAX_PAGE_DEPTH, SearchRequest
-from service.search.query.models import (
+from service.search.answer.models import (
     Pagination,
 )
+from service.search.request.contract import MAX_PAGE_DEPTH, SearchRequest
 
 
 def request_fingerprint(request: SearchRequest) -> str:

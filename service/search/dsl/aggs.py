@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from service.engine.fields import FIRST_CHUNK
-from service.search.query.filters import build_access_filter, build_folder_filter
+from service.search.dsl.filters import build_access_filter, build_folder_filter
 
 MOST_CITED = 20
 

@@ -15,15 +15,15 @@ from typing import Any, Literal
 
 from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS, UNITS_FIELD, VECTOR_FIELD
 from service.errors import InvalidQuery
-from service.search.designations import designation_words, find_designation
-from service.search.query.aggs import build_aggregations
-from service.search.query.contract import SearchRequest
-from service.search.query.filters import build_access_filter, build_filters, demote_replaced, unboosted
-from service.search.query.operators import build_multi_binding, build_multi_text_query
-from service.search.query.parse import ParsedQuery
-from service.search.query.passages import POST, PRE
-from service.search.query.sections import aside_for
-from service.search.query.words import term_key
+from service.search.answer.passages import POST, PRE
+from service.search.answer.words import term_key
+from service.search.citations.designations import designation_words, find_designation
+from service.search.dsl.aggs import build_aggregations
+from service.search.dsl.filters import build_access_filter, build_filters, demote_replaced, unboosted
+from service.search.dsl.operators import build_multi_binding, build_multi_text_query
+from service.search.dsl.sections import aside_for
+from service.search.request.contract import SearchRequest
+from service.search.request.parse import ParsedQuery
 from service.settings import SearchSettings
 
 Route = Literal["hybrid", "bm25", "knn"]

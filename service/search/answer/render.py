@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from service.search.query.models import (
+from service.search.answer.models import (
     ChunkResult,
     CitationCheck,
     CitationsResponse,

@@ -28,7 +28,7 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from service.search.query.words import UNIT_CHARS, phrase_spans, split_units, term_key
+from service.search.answer.words import UNIT_CHARS, phrase_spans, split_units, term_key
 
 PRE, POST = "\ue000", "\ue001"  # the highlighter's marks: private-use characters no document contains
 _MARK_RE = re.compile(f"{PRE}(.*?){POST}", re.DOTALL)

@@ -9,7 +9,7 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
-from service.search.query.models import (
+from service.search.answer.models import (
     SearchResponse,
     Timings,
 )

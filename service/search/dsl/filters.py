@@ -6,8 +6,8 @@ from collections.abc import Callable
 from typing import Any
 
 from service.engine.fields import REPLACED
-from service.search.designations import parse_designation
-from service.search.query.contract import SearchRequest
+from service.search.citations.designations import parse_designation
+from service.search.request.contract import SearchRequest
 
 #: evaluation/sets/editions: 12 of 12 current first, both shown in 6; 0.5 hid the old edition from most
 REPLACED_BOOST = 0.75

@@ -1,6 +1,6 @@
 """A cited clause read from its document's chunks: the request that reads every cited clause at once (its first
 chunks and the labels near it), its text from where it starts to where another clause starts, the labels nearest
-one a document lacks. Pure but for the request's shape; ``service.search.citing`` decides with them.
+one a document lacks. Pure but for the request's shape; ``service.search.citations.check`` decides with them.
 """
 
 from __future__ import annotations
@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from service.search.query.filters import NOT_CONTENT, build_access_filter
-from service.search.query.models import CitedClause
-from service.search.query.passages import parse_spans, passage_text
+from service.search.answer.models import CitedClause
+from service.search.answer.passages import parse_spans, passage_text
+from service.search.dsl.filters import NOT_CONTENT, build_access_filter
 
 #: chunks of a clause read to show its text and check a value (the clause's first chunk and the next)
 CLAUSE_CHUNKS = 2

@@ -8,10 +8,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.engine.fields import UNITS_FIELD
-from service.search.query.build import CHUNKS
-from service.search.query.models import ChunkResult, Copy, DocumentResult, Edition, Facets
-from service.search.query.parse import ParsedQuery
-from service.search.query.passages import (
+from service.search.answer.models import ChunkResult, Copy, DocumentResult, Edition, Facets
+from service.search.answer.passages import (
     Marked,
     Passage,
     Span,
@@ -26,7 +24,7 @@ from service.search.query.passages import (
     term_weights,
     unmark,
 )
-from service.search.query.ranker import (
+from service.search.answer.ranker import (
     MODEL,
     ChunkContext,
     DocumentTerms,
@@ -38,7 +36,9 @@ from service.search.query.ranker import (
     units_digits_and_chars,
     window_features,
 )
-from service.search.query.words import split_units
+from service.search.answer.words import split_units
+from service.search.dsl.build import CHUNKS
+from service.search.request.parse import ParsedQuery
 
 #: a text → cosine with the query, for many texts at once (None: no semantic signal for units)
 Similarity = Callable[[list[str]], list[float]]

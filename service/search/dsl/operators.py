@@ -15,9 +15,9 @@ from typing import Any
 from service.embedders.navec import STOP_WORDS
 from service.engine.fields import PHRASE_FIELDS
 from service.engine.index_admin.templates import code_token_pattern, synonym_phrases
-from service.search.query.contract import Operator
-from service.search.query.parse import ParsedQuery
-from service.search.query.words import term_key
+from service.search.answer.words import term_key
+from service.search.request.contract import Operator
+from service.search.request.parse import ParsedQuery
 from service.settings import DEFAULT_TEXT_FIELDS
 
 TEXT_FIELDS = DEFAULT_TEXT_FIELDS

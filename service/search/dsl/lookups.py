@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from service.engine.fields import FIRST_CHUNK
-from service.search.designations import parse_designation
-from service.search.query.build import SOURCE_EXCLUDES
-from service.search.query.filters import NOT_CONTENT, build_access_filter
+from service.search.citations.designations import parse_designation
+from service.search.dsl.build import SOURCE_EXCLUDES
+from service.search.dsl.filters import NOT_CONTENT, build_access_filter
 
 #: the most copies (paths of one content) a result lists
 MAX_COPIES = 20

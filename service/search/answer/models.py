@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from service.search.query.contract import Operator
+from service.search.request.contract import Operator
 
 Route = Literal["hybrid", "bm25", "knn"]
 SIMILARITY = ("Cosine of the query's and the chunk's vectors, 0-1 (negative cosines are 0): the same for the same "

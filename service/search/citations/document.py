@@ -10,11 +10,11 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from service.search.citations import MAX_CITATIONS, Citation, find_citations
-from service.search.clauses import overlap_end
-from service.search.query.lookups import build_document_query
-from service.search.query.models import CitationCheck
-from service.search.query.passages import parse_spans
+from service.search.answer.models import CitationCheck
+from service.search.answer.passages import parse_spans
+from service.search.citations.clauses import overlap_end
+from service.search.citations.grammar import MAX_CITATIONS, Citation, find_citations
+from service.search.dsl.lookups import build_document_query
 
 #: citations one document is checked for (a 300-page note cites a few hundred)
 MAX_DOCUMENT_CITATIONS = 5000

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, TypeVar, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from service.errors import InvalidQuery
-from service.search.designations import find_designation
+from service.search.citations.designations import find_designation
 
 SearchMode = Literal["hybrid", "semantic", "fulltext"]
 Operator = Literal["AUTO", "AND", "OR", "PHRASE"]
@@ -199,7 +199,7 @@ class SearchRequest(BaseModel):
         return list(dict.fromkeys([self.query, *self.queries]))
 
 
-#: which part of the engine request each parameter becomes (service/search/query/build.py builds it)
+#: which part of the engine request each parameter becomes (service/search/dsl/build.py builds it)
 CLAUSES: dict[str, str] = {
     "query": "hybrid.queries: multi_match (+ match_phrase for quotes) and the k-NN leg's query vector",
     "queries": "dis_max over each phrasing's text leg; the mean of their vectors for the k-NN leg",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from difflib import SequenceMatcher
 
-from service.search.citations import numbers_of
+from service.search.citations.grammar import numbers_of
 
 #: words of unchanged text kept on each side of a change
 CONTEXT_WORDS = 4

@@ -1,0 +1,1 @@
+"""Citations: their grammar in a text, designations and editions, each checked against the archive."""

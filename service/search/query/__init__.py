@@ -1,1 +1,0 @@
-"""Search requests: pure builders of OpenSearch request bodies."""

@@ -1,0 +1,1 @@
+"""The request: each tool's parameters (one contract for MCP, CLI and HTTP), the query's parse, paging."""
