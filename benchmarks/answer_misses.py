@@ -23,7 +23,7 @@ from evaluation.answers import Judged, contains_answer
 from evaluation.evaluate import Phrasing, eval_settings, load_phrasings, open_kept_clause_set, phrased_request
 from service.caller.principal import Principal
 from service.embedders.factory import build_embedder
-from service.search.answer.map import document_chunks, marked_of
+from service.search.answer.hits import document_chunks, marked_of
 from service.search.request.contract import validate_request
 from service.search.service import SearchService
 from service.settings import Settings
@@ -72,8 +72,8 @@ def classify(service: SearchService, ids: dict[str, str], question: str, phrasin
         return "answered @5", f" (result {where[0]}, passage {where[1]}; {first_doc})", found[0].id if found else None
     if not found:
         return "document not in the first five", "", None
-    plan = service.plan(validate_request(arguments), PUBLIC).plan
-    answer = service._execute(plan)  # the same requests the call made: its candidates per document
+    plan = service.searcher.plan(validate_request(arguments), PUBLIC).plan
+    answer = service.searcher.execute(plan)  # the same requests the call made: its candidates per document
     hits = [h for h in answer.raw["hits"]["hits"] if h["_source"].get("doc_id") == found[0].id]
     candidates = [marked_of(c).text for chunks in document_chunks(hits, answer.chunks) for c in chunks]
     if not any(contains_answer(t, list(judged.answers)) for t in candidates):

@@ -214,17 +214,17 @@ def call_requests(service: SearchService, arguments: dict[str, Any], principal: 
     """The requests a call makes, as the service sends them (recorded from one call): the text leg's candidates,
     the search, its first document's chunks and the other documents' chunks, each with its pipeline."""
     sent: Requests = []
-    send = service._send
+    send = service.reads.send
 
     def recorded(body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
-        sent.append((body, service._pipeline(route) if route else None))
+        sent.append((body, service.reads.pipeline(route) if route else None))
         return send(body, route, timeout_s)
 
-    service._send = recorded  # type: ignore[method-assign]
+    service.reads.send = recorded  # type: ignore[method-assign]
     try:
         service.search(arguments, principal)
     finally:
-        service._send = send  # type: ignore[method-assign]
+        service.reads.send = send  # type: ignore[method-assign]
     return sent
 
 

@@ -114,8 +114,8 @@ def service_bodies(service: SearchService, questions: list[str], mode: str = "hy
     plans = []
     for text in questions:
         request = validate_request({"query": text, "search_mode": mode, "operator": operator})
-        plan = service.plan(request, principal).plan
-        plans.append((build_request(plan), service._pipeline(plan.route)))
+        plan = service.searcher.plan(request, principal).plan
+        plans.append((build_request(plan), service.reads.pipeline(plan.route)))
     return plans
 
 

@@ -28,7 +28,7 @@ from opensearchpy import OpenSearch
 
 from evaluation.evaluate import engine_cpu_ms, eval_settings
 from service.engine.gateway import build_client
-from service.search.answer.map import content_hash
+from service.search.answer.hits import content_hash
 from service.search.dsl.lookups import build_copies_lookup
 from service.settings import Settings
 from tests.support.load import percentile
@@ -57,10 +57,10 @@ principal = stdio_principal(settings.server)
 out = []
 for text in json.load(sys.stdin):
     request = validate_request({"query": text, "search_mode": mode, "operator": operator})
-    planned = service.plan(request, principal)
+    planned = service.searcher.plan(request, principal)
     plan = planned.plan if hasattr(planned, "plan") else planned[0]  # a tree whose plan() gave a tuple
     # a tree that looks its results' copies up after the search gives the lookup's scope
-    out.append([build_request(plan), service._pipeline(plan.route), getattr(plan, "scope", None)])
+    out.append([build_request(plan), service.reads.pipeline(plan.route), getattr(plan, "scope", None)])
 print(json.dumps(out, ensure_ascii=False))
 """
 

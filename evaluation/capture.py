@@ -32,7 +32,7 @@ from service.caller.principal import Principal
 from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
-from service.search.answer.map import chunks_by_document
+from service.search.answer.hits import chunks_by_document
 from service.search.dsl.build import SearchPlan, build_chunks_request, build_document_chunks_request
 from service.search.service import SearchService
 from service.settings import Settings
@@ -119,27 +119,27 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
         return original(hits, include_context, max_chunks, passage_chars, lexical_weight, similarity, phrases,
                         dense_floor, chunks, model, whole, naming, aside)
 
-    unit_similarity = kept.service._unit_similarity
+    unit_similarity = kept.service.searcher.unit_similarity
 
     def remembering(vector: list[float] | None) -> Any:
         out[-1].vector = vector
         return unit_similarity(vector)
 
-    execute = kept.service._execute
+    execute = kept.service.searcher.execute
 
     def executing(plan: SearchPlan) -> Any:
         found = execute(plan)
         ids = [str(hit["_source"]["doc_id"]) for hit in found.raw["hits"]["hits"]][:read_whole]
-        out[-1].wholes = {i: found.whole.get(i) or kept.service._send(build_document_chunks_request(
+        out[-1].wholes = {i: found.whole.get(i) or kept.service.reads.send(build_document_chunks_request(
             plan, i, plan.first_document_chunks))["hits"]["hits"] for i in ids}
         every = [str(hit["_source"]["doc_id"]) for hit in found.raw["hits"]["hits"]]
         if read_whole and every:
-            out[-1].evidence = chunks_by_document(kept.service._send(build_chunks_request(plan, every)))
+            out[-1].evidence = chunks_by_document(kept.service.reads.send(build_chunks_request(plan, every)))
         return found
 
     setattr(service.search.service, "map_hits", recording)  # noqa: B010
-    kept.service._unit_similarity = remembering  # type: ignore[method-assign]
-    kept.service._execute = executing  # type: ignore[method-assign]
+    kept.service.searcher.unit_similarity = remembering  # type: ignore[method-assign]
+    kept.service.searcher.execute = executing  # type: ignore[method-assign]
     try:
         for query_id, text in kept.questions.items():
             judged = kept.answers[query_id]

@@ -12,7 +12,8 @@ from rich.console import Console
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.errors import ConfigError
-from service.search.request.contract import OPERATORS, SEARCH_MODES, default_of
+from service.search.request.contract import OPERATORS, SEARCH_MODES
+from service.search.request.schema import default_of
 
 out = Console(soft_wrap=True)
 

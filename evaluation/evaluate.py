@@ -38,7 +38,7 @@ from service.embedders.base import Embedder
 from service.engine.index_admin.apply import apply_all, drop_all
 from service.search.answer.budget import response_size
 from service.search.answer.models import SearchResponse
-from service.search.request.contract import eval_request
+from service.search.request.schema import eval_request
 from service.search.service import SearchService
 from service.settings import IndexSettings, Settings
 

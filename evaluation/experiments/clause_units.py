@@ -120,7 +120,7 @@ def measure(alias: str, units: str, pipeline: str, per_doc: int) -> None:
     for row in map(json.loads, CLAUSES.read_text(encoding="utf-8").splitlines()):
         judged = Judged((row["quote"],), row["doc"], row["clause"], row["page"])
         request = validate_request({"query": row["text"]})
-        answered = service._answer(request, principal, service.coverage.get(principal.groups))
+        answered = service.searcher.answer(request, principal, service.coverage.get(principal.groups))
         plan, parsed, raw = answered.planned.plan, answered.planned.parsed, answered.raw
         body = build_hybrid_body(list(plan.legs), 20, {"term": {"doc_id": by_name[row["doc"].replace("/", "_")]}})
         body |= {"_source": ["clause"], "highlight": build_passage_highlight()}
@@ -143,7 +143,7 @@ def measure(alias: str, units: str, pipeline: str, per_doc: int) -> None:
                                     "section_title": g["_source"].get("section_title"),
                                     "spans": [{"o": 0, "p": g["_source"]["page"], "c": g["_source"]["clause"]}]}}
                         for g in got]
-            response = fit_budget(service._map(request, parsed[0], plan, answer),
+            response = fit_budget(service.searcher.map(request, parsed[0], plan, answer),
                                   settings.search.response_budget_chars, settings.search.answer_chars)
             tally.add(shown_passages(response), judged, response_size(response))
     n = len(ranks)

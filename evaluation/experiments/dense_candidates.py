@@ -15,14 +15,14 @@ from typing import Any
 
 from service.search.dsl.build import build_passage_highlight, build_similarity_field
 from service.engine.fields import CHUNK_FIELDS
-from service.search.service import SearchService
+from service.search.tools.search_documents import Searcher
 
 DENSE = int(sys.argv[1])
 ADDED: list[int] = []  # per chunk added: 1 when the engine marked its terms (the highlight query ran)
-shipped = SearchService._execute
+shipped = Searcher.execute
 
 
-def with_dense_candidates(self: SearchService, plan: Any) -> dict[str, Any]:
+def with_dense_candidates(self: Searcher, plan: Any) -> dict[str, Any]:
     raw = shipped(self, plan)
     hits = raw["hits"]["hits"]
     if plan.vector is None or not hits or DENSE <= 0:
@@ -48,7 +48,7 @@ def with_dense_candidates(self: SearchService, plan: Any) -> dict[str, Any]:
     return raw
 
 
-SearchService._execute = with_dense_candidates  # type: ignore[method-assign]
+Searcher.execute = with_dense_candidates  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     from service.cli.commands import main

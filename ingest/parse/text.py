@@ -7,7 +7,7 @@ import re
 from ingest.parse.model import Block, BlockKind, PageRole
 from ingest.parse.repair import join_broken_words, repair_text
 from ingest.parse.tables import TABLE_ROW, TABLE_START
-from service.search.answer.passages import is_number_row
+from service.search.answer.text import is_number_row
 
 _HEADING_RE = re.compile(r"^(?:\d{1,2}(?:\.\d{1,3})*\.?|[IVXLC]+\.|Раздел\s+\d+|Глава\s+\d+"
                          r"|Приложение\s+[А-ЯA-Z0-9]+)\s+\S",

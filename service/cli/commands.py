@@ -27,7 +27,7 @@ from service.engine.launcher.process import EngineCluster, EngineProcess, log_ta
 from service.engine.launcher.status import read_status
 from service.errors import InvalidQuery, StroidokError
 from service.files import write_replacing
-from service.search.request.contract import SHORT_FLAGS, cli_flag, default_of, parameter_schemas, provided
+from service.search.request.schema import SHORT_FLAGS, cli_flag, default_of, parameter_schemas, provided
 from service.settings import Settings, load_settings
 
 app = typer.Typer(

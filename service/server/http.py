@@ -20,7 +20,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from service.caller.identity import SCOPE_KEY, Identity
 from service.caller.principal import Principal, stdio_principal
 from service.errors import ConfigError, InvalidQuery, RateLimited, StroidokError, Unauthorized
-from service.search.request.contract import largest_call_bytes
+from service.search.request.schema import largest_call_bytes
 from service.server.errors import error_text
 from service.server.tools import ProductServer, build_server, run_stdio
 from service.settings import ServerSettings, Settings, load_settings

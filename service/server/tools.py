@@ -55,9 +55,8 @@ from service.search.request.contract import (
     PageRequest,
     SearchRequest,
     SourcesRequest,
-    parameter_schemas,
-    provided,
 )
+from service.search.request.schema import parameter_schemas, provided
 from service.search.service import SearchService
 from service.server.errors import (
     Refusal,

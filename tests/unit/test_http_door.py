@@ -98,7 +98,7 @@ def test_only_the_metadata_paths_are_open(path: str) -> None:
 
 
 def test_the_default_body_limit_holds_the_largest_valid_call_however_escaped() -> None:
-    from service.search.request.contract import largest_call_bytes
+    from service.search.request.schema import largest_call_bytes
 
     assert ServerSettings().max_body_bytes >= largest_call_bytes()
 

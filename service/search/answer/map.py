@@ -8,21 +8,23 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.engine.fields import UNITS_FIELD
-from service.search.answer.models import ChunkResult, Copy, DocumentResult, Edition, Facets
+from service.search.answer.hits import (
+    document_chunks,
+    engine_cosines,
+    marked_of,
+    spans_of,
+)
+from service.search.answer.models import ChunkResult, DocumentResult, Edition
 from service.search.answer.passages import (
     Marked,
     Passage,
     Span,
-    Spans,
     candidate_windows,
     choose_passage,
     is_contents,
     lexical_scores,
-    parse_spans,
     passage_of,
-    passage_text,
     term_weights,
-    unmark,
 )
 from service.search.answer.ranker import (
     MODEL,
@@ -36,14 +38,12 @@ from service.search.answer.ranker import (
     units_digits_and_chars,
     window_features,
 )
+from service.search.answer.text import MARK, cut_at_word, marked_snippet
 from service.search.answer.words import split_units
-from service.search.dsl.build import CHUNKS
-from service.search.request.parse import ParsedQuery
 
 #: a text → cosine with the query, for many texts at once (None: no semantic signal for units)
 Similarity = Callable[[list[str]], list[float]]
 
-MARK = "**"  # how a highlight shows the query's words
 HIGHLIGHT_CHARS = 120
 #: how much a chunk's best passage counts in ranking a document's chunks (the rest: its fused relevance)
 PASSAGE_SHARE = 0.5
@@ -55,36 +55,6 @@ SEMANTIC_UNITS = 10
 WHOLE_DOCUMENT_SEMANTIC_UNITS = 20
 #: the most passages one chunk gives a call inside one document (the rest of its windows compete with the others')
 WHOLE_DOCUMENT_PER_CHUNK = 3
-
-
-def cut_at_word(text: str, limit: int) -> str:
-    """``text`` as a passage shows it (spacing folded, a table's rows one to a line) cut to at most ``limit``
-    characters at a word boundary, with an ellipsis when cut."""
-    return _cut(passage_text(text), limit)
-
-
-def _cut(text: str, limit: int) -> str:
-    """``cut_at_word`` of a text whose spacing is already folded."""
-    if len(text) <= limit:
-        return text
-    cut = text.rfind(" ", 0, limit - 1)
-    return text[: cut if cut > limit // 2 else limit - 1].rstrip(" ,;:") + "…"
-
-
-def snippet(passage: str, limit: int) -> str | None:
-    """A highlight: up to ``limit`` characters of ``passage`` from shortly before its first marked word, with
-    its marks paired; None when nothing in it is marked (a dense-only hit's opening)."""
-    return _snippet(" ".join(passage.split()), limit)
-
-
-def _snippet(text: str, limit: int) -> str | None:
-    """``snippet`` of a passage whose whitespace is already single spaces."""
-    first = text.find(MARK)
-    if first < 0:
-        return None
-    start = 0 if first <= limit // 5 else text.rfind(" ", 0, first - limit // 5) + 1
-    cut = ("…" if start else "") + _cut(text[start:], limit - (1 if start else 0))
-    return cut if cut.count(MARK) % 2 == 0 else cut.rstrip("…") + MARK + ("…" if cut.endswith("…") else "")
 
 
 def similarity_of(hit: dict[str, Any]) -> float | None:
@@ -161,51 +131,6 @@ class Candidate:
     aside: bool = False
 
 
-def inner_hits(hit: dict[str, Any], name: str = CHUNKS) -> list[dict[str, Any]]:
-    hits: list[dict[str, Any]] = hit.get("inner_hits", {}).get(name, {}).get("hits", {}).get("hits", [])
-    return hits
-
-
-def chunks_by_document(raw: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
-    """A chunks request's answer (``build_chunks_request``) → document id → its best chunks, best first."""
-    buckets = raw.get("aggregations", {}).get(CHUNKS, {}).get("buckets", [])
-    return {str(b["key"]): b[CHUNKS]["hits"]["hits"] for b in buckets}
-
-
-def document_chunks(hits: list[dict[str, Any]],
-                    found: dict[str, list[dict[str, Any]]] | None) -> list[list[dict[str, Any]]]:
-    """Each collapsed hit's candidate chunks: those a chunks request ``found`` for its document, or, without
-    one, the collapse's inner hits."""
-    if found is None:
-        return [inner_hits(hit) for hit in hits]
-    return [found.get(str(hit["_source"]["doc_id"]), []) for hit in hits]
-
-
-def content_hash(hit: dict[str, Any]) -> str | None:
-    """The content a collapsed hit stands for (the collapse key the engine returns with it)."""
-    values = hit.get("fields", {}).get("doc_hash") or [None]
-    return values[0] if isinstance(values[0], str) else None
-
-
-def map_copies(raw: dict[str, Any]) -> dict[str, list[Copy]]:
-    """A copies lookup's answer → content hash → every path the caller may read, where there is more than one."""
-    found = {str(content["key"]): [Copy(id=str(path["ids"]["buckets"][0]["key"]), file_path=str(path["key"]))
-                                   for path in content["paths"]["buckets"] if path["ids"]["buckets"]]
-             for content in raw.get("aggregations", {}).get("copies", {}).get("buckets", [])}
-    return {key: copies for key, copies in found.items() if len(copies) > 1}
-
-
-def marked_of(hit: dict[str, Any]) -> Marked:
-    """The chunk's whole text with the query's terms located (the engine's highlighter sends it whole)."""
-    texts = hit.get("highlight", {}).get("text") or [hit["_source"].get("text", "")]
-    return unmark(str(texts[0]))
-
-
-def spans_of(src: dict[str, Any]) -> Spans:
-    """The chunk's page and clause changes; an index written before spans existed gives its start alone."""
-    return parse_spans(src.get("spans")) or Spans([Span(0, src.get("page_number"), src.get("clause"))])
-
-
 def fused_score(score: float, top: float, similarity: float | None, lexical_weight: float) -> float:
     """A chunk's relevance on the pipeline's terms: its leg score scaled to the answer's best, weighted with
     its similarity as the hybrid pipeline weights the two legs (inner hits come scored by one leg only)."""
@@ -237,18 +162,6 @@ def map_chunk_passage(candidate: Candidate, passage: Passage, score: float) -> C
                        similarity=similarity_of(candidate.hit),
                        # the query's phrase is in the chunk's heading, not its text: the heading is shown
                        section_title=None if passage.has_phrases else src.get("section_title"))
-
-
-def engine_cosines(hit: dict[str, Any], floor: float | None = None) -> dict[int, float]:
-    """Unit start → cosine to the query, for the chunk's nearest units the dense leg named (its ``units``
-    inner hits; a cosine-space k-NN score is (1 + cosine) / 2); empty when the leg did not reach the chunk.
-    ``floor``: the dense leg's score floor (the fusion's, per embedder): a model whose cosines crowd near 1
-    (e5: 0.75–0.95 for any text of the language) is measured from it, ``(score - floor) / (1 - floor)``, as
-    the fusion scales it, so a unit's cosine tells it from its neighbours as navec's do."""
-    def scaled(score: float) -> float:
-        return 2 * score - 1 if floor is None or floor >= 1 else max(0.0, (score - floor) / (1 - floor))
-    return {int(u["_source"]["o"]): scaled(float(u.get("_score") or 0.0))
-            for u in inner_hits(hit, UNITS_FIELD) if isinstance(u.get("_source", {}).get("o"), int)}
 
 
 def unit_similarities(candidates: list[list[Candidate]], lexical: list[list[list[float]]],
@@ -406,7 +319,7 @@ def map_hit(hit: dict[str, Any], candidates: list[Candidate], weights: dict[str,
     if include_context:
         doc.context_chunks = [map_chunk_passage(c, p, doc.relevance_score * r / best) for c, p, r in shown]
     else:
-        lines = (_snippet(" ".join(with_marks(c.marked, p.start, p.end).split()), HIGHLIGHT_CHARS)
+        lines = (marked_snippet(" ".join(with_marks(c.marked, p.start, p.end).split()), HIGHLIGHT_CHARS)
                  for c, p, _ in shown)
         doc.highlights = list(dict.fromkeys(line for line in lines if line))[:3]
     return doc
@@ -460,29 +373,3 @@ def learned_passages(candidates: list[Candidate], weights: dict[str, float], cos
     return passages
 
 
-def map_facets(aggs: dict[str, Any]) -> Facets:
-    return Facets(
-        document_types={b["key"]: b["docs"]["value"] for b in aggs.get("document_types", {}).get("buckets", [])},
-        date_distribution={b["key_as_string"]: b["docs"]["value"]
-                           for b in aggs.get("date_distribution", {}).get("buckets", [])},
-    )
-
-
-def map_correction(suggest: dict[str, Any] | None, original: str) -> str | None:
-    """The suggester's best correction, if it differs from what was asked."""
-    for entry in (suggest or {}).get("corrected", []):
-        for option in entry.get("options", []):
-            if option["text"].strip().lower() != " ".join(original.lower().replace("ё", "е").split()):
-                return str(option["text"])
-    return None
-
-
-def related_queries(parsed: ParsedQuery, correction: str | None) -> list[str]:
-    """Broader variants an agent can try when little was found: the correction, unquoted, one term fewer."""
-    related = [correction] if correction else []
-    if parsed.phrases:
-        related.append(parsed.plain)
-    words = parsed.terms.split()
-    if len(words) > 1:
-        related += [" ".join(w for j, w in enumerate(words) if j != i) for i in range(len(words))][:3]
-    return list(dict.fromkeys(r for r in related if r))[:5]

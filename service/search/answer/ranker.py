@@ -17,7 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from service.search.answer.passages import Marked, Span, has_value, span_at, table_header, value_offsets
+from service.search.answer.passages import Marked, Span, has_value, span_at, value_offsets
+from service.search.answer.text import table_header
 
 #: the features of a window, in the order of ``WEIGHTS``: the query terms it covers (their rarity among the
 #: document's candidate units, over the document's rarest), its repeats of them (log), its units' best cosine to

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from service.search.answer.models import CitedClause
-from service.search.answer.passages import parse_spans, passage_text
+from service.search.answer.passages import parse_spans
+from service.search.answer.text import passage_text
 from service.search.dsl.filters import NOT_CONTENT, build_access_filter
 
 #: chunks of a clause read to show its text and check a value (the clause's first chunk and the next)

@@ -58,10 +58,10 @@ def _shown(response: SearchResponse) -> list[tuple[str, list[tuple[str | None, s
 def test_the_chunks_request_shows_the_passages_the_inner_hits_show(service: SearchService, public: Principal,
                                                                    question: str, arguments: dict[str, Any]) -> None:
     request = validate_request({"query": question, **arguments})
-    planned = service.plan(request, public)
+    planned = service.searcher.plan(request, public)
     coverage = service.coverage.get(public.groups)
     shown = []
     for plan in (planned.plan, dataclasses.replace(planned.plan, unit_hits=True)):  # unit_hits: inner hits
-        found = service._execute(plan)
-        shown.append(_shown(service._map(request, planned.parsed[0], plan, found, coverage)))
+        found = service.searcher.execute(plan)
+        shown.append(_shown(service.searcher.map(request, planned.parsed[0], plan, found, coverage)))
     assert shown[0] and shown[0] == shown[1]

@@ -182,13 +182,13 @@ def test_threshold_drops_chunks_below_the_similarity_inside_the_engine(service: 
 def test_several_phrasings_are_merged_without_duplicates_in_one_search_request(
         service: SearchService, public: Principal, monkeypatch: pytest.MonkeyPatch) -> None:
     sent: list[dict[str, Any]] = []
-    send = service._send
+    send = service.reads.send
 
     def counted(body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
         sent.append(body)
         return send(body, route, timeout_s)
 
-    monkeypatch.setattr(service, "_send", counted)
+    monkeypatch.setattr(service.reads, "send", counted)
     response = service.search({"query": "сварка стальных конструкций", "queries": ["контроль прочности бетона",
                                                                                  "сварка стальных конструкций"]},
                               public)
@@ -256,13 +256,13 @@ def test_an_archive_without_copies_answers_a_search_with_three_engine_requests(s
     """The search, the first document's chunks that hold a query term (read whole), and the other documents'
     best chunks; copies are looked up only where the caller may read a content kept at two paths (none here)."""
     sent: list[dict[str, Any]] = []
-    send = service._send
+    send = service.reads.send
 
     def counting(body: dict[str, Any], route: str | None = None, timeout_s: float | None = None) -> dict[str, Any]:
         sent.append(body)
         return send(body, route, timeout_s)
 
-    service._send = counting  # type: ignore[method-assign]
+    service.reads.send = counting  # type: ignore[method-assign]
     response = service.search({"query": "теплоизоляция наружных стен"}, public)
     assert len(response.results) > 1 and len(sent) == 3 and all(r.copies is None for r in response.results)
     first = response.results[0].id

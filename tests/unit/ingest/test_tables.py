@@ -4,7 +4,8 @@ inside a table shows its header (service/search/answer/passages.py)."""
 from __future__ import annotations
 
 from ingest.parse.tables import flat_header, header_rows, read_table, table_lines
-from service.search.answer.passages import Span, choose_passage, passage_text, table_header, term_weights, unmark
+from service.search.answer.passages import Span, choose_passage, term_weights, unmark
+from service.search.answer.text import passage_text, table_header
 
 # pdfplumber's rows of a two-level header: None is a cell covered by a merged one
 TWO_LEVEL: list[list[str | None]] = [

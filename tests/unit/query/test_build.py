@@ -7,7 +7,7 @@ import pytest
 
 from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS
 from service.errors import InvalidQuery
-from service.search.answer.map import map_copies
+from service.search.answer.hits import map_copies
 from service.search.dsl.aggs import build_sources_body, document_count
 from service.search.dsl.build import (
     EXTRA_CANDIDATES,

@@ -9,16 +9,8 @@ import typer
 
 from service.cli.commands import SPLIT_AT_COMMAS, app, cli_arguments
 from service.errors import InvalidQuery
-from service.search.request.contract import (
-    CLAUSES,
-    SHORT_FLAGS,
-    DocumentRequest,
-    SearchRequest,
-    cli_flag,
-    eval_request,
-    parameter_schemas,
-    validate_document_request,
-)
+from service.search.request.contract import DocumentRequest, SearchRequest, validate_document_request
+from service.search.request.schema import CLAUSES, SHORT_FLAGS, cli_flag, eval_request, parameter_schemas
 from service.server.errors import published_schema
 from service.server.tools import build_server
 from service.settings import Settings
@@ -129,11 +121,11 @@ def test_eval_sends_the_contract_defaults() -> None:
 
 def test_docs_carry_the_contract_table_as_generated() -> None:
 
-    from service.search.request.contract import contract_table
+    from service.search.request.schema import contract_table
 
     page = (REPO / "docs" / "tools.md").read_text(encoding="utf-8")
     embedded = page.split("<!-- contract:begin -->\n", 1)[1].split("\n<!-- contract:end -->", 1)[0]
-    assert embedded == contract_table(), "regenerate with: python -m service.search.request.contract"
+    assert embedded == contract_table(), "regenerate with: python -m service.search.request.schema"
 
 
 @pytest.mark.parametrize("field", ["document_types", "path", "queries"])

@@ -5,16 +5,14 @@ import pytest
 from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS
 from service.errors import InvalidQuery
 from service.search.answer.budget import dumped, fit_budget
-from service.search.answer.map import (
+from service.search.answer.hits import (
     chunks_by_document,
-    cut_at_word,
     document_chunks,
     engine_cosines,
     map_correction,
-    map_hits,
     related_queries,
-    snippet,
 )
+from service.search.answer.map import map_hits
 from service.search.answer.models import (
     DocumentResult,
     Facets,
@@ -25,6 +23,7 @@ from service.search.answer.models import (
     Timings,
 )
 from service.search.answer.passages import POST, PRE
+from service.search.answer.text import cut_at_word, snippet
 from service.search.request.contract import validate_request
 from service.search.request.paging import encode_cursor, paginate, request_offset
 from service.search.request.parse import parse_query

@@ -1,0 +1,1 @@
+"""One module per tool, each named for it, behind the facade ``service.search.service.SearchService``."""
