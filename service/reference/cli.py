@@ -11,7 +11,8 @@ from typing import Any
 
 import typer.main
 
-from service.cli.commands import app, load_plugins
+from service.cli.app import app
+from service.cli.commands import load_plugins
 
 #: typer's click objects (it carries its own click): commands, groups, contexts and parameters, used by their
 #: public attributes alone

@@ -26,7 +26,7 @@ def test_no_module_of_the_search_package_imports_the_ingest_package() -> None:
 
 
 def test_the_model_switch_filler_is_found_through_its_entry_point() -> None:
-    from service.cli.commands import model_switch_filler
+    from service.cli.index_commands import model_switch_filler
 
     assert model_switch_filler().__module__ == "ingest.backfill"
 

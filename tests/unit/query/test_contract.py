@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 import typer
 
-from service.cli.commands import SPLIT_AT_COMMAS, app, cli_arguments
+from service.cli.app import app
+from service.cli.search_commands import SPLIT_AT_COMMAS, cli_arguments
 from service.errors import InvalidQuery
 from service.search.request.contract import DocumentRequest, SearchRequest, validate_document_request
 from service.search.request.schema import CLAUSES, SHORT_FLAGS, cli_flag, eval_request, parameter_schemas
