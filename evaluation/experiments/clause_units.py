@@ -26,7 +26,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from opensearchpy import OpenSearch, helpers
+from opensearchpy import OpenSearch
 
 REPO = Path(__file__).resolve().parents[2]
 CLAUSES = REPO / "evaluation/sets/construction/clauses.jsonl"
@@ -61,6 +61,7 @@ def units_of(source: dict[str, Any], size: int) -> list[dict[str, Any]]:
 
 def build(client: OpenSearch, alias: str, target: str, size: int) -> int:
     from service.embedders.factory import build_embedder
+    from service.engine.gateway import bulk_outcomes, scan
     from service.engine.index_meta import load_embedder_state
     from service.settings import Settings
 
@@ -80,7 +81,7 @@ def build(client: OpenSearch, alias: str, target: str, size: int) -> int:
     units = []
     query = {"query": {"bool": {"must_not": {"exists": {"field": "role"}}}},
              "_source": ["doc_id", "chunk_index", "text", "spans", "section_title"]}
-    for hit in helpers.scan(client, index=alias, query=query, size=500):
+    for hit in scan(client, index=alias, query=query, size=500):
         for unit in units_of(hit["_source"], size):
             key = (unit["doc_id"], re.sub(r"\s+", " ", unit["text"]))
             if key not in seen:
@@ -89,9 +90,13 @@ def build(client: OpenSearch, alias: str, target: str, size: int) -> int:
     for at in range(0, len(units), 2000):
         batch = units[at:at + 2000]
         vectors = embedder.embed_documents([f"{u['section_title'] or ''}. {u['text']}" for u in batch])
-        helpers.bulk(client, ({"_index": target, "_source": {**u, **({"embedding": [float(x) for x in v]}
-                                                                     if any(v) else {})}}
-                              for u, v in zip(batch, vectors, strict=True)), request_timeout=120)
+        refused = [o for o in bulk_outcomes(client, ({"_index": target,
+                                                     "_source": {**u, **({"embedding": [float(x) for x in v]}
+                                                                        if any(v) else {})}}
+                                                    for u, v in zip(batch, vectors, strict=True)),
+                                            request_timeout=120) if not o.ok]
+        if refused:
+            raise SystemExit(f"{len(refused)} units refused: {refused[0].reason}")
     client.indices.refresh(index=target)
     return len(units)
 

@@ -21,10 +21,10 @@ import jwt
 import orjson
 from loguru import logger
 
-from service.caller.groups import MAX_GROUP_BYTES, MAX_GROUPS, check_group, group_bytes
 from service.caller.principal import Principal, known_token, token_name
 from service.errors import Unauthorized
 from service.settings import ServerSettings
+from service.settings.groups import MAX_GROUP_BYTES, MAX_GROUPS, check_group, group_bytes
 
 #: where the HTTP guard leaves the caller it read (a request scope's ``state``): the tools read it from there
 SCOPE_KEY = "stroidok.caller"

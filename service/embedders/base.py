@@ -7,7 +7,7 @@ from typing import Any, Literal, Protocol
 
 import numpy as np
 
-from service.embedders.capabilities import capabilities_of
+from service.settings.capabilities import capabilities_of
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ from __future__ import annotations
 import importlib
 
 from service.embedders.base import Embedder
-from service.embedders.capabilities import capabilities_of
 from service.errors import ConfigError
 from service.settings import EmbedderSettings
+from service.settings.capabilities import capabilities_of
 
 
 def build_embedder(settings: EmbedderSettings) -> Embedder:

@@ -18,7 +18,6 @@ from cachetools import TTLCache, cached
 from opensearchpy import OpenSearch
 
 from service.embedders.base import Embedder
-from service.embedders.capabilities import capabilities_of
 from service.engine.fields import FIRST_CHUNK, PENDING
 from service.engine.gateway import bounded_search
 from service.engine.index_meta import (
@@ -30,6 +29,7 @@ from service.engine.index_meta import (
 from service.errors import ConfigError
 from service.search.dsl.filters import build_access_filter
 from service.settings import Settings
+from service.settings.capabilities import capabilities_of
 
 #: contents kept at several paths that a coverage read lists; past that, every search looks its copies up
 MAX_SHARED = 1000

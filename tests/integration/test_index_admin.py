@@ -10,13 +10,13 @@ import pytest
 from opensearchpy import OpenSearch
 
 from service.embedders.base import EmbedderIdentity
-from service.embedders.capabilities import CAPABILITIES
 from service.engine.gateway import PRUNING_SETTING
 from service.engine.index_admin.apply import Change, apply_all, index_status
 from service.engine.index_admin.guards import read_pruning
 from service.engine.index_meta import claim_embedder_meta
 from service.errors import IndexSetupError, SearchError
 from service.settings import IndexSettings
+from service.settings.capabilities import CAPABILITIES
 
 pytestmark = pytest.mark.integration
 

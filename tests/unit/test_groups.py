@@ -12,9 +12,9 @@ from pydantic import ValidationError
 from ingest.access import AccessRules, load_rules, rules_refusal
 from ingest.discover import Rejected, SourceFile, discover
 from ingest.plan import plan_run
-from service.caller.groups import check_groups
 from service.errors import ConfigError
 from service.settings import IngestSettings, ServerSettings
+from service.settings.groups import check_groups
 
 BAD = ["a,b", "", " legal", "a b", "-x", "_x", "x" * 65, "a\nb", "a\x00", "legal\n", "l\u0435gal", "отдeл"]
 

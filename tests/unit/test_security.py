@@ -7,13 +7,13 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
-from service.caller.groups import MAX_GROUPS
 from service.caller.identity import Identity
 from service.caller.limits import RateLimiter
 from service.caller.principal import Principal
 from service.errors import RateLimited, Unauthorized
 from service.search.answer.models import SearchResponse
 from service.settings import ServerSettings
+from service.settings.groups import MAX_GROUPS
 from tests.support.issuer import ISSUER, Issuer, Key, serving
 from tests.support.net import free_port
 

@@ -13,7 +13,6 @@ from typing import Any, Literal
 from loguru import logger
 from opensearchpy import OpenSearch
 
-from service.embedders.capabilities import capabilities_of
 from service.engine.gateway import PRUNING_SETTING, unless_missing
 from service.engine.index_admin.create import create_index
 from service.engine.index_admin.guards import PruningState, read_pruning, turn_off_pruning
@@ -32,6 +31,7 @@ from service.engine.index_meta import pending_vectors, read_embedder_meta
 from service.engine.launcher.status import write_blocked
 from service.errors import IndexSetupError, RequestRejected
 from service.settings import IndexSettings
+from service.settings.capabilities import capabilities_of
 
 Action = Literal["created", "updated", "unchanged"]
 

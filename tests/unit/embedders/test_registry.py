@@ -9,10 +9,10 @@ from typing import get_args
 
 import pytest
 
-from service.embedders.capabilities import CAPABILITIES
 from service.embedders.factory import build_embedder
 from service.errors import ConfigError
 from service.settings import EmbedderSettings
+from service.settings.capabilities import CAPABILITIES
 
 
 def test_every_provider_the_settings_accept_has_a_row_naming_its_class() -> None:
