@@ -25,8 +25,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from service.caller.groups import GroupNames, check_groups
 from service.errors import ConfigError
+from service.settings.groups import GroupNames, check_groups
 
 
 def _nfc(text: str) -> str:

@@ -26,13 +26,13 @@ from ingest.index import context_text, embed_units, vector_or_none
 from ingest.progress import ProgressBar
 from ingest.signals import StopFlag, stop_on_signals
 from service.embedders.base import Embedder, keeps_unit_vectors
-from service.embedders.capabilities import capabilities_of
 from service.engine.fields import PENDING, UNITS_FIELD
 from service.engine.gateway import bulk_outcomes, scan
 from service.engine.index_admin.maintenance import optimize
 from service.engine.index_meta import bump_generation, claim_embedder_meta, concrete_index, load_embedder_state
 from service.search.vectors import read_coverage
 from service.settings import Settings
+from service.settings.capabilities import capabilities_of
 
 TEXT_FIELDS = ["title", "section_title", "text", "vector_pending"]
 #: a chunk with its vector and no unit vectors (a chunk none of whose units reads as words stays without any,

@@ -17,10 +17,10 @@ from ingest.parse import PARSER_VERSION
 from ingest.parse.pdf import OcrMode
 from ingest.place import in_place, open_planned
 from ingest.report import FileOutcome
-from service.embedders.capabilities import capabilities_of
 from service.errors import FileMoved
 from service.files import hash_descriptor
 from service.settings import Settings
+from service.settings.capabilities import capabilities_of
 
 
 @dataclass(frozen=True)
