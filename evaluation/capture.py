@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import service.search.service
+import service.search.tools.search_documents as searching
 from evaluation.answers import Judged, load_answers
 from evaluation.evaluate import (
     KeptClauseSet,
@@ -103,7 +103,7 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
     read whole, as the first is (offline requests beside the call), so another order can be replayed."""
     asked = load_phrasings(phrasings) if phrasings else {}
     by_eval_id = {eval_id: doc_id for doc_id, eval_id in kept.ids.items()}
-    original = getattr(service.search.service, "map_hits")  # noqa: B009 (the name the search calls, replaced below)
+    original = getattr(searching, "map_hits")  # noqa: B009 (the name the search calls, replaced below)
     out: list[Captured] = []
 
     def recording(hits: list[dict[str, Any]], include_context: bool, max_chunks: int, passage_chars: int,
@@ -137,7 +137,7 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
             out[-1].evidence = chunks_by_document(kept.service.reads.send(build_chunks_request(plan, every)))
         return found
 
-    setattr(service.search.service, "map_hits", recording)  # noqa: B010
+    setattr(searching, "map_hits", recording)  # noqa: B010
     kept.service.searcher.unit_similarity = remembering  # type: ignore[method-assign]
     kept.service.searcher.execute = executing  # type: ignore[method-assign]
     try:
@@ -148,7 +148,7 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
             out.append(Captured(query_id, request, judged, by_eval_id.get(document)))
             kept.service.search(request, Principal.of("eval", []))
     finally:
-        setattr(service.search.service, "map_hits", original)  # noqa: B010
+        setattr(searching, "map_hits", original)  # noqa: B010
     return out
 
 
