@@ -56,7 +56,7 @@ def _passages(service: SearchService, query: str, name: str) -> list[ChunkResult
 
 def test_of_two_clauses_with_the_same_words_the_one_stating_the_figure_is_shown_first_under_its_own_label(
         archive: tuple[Settings, SearchService]) -> None:
-    # which signal decides is tested on the ranker itself (tests/unit/query/test_ranker.py); here the whole path,
+    # which signal decides is tested on the ranker itself (tests/unit/search/test_ranker.py); here the whole path,
     # and the label: the clause that answers («7.1»), not the section heading above it («7 Эвакуация»)
     _, service = archive
     question = "максимальный уклон лестничных маршей на путях эвакуации"
