@@ -64,7 +64,8 @@ def inspector(target: list[str], method: str, tmp_path: Path, *arguments: str) -
     """One Inspector CLI call: its exit code and the JSON it printed."""
     run = subprocess.run([str(installed() / "mcp-inspector"), "--cli", *target, "--method", method, *arguments],
                          env=node_env(tmp_path), capture_output=True, text=True, timeout=120)
-    return run.returncode, json.loads(run.stdout[run.stdout.index("{"):]) if "{" in run.stdout else run.stderr
+    assert "{" in run.stdout, f"the Inspector printed no JSON (exit {run.returncode}): {run.stderr[-800:]}"
+    return run.returncode, json.loads(run.stdout[run.stdout.index("{"):])
 
 
 def tool(result: dict[str, Any]) -> dict[str, Any]:
