@@ -24,17 +24,19 @@ from service.search.answer.text import table_header
 #: document's candidate units, over the document's rarest), its repeats of them (log), its units' best cosine to
 #: the query, whether it states a value (a bound, a quantity with its unit), whether it opens at a clause's
 #: start, the length of what it shows (in passage sizes), the share of its characters that are digits (a table's
-#: rows, whose cells state values without their units), and whether its chunk is front matter the question does
-#: not ask for (``sections.aside_for``: scope, foreword, references …). Signals measured and left out because no
-#: set's held-out folds gained by them: the covered share of all terms, the rarest term, the chunk's fused
-#: relevance, its place and cosine, the densest unit's cosine, clauses crossed, contents lines (docs/relevance.md).
-FEATURES = ("terms", "repeats", "cos_best", "value", "clause_start", "length", "numeric", "aside")
+#: rows, whose cells state values without their units), whether its chunk is front matter the question does not
+#: ask for (``sections.aside_for``: scope, foreword, references …), and the query terms of its first words
+#: (``lead_terms``: the clause whose subject they are, not one naming them in passing). Signals measured and left
+#: out because no set's held-out folds gained by them: the covered share of all terms, the rarest term, the
+#: chunk's fused relevance, its place and cosine, the densest unit's cosine, clauses crossed, contents lines, the
+#: query's adjacent words held together (docs/relevance.md).
+FEATURES = ("terms", "repeats", "cos_best", "value", "clause_start", "length", "numeric", "aside", "lead")
 
 #: fit by ``python -m evaluation.passage_fit`` on the judged clause sets and the table-row questions over real
-#: PDFs (docs/relevance.md has the folds' figures)
+#: PDFs; ``lead`` added to them, its weight chosen on the same sets' folds (docs/relevance.md has the figures)
 WEIGHTS: dict[str, float] = {"terms": 1.699, "repeats": 0.752, "cos_best": 2.267, "value": 2.936,
                              "clause_start": 2.514, "length": -2.743, "numeric": 7.674,
-                             "aside": -2.333}
+                             "aside": -2.333, "lead": 0.5}
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,20 @@ def window_features(ctx: ChunkContext, window: tuple[int, int], doc: DocumentTer
         min(end - start, ctx.size) / ctx.size,  # a longer window is shown cut to the passage's size
         sum(ctx.digits[first:last + 1]) / max(1, sum(ctx.chars[first:last + 1])),
         float(ctx.aside),
+        lead_terms(ctx.chunk, start, end, doc),
     ]
+
+
+#: how much of a window's opening its subject is read from (a clause's first words, after its number)
+LEAD_CHARS = 80
+
+
+def lead_terms(chunk: Marked, start: int, end: int, doc: DocumentTerms) -> float:
+    """The query's terms in the window's first words (its clause's subject: «Ширина эвакуационных выходов должна
+    быть …»), their rarity over the document's rarest, as ``terms`` counts them."""
+    stop = min(end, start + LEAD_CHARS)
+    keys = set(chunk.keys[bisect_left(chunk.starts, start):bisect_left(chunk.starts, stop)])
+    return math.fsum(doc.weights.get(k, 0.0) for k in keys) / doc.top
 
 
 def best_window(ctx: ChunkContext, windows: list[tuple[tuple[int, int], list[float]]],

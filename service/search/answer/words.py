@@ -40,6 +40,16 @@ def term_key(word: str) -> str:
     return stem(word) if word.isalpha() else word
 
 
+#: words that name the kind of answer a question asks for, not its subject («требования к ширине выходов»): every
+#: clause of a norm is a requirement, and a clause saying «требования» in running text («в соответствии с
+#: требованиями …») is no nearer the answer; no passage is chosen by them
+FRAME_WORDS = ("требования", "нормы", "правила")
+
+
+def frame_keys() -> frozenset[str]:
+    return frozenset(term_key(w) for w in FRAME_WORDS)
+
+
 def phrase_spans(text: str, phrase: str) -> list[tuple[int, int]]:
     """Where ``phrase`` occurs in ``text`` word for word, each word in any inflection (the index's phrase
     match: stems in order, punctuation between them ignored): (start of its first word, end of its last)."""

@@ -16,7 +16,7 @@ from typing import Any, Literal
 from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS, UNITS_FIELD, VECTOR_FIELD
 from service.errors import InvalidQuery
 from service.search.answer.passages import POST, PRE
-from service.search.answer.words import term_key
+from service.search.answer.words import frame_keys, term_key
 from service.search.citations.designations import designation_words, find_designation
 from service.search.dsl.aggs import build_aggregations
 from service.search.dsl.filters import build_access_filter, build_filters, demote_replaced, unboosted
@@ -212,7 +212,7 @@ class SearchPlan:
     #: how many of the first document's chunks holding a query term are read whole (0: none): every one inside
     #: one document, the view's count on a search's first page with a text leg
     first_document_chunks: int = 0
-    #: the query's words that name a document (its designations'), as the passages' term keys
+    #: the query's words no passage is chosen by (``unweighted_keys``), as the passages' term keys
     naming: frozenset[str] = frozenset()
     #: the front-matter section kinds the query does not ask for (``ingest.sections.aside_for``): weighed down
     aside: frozenset[str] = frozenset()
@@ -278,7 +278,7 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
                       fallback_reason=fallback_reason, extra_candidates=candidates_beyond(request, view),
                       unit_hits=knn is not None and units != "off",
                       whole_document=inside, first_document_chunks=first_read(route, offset, view, inside),
-                      naming=naming_keys(parsed), aside=aside_for([p.plain for p in parsed]),
+                      naming=unweighted_keys(parsed), aside=aside_for([p.plain for p in parsed]),
                       text_candidates=candidate_count(route, view, inside, readable))
 
 
@@ -306,6 +306,12 @@ def naming_keys(parsed: list[ParsedQuery]) -> frozenset[str]:
     they find the document named (its designation field), but in a passage they mark only its running headers and
     other documents' references."""
     return frozenset(term_key(word) for query in parsed for word in designation_words(query.plain))
+
+
+def unweighted_keys(parsed: list[ParsedQuery]) -> frozenset[str]:
+    """The term keys no passage is chosen by: the words naming a document and those naming the kind of answer
+    asked for (``words.FRAME_WORDS``)."""
+    return naming_keys(parsed) | frame_keys()
 
 
 def candidates_beyond(request: SearchRequest, view: SearchSettingsView) -> int:

@@ -9,8 +9,9 @@ import random
 
 from service.search.answer.map import Pending, map_hits, read_whole_chunks, unit_similarities
 from service.search.answer.passages import POST, PRE, Passage, Span, Spans, clause_bounds, span_at
+from service.search.answer.ranker import MODEL, Model
 from service.search.citations.designations import designation_words
-from service.search.dsl.build import naming_keys
+from service.search.dsl.build import naming_keys, unweighted_keys
 from service.search.request.parse import parse_query
 
 TITLE = "СП 54.13330.2016 Здания жилые многоквартирные"
@@ -89,6 +90,24 @@ def test_the_words_naming_a_document_are_keys_no_passage_is_chosen_by() -> None:
     [doc] = map_hits([_hit("d1", [header, answer])], True, 2, 600, 1.0,
                      naming=naming_keys([parse_query("СП 54.13330 площадь кухни")]))
     assert doc.context_chunks[0].text == "Площадь кухни не менее 8 м2."
+
+
+def test_the_words_naming_the_kind_of_answer_choose_no_passage() -> None:
+    """«требования к ширине эвакуационных выходов»: «требования» in a clause's running text is no nearer the
+    answer than the clause stating the width."""
+    query = [parse_query("требования к ширине эвакуационных выходов")]
+    assert naming_keys(query) < unweighted_keys(query) and "требован" in unweighted_keys(query)
+    aside = _chunk("d1", 3, "Дополнительные требования при строительстве школ: ширину эвакуационных выходов "
+                   "не менее 1,5 м определяют расчетом, двери эвакуационных выходов выполняют противопожарными, "
+                   "а на пятом этаже размещают только административные помещения.",
+                   "требования", "ширину", "эвакуационных", "выходов")
+    answer = _chunk("d1", 9, "Ширина эвакуационных выходов должна быть не менее 0,8 м.", "Ширина", "эвакуационных",
+                    "выходов")
+    blind = Model({**MODEL.normative, "lead": 0.0})  # where the words stand in a clause left aside
+    [doc] = map_hits([_hit("d1", [aside, answer])], True, 1, 600, 1.0, model=blind, naming=unweighted_keys(query))
+    [before] = map_hits([_hit("d1", [aside, answer])], True, 1, 600, 1.0, model=blind, naming=naming_keys(query))
+    assert doc.context_chunks[0].text == "Ширина эвакуационных выходов должна быть не менее 0,8 м."
+    assert before.context_chunks[0].text.startswith("Дополнительные требования")  # counted, the word decided
 
 
 def test_a_pending_passage_is_made_once_and_only_when_read() -> None:

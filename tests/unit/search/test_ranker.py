@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from evaluation.passage_fit import Group, fit
 from service.search.answer.map import Candidate, learned_passages
 from service.search.answer.passages import POST, PRE, Span, has_value, term_weights, unmark
-from service.search.answer.ranker import FEATURES, MODEL, WEIGHTS, unit_values
+from service.search.answer.ranker import FEATURES, MODEL, WEIGHTS, DocumentTerms, lead_terms, unit_values
 from service.search.answer.words import split_units
 
 FIGURE = ("6.1 Уклон лестничных маршей на путях эвакуации принимают по таблице 4.\n"
@@ -103,3 +103,32 @@ def test_several_windows_of_a_chunk_are_those_an_exhaustive_reading_chooses() ->
         chosen, expected = best_windows(lazy, windows, MODEL.normative, count), non_overlapping(every, count)
         assert [w for _, w in chosen] == [w for _, w in expected] and len(chosen) == count
         assert [s for s, _ in chosen] == pytest.approx([s for s, _ in expected])
+
+
+LEAD = ("5.1.3 Перед наружной дверью здания с числом людей более пятидесяти человек предусматривают площадку "
+        "эвакуационного выхода шириной не менее 1,5 м.\n"
+        "4.2.19 Ширина эвакуационных выходов должна быть не менее 0,8 м, а из помещений с числом людей более "
+        "пятидесяти человек ее увеличивают по расчету, что проверяют при приемке здания.")
+
+
+def _lead_passage(weights: dict[str, float]) -> str | None:
+    marked = unmark(_marked(LEAD, "эвакуационного", "выхода", "шириной", "Ширина", "эвакуационных", "выходов"))
+    spans = [Span(0, 7, "5.1.3"), Span(LEAD.index("4.2.19"), 7, "4.2.19")]
+    candidate = Candidate({"_source": {}}, marked, spans, 1.0)
+    [(_, passage)] = learned_passages([candidate], term_weights([marked]), [{}], [None], (), 150, weights)
+    return passage.passage.clause
+
+
+def test_of_two_clauses_holding_the_same_words_the_one_they_open_is_the_passage() -> None:
+    """«ширина эвакуационных выходов»: the clause whose subject they are, not one naming them in passing."""
+    assert _lead_passage(MODEL.normative) == "4.2.19"
+    assert _lead_passage({**WEIGHTS, "lead": 0.0}) == "5.1.3"  # blind to where the words stand: the earlier
+
+
+def test_a_windows_lead_counts_the_query_terms_of_its_first_words_as_terms_counts_them() -> None:
+    marked = unmark(_marked(LEAD, "эвакуационного", "выхода", "шириной", "Ширина", "эвакуационных", "выходов"))
+    weights = term_weights([marked])
+    doc = DocumentTerms.of(weights)
+    second = LEAD.index("4.2.19")
+    assert lead_terms(marked, 0, second, doc) == 0.0  # its terms stand after its first words
+    assert lead_terms(marked, second, len(LEAD), doc) == pytest.approx(sum(weights.values()) / doc.top)
