@@ -124,9 +124,10 @@ LEAD_CHARS = 80
 def lead_terms(chunk: Marked, start: int, end: int, doc: DocumentTerms) -> float:
     """The query's terms in the window's first words (its clause's subject: «Ширина эвакуационных выходов должна
     быть …»), their rarity over the document's rarest, as ``terms`` counts them."""
-    stop = min(end, start + LEAD_CHARS)
-    keys = set(chunk.keys[bisect_left(chunk.starts, start):bisect_left(chunk.starts, stop)])
-    return math.fsum(doc.weights.get(k, 0.0) for k in keys) / doc.top
+    first, last = bisect_left(chunk.starts, start), bisect_left(chunk.starts, min(end, start + LEAD_CHARS))
+    if first == last:
+        return 0.0
+    return math.fsum(doc.weights.get(k, 0.0) for k in set(chunk.keys[first:last])) / doc.top
 
 
 def best_window(ctx: ChunkContext, windows: list[tuple[tuple[int, int], list[float]]],
