@@ -1,6 +1,6 @@
 """The section kinds a chunk is tagged with at ingest (``ingest.sections``), and which of them a query weighs down:
-front matter — a foreword, contents, normative references, abbreviations, a correction sheet, bibliography — is
-shown first only when the question asks for it. Pure functions.
+front matter — a foreword, contents, normative references, abbreviations, a correction sheet, bibliography — and
+the terms and definitions are shown first only when the question asks for them. Pure functions.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ SectionKind = Literal["scope", "terms", "references", "foreword", "contents", "a
                       "amendment", "bibliography", "annex", "table"]
 
 #: kinds that are not a norm's requirements: shown first only when the question asks for them (the scope names
-#: every subject of its norm: «распространяется на проектирование … тоннелей» answers no question of a tunnel)
+#: every subject of its norm: «распространяется на проектирование … тоннелей» answers no question of a tunnel; a
+#: term's definition names its subject: «высотный стеллажный склад: складское помещение …» states no requirement)
 ASIDE: frozenset[str] = frozenset({"scope", "foreword", "contents", "references", "abbreviations", "correction",
-                                   "bibliography"})
+                                   "bibliography", "terms"})
 
 #: what a question says when it asks for a front-matter section itself
 _ASKS: dict[str, re.Pattern[str]] = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in (
@@ -25,6 +26,7 @@ _ASKS: dict[str, re.Pattern[str]] = {kind: re.compile(pattern, re.IGNORECASE) fo
     ("contents", r"содержани[ея]\s+(стандарта|свода|документа)|оглавлени"),
     ("correction", r"поправк|опечатк"),
     ("bibliography", r"библиограф|литератур"),
+    ("terms", r"термин|определени|понят|что\s+(такое|означает|понимается|называ)|называ\w+"),
 )}
 
 

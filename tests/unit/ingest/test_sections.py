@@ -89,3 +89,6 @@ def test_a_query_asking_for_front_matter_keeps_it() -> None:
     assert "references" not in aside_for(["на какие нормативные ссылки опирается СП 1.13130"])
     assert "foreword" not in aside_for(["кем разработан ГОСТ 31996"])
     assert "abbreviations" not in aside_for(["что означает сокращение КФС"])
+    assert "terms" in aside_for(["расстояние между оросителями в высотном стеллажном складе"])
+    assert "terms" not in aside_for(["что такое высотный стеллажный склад"])
+    assert "terms" not in aside_for(["определение термина «эвакуационный выход»"])
