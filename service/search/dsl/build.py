@@ -10,9 +10,11 @@ queries and suggesters, never ``query_string``.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from service.embedders.navec import STOP_WORDS
 from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS, UNITS_FIELD, VECTOR_FIELD
 from service.errors import InvalidQuery
 from service.search.answer.passages import POST, PRE
@@ -308,10 +310,16 @@ def naming_keys(parsed: list[ParsedQuery]) -> frozenset[str]:
     return frozenset(term_key(word) for query in parsed for word in designation_words(query.plain))
 
 
+_WORD_RE = re.compile(r"\w+")
+
+
 def unweighted_keys(parsed: list[ParsedQuery]) -> frozenset[str]:
     """The term keys no passage is chosen by: the words naming a document and those naming the kind of answer
-    asked for (``words.FRAME_WORDS``)."""
-    return naming_keys(parsed) | frame_keys()
+    asked for (``words.FRAME_WORDS``), where the question has a subject besides («требования» alone keeps it)."""
+    naming, frame = naming_keys(parsed), frame_keys()
+    words = {term_key(w) for query in parsed for w in _WORD_RE.findall(query.plain)
+             if w.isalpha() and w.lower() not in STOP_WORDS}
+    return naming | frame if words - naming - frame else naming
 
 
 def candidates_beyond(request: SearchRequest, view: SearchSettingsView) -> int:

@@ -110,6 +110,12 @@ def test_the_words_naming_the_kind_of_answer_choose_no_passage() -> None:
     assert before.context_chunks[0].text.startswith("Дополнительные требования")  # counted, the word decided
 
 
+def test_a_question_of_frame_words_alone_keeps_them() -> None:
+    assert "требован" not in unweighted_keys([parse_query("требования")])
+    assert "норм" not in unweighted_keys([parse_query("СП 1.13130 нормы")])
+    assert "норм" in unweighted_keys([parse_query("СП 1.13130 нормы ширины выходов")])
+
+
 def test_a_pending_passage_is_made_once_and_only_when_read() -> None:
     made: list[int] = []
 
