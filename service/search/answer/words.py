@@ -46,8 +46,12 @@ def term_key(word: str) -> str:
 FRAME_WORDS = ("требования", "нормы", "правила")
 
 
-def frame_keys() -> frozenset[str]:
-    return frozenset(term_key(w) for w in FRAME_WORDS)
+FRAME_KEYS = frozenset(term_key(w) for w in FRAME_WORDS)
+
+
+def content_keys(text: str, stop_words: frozenset[str]) -> frozenset[str]:
+    """The term keys of ``text``'s words of letters, but for ``stop_words`` (lower case)."""
+    return frozenset(term_key(w) for w in _WORD_RE.findall(text) if w.isalpha() and w.lower() not in stop_words)
 
 
 def phrase_spans(text: str, phrase: str) -> list[tuple[int, int]]:

@@ -10,7 +10,6 @@ queries and suggesters, never ``query_string``.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -18,7 +17,7 @@ from service.embedders.navec import STOP_WORDS
 from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS, UNITS_FIELD, VECTOR_FIELD
 from service.errors import InvalidQuery
 from service.search.answer.passages import POST, PRE
-from service.search.answer.words import frame_keys, term_key
+from service.search.answer.words import FRAME_KEYS, content_keys, term_key
 from service.search.citations.designations import designation_words, find_designation
 from service.search.dsl.aggs import build_aggregations
 from service.search.dsl.filters import build_access_filter, build_filters, demote_replaced, unboosted
@@ -310,16 +309,12 @@ def naming_keys(parsed: list[ParsedQuery]) -> frozenset[str]:
     return frozenset(term_key(word) for query in parsed for word in designation_words(query.plain))
 
 
-_WORD_RE = re.compile(r"\w+")
-
-
 def unweighted_keys(parsed: list[ParsedQuery]) -> frozenset[str]:
     """The term keys no passage is chosen by: the words naming a document and those naming the kind of answer
     asked for (``words.FRAME_WORDS``), where the question has a subject besides («требования» alone keeps it)."""
-    naming, frame = naming_keys(parsed), frame_keys()
-    words = {term_key(w) for query in parsed for w in _WORD_RE.findall(query.plain)
-             if w.isalpha() and w.lower() not in STOP_WORDS}
-    return naming | frame if words - naming - frame else naming
+    naming = naming_keys(parsed)
+    words = frozenset().union(*(content_keys(query.plain, STOP_WORDS) for query in parsed))
+    return naming | FRAME_KEYS if words - naming - FRAME_KEYS else naming
 
 
 def candidates_beyond(request: SearchRequest, view: SearchSettingsView) -> int:
