@@ -35,7 +35,7 @@ from service.search.answer.passages import passage_of
 from service.search.answer.ranker import FEATURES, DocumentTerms, Model
 from service.search.dsl.build import unweighted_keys
 from service.search.dsl.sections import aside_for
-from service.search.request.parse import ParsedQuery, parse_query
+from service.search.request.parse import parse_query
 from service.settings import SearchSettings
 
 Similarity = Callable[[list[str]], list[float]]
@@ -97,11 +97,7 @@ def whole_of(row: Captured) -> dict[str, list[dict[str, Any]]]:
 def naming_of(row: Captured) -> frozenset[str]:
     """The term keys no passage is chosen by in a captured call's phrasings, by today's rule
     (``build.unweighted_keys``)."""
-    return unweighted_keys(parsed_of(row))
-
-
-def parsed_of(row: Captured) -> list[ParsedQuery]:
-    return [parse_query(q) for q in [row.request["query"], *row.request.get("queries", [])]]
+    return unweighted_keys([parse_query(q) for q in [row.request["query"], *row.request.get("queries", [])]])
 
 
 def aside_of(row: Captured) -> frozenset[str]:
