@@ -18,9 +18,9 @@ from service.engine.fields import CHUNK_FIELDS, DOCUMENT_FIELDS, UNITS_FIELD, VE
 from service.errors import InvalidQuery
 from service.search.answer.passages import POST, PRE
 from service.search.answer.words import FRAME_KEYS, content_keys, term_key
-from service.search.citations.designations import designation_words, find_designation
+from service.search.citations.designations import designation_words, find_designations, parse_designation
 from service.search.dsl.aggs import build_aggregations
-from service.search.dsl.filters import build_access_filter, build_filters, demote_replaced, unboosted
+from service.search.dsl.filters import build_access_filter, build_filters, demote_replaced, favour_named, unboosted
 from service.search.dsl.operators import build_multi_binding, build_multi_text_query
 from service.search.dsl.sections import aside_for
 from service.search.request.contract import SearchRequest
@@ -259,8 +259,8 @@ def plan_search(request: SearchRequest, parsed: list[ParsedQuery], groups: tuple
     # several phrasings bind by any one of them: each scoring leg then keeps its own admission
     text = build_multi_text_query(parsed, request.operator, view.text_fields, view.match_type,
                                   view.auto_minimum_should_match, bound=binding is not None and len(parsed) == 1)
-    if not any(find_designation(p.plain) for p in parsed):
-        text = demote_replaced(text)
+    families = named_families(parsed)
+    text = favour_named(text, families) if families else demote_replaced(text)
     # a binding operator (AND, PHRASE) admits few chunks: the chunk leg searches among them alone (efficient
     # filtering); the unit leg would search every unit and keep the few it admits (1.5x the engine's CPU a call)
     units = view.knn_units if binding is None else "off"
@@ -307,6 +307,11 @@ def naming_keys(parsed: list[ParsedQuery]) -> frozenset[str]:
     they find the document named (its designation field), but in a passage they mark only its running headers and
     other documents' references."""
     return frozenset(term_key(word) for query in parsed for word in designation_words(query.plain))
+
+
+def named_families(parsed: list[ParsedQuery]) -> list[str]:
+    """The families of the documents the phrasings name («СП 253.1325800» of «по СП 253.1325800.2016»)."""
+    return list(dict.fromkeys(parse_designation(d).family for query in parsed for d in find_designations(query.plain)))
 
 
 def unweighted_keys(parsed: list[ParsedQuery]) -> frozenset[str]:

@@ -341,6 +341,14 @@ def test_replaced_editions_score_lower_unless_the_query_names_a_designation() ->
     assert "boosting" not in named
 
 
+def test_the_chunks_of_a_document_the_question_names_score_higher_in_any_edition() -> None:
+    named = _plan(query="бетон", queries=["по СП 63.13330.2018 защитный слой", "ГОСТ 10180 прочность"]).legs[0]
+    [favour] = named["function_score"]["functions"]
+    assert favour["filter"] == {"terms": {"family": ["СП 63.13330", "ГОСТ 10180"]}} and favour["weight"] > 1
+    assert named["function_score"]["boost_mode"] == "multiply"
+    assert "function_score" not in _plan(query="защитный слой бетона").legs[0]
+
+
 def test_copies_are_looked_up_by_content_within_the_requests_own_filters_not_its_query() -> None:
     plan = _plan(query="прокат", operator="AND", folder="/archive/a")
     lookup = build_copies_lookup(["h1", "h2"], plan.scope)
