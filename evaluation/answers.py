@@ -38,6 +38,8 @@ class Judged:
     document: str | None = None
     clause: str | None = None
     page: int | None = None
+    #: other (document, clause) pairs stating the same requirement, which count as right too
+    also: tuple[tuple[str, str], ...] = ()
 
 
 def load_answers(path: Path) -> dict[str, Judged]:
@@ -48,7 +50,9 @@ def load_answers(path: Path) -> dict[str, Judged]:
         rows = [json.loads(line) for line in text.splitlines() if line.strip()]
         # ours ({"_id", "quote"}), the shared dev clause set's ({"id", "answer"}), or several quotes ("answers")
         return {str(r.get("_id", r.get("id"))): Judged(tuple(r.get("answers") or (r.get("quote") or r["answer"],)),
-                                                       r.get("doc"), r.get("clause"), r.get("page")) for r in rows}
+                                                       r.get("doc"), r.get("clause"), r.get("page"),
+                                                       tuple((a["doc"], a["clause"]) for a in r.get("also", ())))
+                for r in rows}
     data = json.loads(text)
     return {str(qa["id"]): Judged(tuple(dict.fromkeys(a["text"] for a in qa.get("answers", []))))
             for article in data["data"] for paragraph in article["paragraphs"] for qa in paragraph["qas"]}
@@ -69,6 +73,18 @@ class Shown:
     clause_end: str | None
     page: int | None
     page_end: int | None
+    #: the eval id of the document it belongs to (None: not known)
+    document: str | None = None
+
+
+def answers(shown: Shown, judged: Judged) -> bool:
+    """Whether a passage answers, as the clause sets are scored: its text holds the judged quote, or it belongs to
+    the judged document (or an ``also`` pair's) and its clause label is the judged clause. A label counts where a
+    scan's errors in the quote («площ ади») keep the text from matching it."""
+    if contains_answer(shown.text, list(judged.answers)):
+        return True
+    right = {(judged.document, judged.clause), *judged.also} if judged.document and judged.clause else set()
+    return shown.document is not None and (shown.document, shown.clause) in right
 
 
 def cites(shown: Shown, judged: Judged) -> bool:
@@ -93,11 +109,11 @@ class AnswerTally:
     second: int = 0
 
     def add(self, shown: list[Shown], judged: Judged, size: int) -> bool:
-        """Count one call's answer; whether a passage of its first five documents holds the judged quote."""
+        """Count one call's answer; whether a passage of its first five documents answers (``answers``)."""
         self.questions += 1
         self.sizes = [*(self.sizes or []), size]
-        hits = [s for s in shown if s.rank < 5 and contains_answer(s.text, list(judged.answers))]
-        self.at1 += bool(shown) and shown[0].rank == 0 and contains_answer(shown[0].text, list(judged.answers))
+        hits = [s for s in shown if s.rank < 5 and answers(s, judged)]
+        self.at1 += bool(shown) and shown[0].rank == 0 and answers(shown[0], judged)
         self.at5 += bool(hits)
         if hits:
             self.cited += cites(hits[0], judged)

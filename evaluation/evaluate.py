@@ -25,7 +25,7 @@ from ir_measures import RR, P, R, Success, nDCG
 from loguru import logger
 from opensearchpy import OpenSearch
 
-from evaluation.answers import AnswerTally, Judged, Shown, contains_answer, load_answers, qrels_of
+from evaluation.answers import AnswerTally, Judged, Shown, answers, load_answers, qrels_of
 from ingest.backfill import run_backfill
 from ingest.chunk import chunk_blocks
 from ingest.discover import SourceFile
@@ -190,7 +190,7 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
         latencies.append((time.perf_counter() - began) * 1000)
         routes[response.meta.route_used] = routes.get(response.meta.route_used, 0) + 1
         run += [ir_measures.ScoredDoc(query_id, ids[r.id], 10.0 - rank) for rank, r in enumerate(response.results)]
-        if query_id in evalset.answers and not tally.add(shown_passages(response), evalset.answers[query_id],
+        if query_id in evalset.answers and not tally.add(shown_passages(response, ids), evalset.answers[query_id],
                                                          response_size(response)) and response.results:
             missed.append((query_id, response))
     calls = max(1, len(evalset.queries))
@@ -199,8 +199,7 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
     for query_id, response in missed:
         inside = service.search(phrased_request(evalset.queries[query_id], evalset.phrasings.get(query_id),
                                                 **overrides, **inside_first(response)), principal)
-        tally.second += any(contains_answer(c.text, list(evalset.answers[query_id].answers))
-                            for r in inside.results[:1] for c in r.context_chunks)
+        tally.second += any(answers(s, evalset.answers[query_id]) for s in shown_passages(inside, ids) if s.rank == 0)
     qrels = [ir_measures.Qrel(q, d, s) for q, docs in evalset.qrels.items() for d, s in docs.items()]
     aggregate = ir_measures.calc_aggregate(MEASURES, qrels, run)
     metrics = {MEASURE_NAMES[str(m)]: round(float(v), 4) for m, v in aggregate.items()}
@@ -222,9 +221,10 @@ def inside_first(response: SearchResponse) -> dict[str, Any]:
     return {"path": [response.results[0].file_path], "max_chunks": 10}
 
 
-def shown_passages(response: SearchResponse) -> list[Shown]:
-    """The passages of an answer in reading order: each result's chunks, results in rank order."""
-    return [Shown(rank, c.text, c.clause, c.clause_end, c.page_number, c.page_end)
+def shown_passages(response: SearchResponse, ids: dict[str, str]) -> list[Shown]:
+    """The passages of an answer in reading order: each result's chunks, results in rank order, each with its
+    document's eval id (``ids``: engine doc_id → eval id)."""
+    return [Shown(rank, c.text, c.clause, c.clause_end, c.page_number, c.page_end, ids.get(r.id))
             for rank, r in enumerate(response.results) for c in r.context_chunks]
 
 

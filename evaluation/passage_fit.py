@@ -169,7 +169,8 @@ def answered(rows: Sequence[Captured], embedder: Embedder, model: Model | None) 
     tally = AnswerTally()
     for row in rows:
         response = replayed_response(row, embedder, model)
-        shown = [Shown(rank, c.text, c.clause, c.clause_end, c.page_number, c.page_end)
+        shown = [Shown(rank, c.text, c.clause, c.clause_end, c.page_number, c.page_end,
+                       row.judged.document if r.id == row.right else r.id)
                  for rank, r in enumerate(response.results) for c in r.context_chunks]
         tally.add([dataclasses.replace(s, text=cells_as_line(s.text)) for s in shown], row.judged, 0)
     return tally.metrics()

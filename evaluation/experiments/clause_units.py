@@ -150,7 +150,8 @@ def measure(alias: str, units: str, pipeline: str, per_doc: int) -> None:
                         for g in got]
             response = fit_budget(service.searcher.map(request, parsed[0], plan, answer),
                                   settings.search.response_budget_chars, settings.search.answer_chars)
-            tally.add(shown_passages(response), judged, response_size(response))
+            names = {by_name[row["doc"].replace("/", "_")]: row["doc"]}
+            tally.add(shown_passages(response, names), judged, response_size(response))
     n = len(ranks)
     print("judged unit's rank in its document:",
           {k: round(sum(1 for r in ranks if r is not None and r < k) / n, 3) for k in (1, 3, 5, 8, 15)})

@@ -44,3 +44,25 @@ def test_within_two_calls_counts_first_call_answers_and_second_call_answers_once
     tally.second += 1  # the second call inside the first document answered one of the two misses
     metrics = tally.metrics()
     assert metrics["answer@5"] == round(1 / 3, 4) and metrics["within_two_calls"] == round(2 / 3, 4)
+
+
+def test_a_passage_answers_by_its_quote_or_by_the_judged_documents_clause_label() -> None:
+    from evaluation.answers import Judged, Shown, answers
+
+    judged = Judged(("превыш ает 5 % площ ади",), "СП 12", "6.2", 20, (("СП 99", "4.1"),))
+    repaired = "6.2 Здание относится к категории А, если … превышает 5 % площади всех помещений."
+    assert answers(Shown(0, repaired, "6.2", None, 20, None, "СП 12"), judged)  # the scan's error kept in the quote
+    assert answers(Shown(0, "4.1 То же.", "4.1", None, 3, None, "СП 99"), judged)  # an `also` pair
+    assert not answers(Shown(0, repaired, "6.2", None, 20, None, "СП 13"), judged)  # another document's 6.2
+    assert not answers(Shown(0, repaired, "6.3", None, 20, None, "СП 12"), judged)  # another clause
+    assert not answers(Shown(0, repaired, "6.2", None, 20, None, None), judged)  # its document not known
+    assert answers(Shown(0, "… превыш ает 5 % площ ади …", None, None, 1, None), judged)  # the quote alone
+
+
+def test_a_clause_sets_also_pairs_are_loaded(tmp_path: Path) -> None:
+    from evaluation.answers import load_answers
+
+    path = tmp_path / "c.jsonl"
+    path.write_text('{"id": "d1", "answer": "не менее 3", "doc": "СП 1", "clause": "6.2", "page": 5, '
+                    '"also": [{"doc": "СП 2", "clause": "10.1"}]}\n', encoding="utf-8")
+    assert load_answers(path)["d1"].also == (("СП 2", "10.1"),)
