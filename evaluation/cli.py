@@ -38,8 +38,9 @@ def eval_command(
     qrels: Path = typer.Option(None, "--qrels", help="BEIR qrels.tsv (default with a clause set as --answers: "
                                                     "each question's judged document)."),
     answers: Path = typer.Option(None, "--answers", help="Judged answers for answer@1/@5: a clause set (JSONL "
-                                 "with quote, doc, clause, page: evaluation/sets/construction/clauses.jsonl) or a "
-                                 "SQuAD-style JSON (TyDi, XQuAD)."),
+                                 "with quote, doc, clause, page, optional also pairs: a passage answers by the quote "
+                                 "or as the doc's passage labelled the clause; "
+                                 "evaluation/sets/construction/clauses.jsonl) or a SQuAD-style JSON (TyDi, XQuAD)."),
     phrasings: Path = typer.Option(None, "--phrasings", help="JSONL of phrasings per question: "
                                    "{\"_id\", \"queries\": [...]} adds them beside the user's words "
                                    "(evaluation/sets/construction/phrasings.jsonl); with a \"query\" the agent's own "
