@@ -31,3 +31,14 @@ def served_folder(root: Path, opensearch_url: str, client: OpenSearch, embedder:
         yield SearchService(settings, client, embedder)
     finally:
         drop_index_resources(client, settings.index)
+
+
+@contextmanager
+def served_pages(root: Path, documents: dict[str, list[str]], opensearch_url: str, client: OpenSearch,
+                 embedder: Embedder, filler: str, others: int = 8) -> Iterator[SearchService]:
+    """``documents`` (file name → its pages) written to ``root`` as text files, pages split by form feeds, and
+    served as ``served_folder`` serves them."""
+    for name, pages in documents.items():
+        (root / name).write_text("\f".join(pages), encoding="utf-8")
+    with served_folder(root, opensearch_url, client, embedder, others, filler) as service:
+        yield service

@@ -14,7 +14,7 @@ from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.service import SearchService
 from tests.integration.search.test_inside_document import FILLER, _filler
-from tests.support.served import served_folder
+from tests.support.served import served_pages
 
 ANSWER = "Ширина эвакуационных выходов из помещений должна быть не менее 1,2 м."
 TERM = ("ширина эвакуационного выхода: Наименьшее расстояние в свету в проеме эвакуационного выхода, по которому "
@@ -36,9 +36,8 @@ PUBLIC = Principal.of("t", [])
 @pytest.fixture(scope="module")
 def norm(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
          navec_embedder: NavecEmbedder) -> Iterator[tuple[SearchService, OpenSearch]]:
-    root = tmp_path_factory.mktemp("content")
-    (root / "СП 996.txt").write_text("\f".join(PAGES), encoding="utf-8")
-    with served_folder(root, opensearch_url, client, navec_embedder, 8, FILLER) as service:
+    with served_pages(tmp_path_factory.mktemp("content"), {"СП 996.txt": PAGES}, opensearch_url, client,
+                      navec_embedder, FILLER) as service:
         yield service, client
 
 

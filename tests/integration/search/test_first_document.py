@@ -15,7 +15,7 @@ from service.embedders.navec import NavecEmbedder
 from service.search.answer.models import DocumentResult
 from service.search.service import SearchService
 from tests.integration.search.test_inside_document import ANSWER, FILLER, QUESTION, _distractor, _filler
-from tests.support.served import served_folder
+from tests.support.served import served_pages
 
 DISTRACTORS = 20
 PAGES = ["СП 997.1325800.2099 Системы струйной вентиляции опытные. Правила проектирования\n",
@@ -27,9 +27,8 @@ PUBLIC = Principal.of("t", [])
 @pytest.fixture(scope="module")
 def norm(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
          navec_embedder: NavecEmbedder) -> Iterator[SearchService]:
-    root = tmp_path_factory.mktemp("first")
-    (root / "СП 997.txt").write_text("\f".join(PAGES), encoding="utf-8")
-    with served_folder(root, opensearch_url, client, navec_embedder, 8, FILLER) as service:
+    with served_pages(tmp_path_factory.mktemp("first"), {"СП 997.txt": PAGES}, opensearch_url, client,
+                      navec_embedder, FILLER) as service:
         yield service
 
 

@@ -13,7 +13,7 @@ from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.service import SearchService
 from tests.integration.search.test_inside_document import FILLER, _filler
-from tests.support.served import served_folder
+from tests.support.served import served_pages
 
 NAMED = "Число котлов в автономном источнике теплоты должно быть не менее трех."
 NAMED_PAGES = [
@@ -33,10 +33,9 @@ PUBLIC = Principal.of("t", [])
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
             navec_embedder: NavecEmbedder) -> Iterator[SearchService]:
-    root = tmp_path_factory.mktemp("named")
-    (root / "СП 997.txt").write_text("\f".join(NAMED_PAGES), encoding="utf-8")
-    (root / "СП 998.txt").write_text("\f".join(OTHER_PAGES), encoding="utf-8")
-    with served_folder(root, opensearch_url, client, navec_embedder, 8, FILLER) as served:
+    documents = {"СП 997.txt": NAMED_PAGES, "СП 998.txt": OTHER_PAGES}
+    with served_pages(tmp_path_factory.mktemp("named"), documents, opensearch_url, client, navec_embedder,
+                      FILLER) as served:
         yield served
 
 
