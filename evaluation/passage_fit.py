@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
-from evaluation.answers import AnswerTally, Judged, Shown, contains_answer
+from evaluation.answers import AnswerTally, Judged, contains_answer
 from evaluation.capture import Captured
+from evaluation.evaluate import shown_passages
 from service.embedders.base import Embedder
 from service.search.answer.budget import fit_budget
 from service.search.answer.map import chunk_contexts, document_signals, document_windows, map_hits
@@ -169,9 +170,7 @@ def answered(rows: Sequence[Captured], embedder: Embedder, model: Model | None) 
     tally = AnswerTally()
     for row in rows:
         response = replayed_response(row, embedder, model)
-        shown = [Shown(rank, c.text, c.clause, c.clause_end, c.page_number, c.page_end,
-                       row.judged.document if r.id == row.right else r.id)
-                 for rank, r in enumerate(response.results) for c in r.context_chunks]
+        shown = shown_passages(response, {row.right: row.judged.document} if row.right and row.judged.document else {})
         tally.add([dataclasses.replace(s, text=cells_as_line(s.text)) for s in shown], row.judged, 0)
     return tally.metrics()
 
