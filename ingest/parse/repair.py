@@ -10,12 +10,15 @@ words collapsed. Each repair is conservative: when in doubt, the text stays as i
 - ``Авто м о бильны е`` → ``Автомобильные``, ``Зд ания`` → ``Здания``: fragments of words a PDF's
   letter-spacing left (a stray letter, or a piece the dictionary does not know) join their neighbours when
   the join is a dictionary word of four letters or more; two longer words the dictionary knows never join
-  (``феде рации`` stays), nor do numbers, codes or Latin symbols.
+  (``феде рации`` stays), nor do numbers, codes or Latin symbols;
+- ``проти-\\nвооткольной`` → ``противооткольной`` when the document writes the word whole elsewhere (compounds
+  the dictionary does not know; ``join_by_document_words``, run on a document's pages before the rest).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
@@ -63,6 +66,27 @@ def join_broken_words(text: str) -> str:
     text = _SOFT_BREAK_RE.sub("", text)
     text = _HYPHEN_BREAK_RE.sub(_join_hyphen, text)
     return _BARE_BREAK_RE.sub(_join_bare, text)
+
+
+def document_words(pages: Sequence[str]) -> frozenset[str]:
+    """The Cyrillic words a document writes whole somewhere (lower case, «ё» as «е»)."""
+    return frozenset(word.lower().replace("ё", "е") for page in pages for word in _CYRILLIC_TOKEN_RE.findall(page))
+
+
+def join_by_document_words(pages: Sequence[str]) -> list[str]:
+    """A word a hyphen breaks at a line's end joins where the document writes it whole elsewhere, though the
+    dictionary does not know it: the archive's compounds («проти-⏎вооткольной», «трещино-⏎стойкости»,
+    «замоноличи-⏎вания»). Where both pieces are dictionary words the hyphen may be the compound's own: it stays."""
+    words = document_words(pages)
+
+    def join(match: re.Match[str]) -> str:
+        head, tail = match[1], match[2]
+        joined = head + tail
+        if joined.lower().replace("ё", "е") in words and not (is_word(head) and is_word(tail)):
+            return joined
+        return match[0]
+
+    return [_HYPHEN_BREAK_RE.sub(join, page) for page in pages]
 
 
 #: a lone letter at a line's end or start is a table's column more often than half a word: two letters or more

@@ -1,10 +1,14 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from ingest.chunk import chunk_blocks, tail_at_word
 from ingest.parse.model import Block
 from ingest.parse.office import html_table_text
+from ingest.parse.plain import parse_plain
+from ingest.parse.repair import join_by_document_words
 from ingest.parse.text import clean_text, looks_like_heading, page_blocks, strip_running_lines
 
 
@@ -27,6 +31,28 @@ def test_looks_like_heading(line: str, heading: bool) -> None:
 def test_clean_text_joins_soft_hyphenated_words_and_dot_leaders() -> None:
     assert clean_text("стандар\ufffe\nтизации") == "стандартизации"
     assert clean_text("Раздел 1 . . . . . . 5") == "Раздел 1 … 5"
+
+
+def test_a_compound_broken_at_a_line_end_joins_where_the_document_writes_it_whole() -> None:
+    broken = "установку проти- \nвооткольной сетки"
+    assert "проти-вооткольной" in clean_text(broken)  # the dictionary does not know the compound: alone, it stays
+    pages = join_by_document_words([broken, "армирование противооткольной сеткой"])
+    assert clean_text(pages[0]) == "установку противооткольной сетки"
+    assert pages[1] == "армирование противооткольной сеткой"
+
+
+def test_two_dictionary_words_keep_their_hyphen_and_a_word_the_document_never_writes_stays_broken() -> None:
+    pages = ["зданий выше-\nуказанных", "вышеуказанных норм", "сетка проти-\nвооткольная"]
+    assert join_by_document_words(pages)[0] == pages[0]  # «выше» and «указанных» are words: the hyphen may be its own
+    assert join_by_document_words(pages)[2] == pages[2]  # «противооткольная» is nowhere whole
+
+
+def test_a_text_file_finds_a_compound_by_the_spelling_its_other_pages_use(tmp_path: Path) -> None:
+    path = tmp_path / "sp.txt"
+    path.write_text("10.4 При толщине защитного слоя более 40 мм - установка проти- \nвооткольной сетки.\f"
+                    "9.16 Армирование защитного слоя противооткольной сеткой.\n", encoding="utf-8")
+    texts = [block.text for block in parse_plain(path).blocks]
+    assert sum(text.count("противооткольной") for text in texts) == 2, texts
 
 
 def test_running_headers_are_removed() -> None:
