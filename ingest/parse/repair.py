@@ -68,22 +68,28 @@ def join_broken_words(text: str) -> str:
     return _BARE_BREAK_RE.sub(_join_bare, text)
 
 
-def document_words(pages: Sequence[str]) -> frozenset[str]:
-    """The Cyrillic words a document writes whole somewhere (lower case, «ё» as «е»)."""
-    return frozenset(word.lower().replace("ё", "е") for page in pages for word in _CYRILLIC_TOKEN_RE.findall(page))
+def written_whole(word: str, lowered: str) -> bool:
+    """Whether ``lowered`` (a text in lower case, «ё» as «е») holds ``word`` as a word of its own."""
+    word = word.lower().replace("ё", "е")
+    at = lowered.find(word)
+    while at >= 0:
+        end = at + len(word)
+        if not (at and lowered[at - 1].isalpha()) and not (end < len(lowered) and lowered[end].isalpha()):
+            return True
+        at = lowered.find(word, at + 1)
+    return False
 
 
 def join_by_document_words(pages: Sequence[str]) -> list[str]:
     """A word a hyphen breaks at a line's end joins where the document writes it whole elsewhere, though the
     dictionary does not know it: the archive's compounds («проти-⏎вооткольной», «трещино-⏎стойкости»,
     «замоноличи-⏎вания»). Where both pieces are dictionary words the hyphen may be the compound's own: it stays."""
-    words = document_words(pages)
+    lowered = "\n".join(pages).lower().replace("ё", "е")
 
     def join(match: re.Match[str]) -> str:
         head, tail = match[1], match[2]
-        joined = head + tail
-        if joined.lower().replace("ё", "е") in words and not (is_word(head) and is_word(tail)):
-            return joined
+        if not (is_word(head) and is_word(tail)) and written_whole(head + tail, lowered):
+            return head + tail
         return match[0]
 
     return [_HYPHEN_BREAK_RE.sub(join, page) for page in pages]

@@ -8,7 +8,7 @@ from ingest.chunk import chunk_blocks, tail_at_word
 from ingest.parse.model import Block
 from ingest.parse.office import html_table_text
 from ingest.parse.plain import parse_plain
-from ingest.parse.repair import join_by_document_words
+from ingest.parse.repair import join_by_document_words, written_whole
 from ingest.parse.text import clean_text, looks_like_heading, page_blocks, strip_running_lines
 
 
@@ -45,6 +45,14 @@ def test_two_dictionary_words_keep_their_hyphen_and_a_word_the_document_never_wr
     pages = ["зданий выше-\nуказанных", "вышеуказанных норм", "сетка проти-\nвооткольная"]
     assert join_by_document_words(pages)[0] == pages[0]  # «выше» and «указанных» are words: the hyphen may be its own
     assert join_by_document_words(pages)[2] == pages[2]  # «противооткольная» is nowhere whole
+
+
+@pytest.mark.parametrize(("text", "whole"), [
+    ("сетка противооткольная.", True), ("(Противооткольная)", True), ("противоёмкость", False),
+    ("непротивооткольная сетка", False), ("противооткольнаяя", False), ("", False),
+])
+def test_a_word_counts_as_written_only_with_no_letter_either_side(text: str, whole: bool) -> None:
+    assert written_whole("противооткольная", text.lower().replace("ё", "е")) is whole
 
 
 def test_a_text_file_finds_a_compound_by_the_spelling_its_other_pages_use(tmp_path: Path) -> None:
