@@ -31,7 +31,7 @@ from ingest.chunk import chunk_blocks
 from ingest.discover import SourceFile
 from ingest.index import PreparedDocument
 from ingest.parse.model import Block, ParsedDocument
-from ingest.parse.repair import join_by_document_words
+from ingest.parse.repair import DocumentWords
 from ingest.parse.text import page_blocks
 from ingest.pipeline import index_prepared
 from service.caller.principal import Principal
@@ -154,8 +154,8 @@ def prepared(doc: EvalDocument, settings: Settings) -> PreparedDocument:
     """An eval document in the shape the ingest path writes (a synthetic source path gives its doc_id)."""
     now = datetime.now(UTC)
     source = SourceFile(Path("/eval") / file_name(doc.id), Path("/eval"), sum(map(len, doc.pages)), now, now)
-    pages = join_by_document_words(doc.pages)
-    blocks = [b for number, text in enumerate(pages, 1) for b in page_blocks(text, number)] or \
+    words = DocumentWords(doc.pages)
+    blocks = [b for number, text in enumerate(doc.pages, 1) for b in page_blocks(text, number, words=words)] or \
         [Block(doc.title, 1)]
     parsed = ParsedDocument(blocks, len(doc.pages), "eval", doc.title or None)
     chunks = chunk_blocks(blocks, settings.ingest.chunk_chars, settings.ingest.chunk_overlap)

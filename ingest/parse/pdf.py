@@ -22,7 +22,7 @@ from typing import Any, Literal
 from ingest import heartbeat
 from ingest.parse.layer import Verdict, judge, repair, strip_controls
 from ingest.parse.model import HEAD_CHARS, HEAD_PAGES, Block, ParsedDocument
-from ingest.parse.repair import join_by_document_words
+from ingest.parse.repair import DocumentWords
 from ingest.parse.tables import find_tables, has_caption, page_with_tables, ruled_pages
 from ingest.parse.text import page_blocks, strip_running_lines
 from service.errors import ParseError
@@ -267,8 +267,9 @@ def parse_pdf(path: Path, options: PdfOptions) -> ParsedDocument:
             with_tables(path, pdf, reading)
         texts = reading.texts
         head = "\n".join(texts[:HEAD_PAGES])[:HEAD_CHARS]
-        texts = join_by_document_words(strip_running_lines(texts))
-        blocks: list[Block] = [b for i, t in enumerate(texts) for b in page_blocks(t, i + 1)]
+        texts = strip_running_lines(texts)
+        words = DocumentWords(texts)
+        blocks: list[Block] = [b for i, t in enumerate(texts) for b in page_blocks(t, i + 1, words=words)]
         return ParsedDocument(blocks, count, f"pdf:{options.parser}", pdf_title(pdf), len(reading.ocr),
                               reading.warnings, head=head, unread_pages=sorted(i + 1 for i in reading.unread),
                               repaired_pages=len(reading.repaired))

@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ingest.parse.model import HEAD_CHARS, HEAD_PAGES, ParsedDocument
-from ingest.parse.repair import join_by_document_words
+from ingest.parse.repair import DocumentWords
 from ingest.parse.text import page_blocks, strip_running_lines
 from service.errors import ParseError
 
@@ -45,6 +45,7 @@ def split_pages(text: str) -> list[str]:
 
 def parse_plain(path: Path, encoding: str | None = None) -> ParsedDocument:
     raw = split_pages(decode(path.read_bytes(), encoding))
-    pages = join_by_document_words(strip_running_lines(raw))
-    blocks = [b for number, page in enumerate(pages, 1) for b in page_blocks(page, number)]
+    pages = strip_running_lines(raw)
+    words = DocumentWords(pages)
+    blocks = [b for number, page in enumerate(pages, 1) for b in page_blocks(page, number, words=words)]
     return ParsedDocument(blocks, len(pages), "plain", head="\n".join(raw[:HEAD_PAGES])[:HEAD_CHARS])

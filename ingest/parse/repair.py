@@ -12,7 +12,9 @@ words collapsed. Each repair is conservative: when in doubt, the text stays as i
   the join is a dictionary word of four letters or more; two longer words the dictionary knows never join
   (``феде рации`` stays), nor do numbers, codes or Latin symbols;
 - ``проти-\\nвооткольной`` → ``противооткольной`` when the document writes the word whole elsewhere (compounds
-  the dictionary does not know; ``join_by_document_words``, run on a document's pages before the rest).
+  the dictionary does not know): a parser with a whole document at hand passes its ``DocumentWords``;
+- ``ис-\nпы-\nта-\nний`` → ``испытаний``: a word a narrow table column breaks at several line ends joins
+  whole when the dictionary or the document knows it, else break by break from the last.
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ from functools import lru_cache
 from typing import Any
 
 _SOFT_BREAK_RE = re.compile(r"[\u00ad\ufffe]\s*\n\s*")
-_HYPHEN_BREAK_RE = re.compile(r"(?<![\w-])([А-Яа-яЁё]{1,30})[-‐‑]\s*\n\s*([а-яё]{1,30})(?![\w-])")
+#: a word a hyphen breaks at one line's end or more («обо-⏎значе-⏎ние», a narrow table column)
+_HYPHEN_BREAK_RE = re.compile(r"(?<![\w-])[А-Яа-яЁё]{1,30}(?:[-‐‑]\s*\n\s*[а-яё]{1,30})+(?![\w-])")
+_BREAK_RE = re.compile(r"[-‐‑]\s*\n\s*")
 _LETTER_SPACED_RE = re.compile(r"(?<![\w])((?:[А-Яа-яЁёA-Za-z] ){3,}[А-Яа-яЁёA-Za-z])(?![\w])")
 _VERTICAL_RE = re.compile(r"(?m)^((?:[А-Яа-яЁёA-Za-z] ?\n){3,}[А-Яа-яЁёA-Za-z]) ?$")
 _ONE_LETTER_WORDS = frozenset("вксяоуиаВКСЯОУИА")
@@ -36,18 +40,44 @@ def _morph() -> Any:
     return pymorphy3.MorphAnalyzer()
 
 
+def folded(text: str) -> str:
+    """Lower case with «ё» as «е»: the form words are compared in, with the dictionary or a document."""
+    return text.lower().replace("ё", "е")
+
+
 @lru_cache(maxsize=50_000)
 def is_word(word: str) -> bool:
     """Whether pymorphy3's dictionary knows ``word`` (not a guess from its ending)."""
-    return bool(_morph().word_is_known(word.lower().replace("ё", "е")))
+    return bool(_morph().word_is_known(folded(word)))
 
 
-def _join_hyphen(match: re.Match[str]) -> str:
-    head, tail = match[1], match[2]
-    joined = head + tail
-    if is_word(joined) and not (is_word(head) and is_word(tail) and is_word(f"{head}-{tail}")):
-        return joined
-    return f"{head}-{tail}"
+_LETTER_RUN_RE = re.compile(r"[^\W\d_]+")
+
+
+class DocumentWords:
+    """The words a document writes whole: a second witness beside the dictionary for the archive's compounds
+    («противооткольной», «трещиностойкости»). The set is built once, on the first question a document asks, so
+    the cost stays linear in the document's size however many breaks it holds."""
+
+    def __init__(self, pages: Sequence[str]) -> None:
+        self._pages = pages
+        self._words: frozenset[str] | None = None
+
+    def writes(self, word: str) -> bool:
+        """Whether the document holds ``word`` with no letter either side (case and «ё» folded)."""
+        if self._words is None:
+            self._words = frozenset(_LETTER_RUN_RE.findall(folded("\n".join(self._pages))))
+        return folded(word) in self._words
+
+
+def hyphen_joins(head: str, tail: str, words: DocumentWords | None = None) -> bool:
+    """Whether ``head-⏎tail`` is one word a line break split: the dictionary knows the joined form (unless both
+    pieces and the hyphenated form are words: «северо-западный»), or the document writes it whole elsewhere and
+    not both pieces are dictionary words (where both are, the hyphen may be the compound's own)."""
+    both = is_word(head) and is_word(tail)
+    if is_word(head + tail) and not (both and is_word(f"{head}-{tail}")):
+        return True
+    return words is not None and not both and words.writes(head + tail)
 
 
 def _collapse(match: re.Match[str]) -> str:
@@ -60,39 +90,22 @@ def _collapse(match: re.Match[str]) -> str:
     return joined
 
 
-def join_broken_words(text: str) -> str:
-    """Soft hyphen + line break always joins; hyphen + line break joins when the result is a word; so does a
+def join_broken_words(text: str, words: DocumentWords | None = None) -> str:
+    """Soft hyphen + line break always joins; hyphen + line break joins when ``hyphen_joins`` says so; so does a
     line break inside a word whose hyphen the source lost («нормативных до⏎кументов»)."""
-    text = _SOFT_BREAK_RE.sub("", text)
-    text = _HYPHEN_BREAK_RE.sub(_join_hyphen, text)
-    return _BARE_BREAK_RE.sub(_join_bare, text)
-
-
-def written_whole(word: str, lowered: str) -> bool:
-    """Whether ``lowered`` (a text in lower case, «ё» as «е») holds ``word`` as a word of its own."""
-    word = word.lower().replace("ё", "е")
-    at = lowered.find(word)
-    while at >= 0:
-        end = at + len(word)
-        if not (at and lowered[at - 1].isalpha()) and not (end < len(lowered) and lowered[end].isalpha()):
-            return True
-        at = lowered.find(word, at + 1)
-    return False
-
-
-def join_by_document_words(pages: Sequence[str]) -> list[str]:
-    """A word a hyphen breaks at a line's end joins where the document writes it whole elsewhere, though the
-    dictionary does not know it: the archive's compounds («проти-⏎вооткольной», «трещино-⏎стойкости»,
-    «замоноличи-⏎вания»). Where both pieces are dictionary words the hyphen may be the compound's own: it stays."""
-    lowered = "\n".join(pages).lower().replace("ё", "е")
 
     def join(match: re.Match[str]) -> str:
-        head, tail = match[1], match[2]
-        if not (is_word(head) and is_word(tail)) and written_whole(head + tail, lowered):
-            return head + tail
-        return match[0]
+        *heads, tail = _BREAK_RE.split(match[0])
+        whole = "".join(heads) + tail
+        if len(heads) > 1 and (is_word(whole) or (words is not None and words.writes(whole))):
+            return whole  # «ис-⏎пы-⏎та-⏎ний», a narrow column's word
+        for head in reversed(heads):  # from the line's end back: «значе-⏎ние» is «значение» before «обо-» joins it
+            tail = head + tail if hyphen_joins(head, tail, words) else f"{head}-{tail}"
+        return tail
 
-    return [_HYPHEN_BREAK_RE.sub(join, page) for page in pages]
+    text = _SOFT_BREAK_RE.sub("", text)
+    text = _HYPHEN_BREAK_RE.sub(join, text)
+    return _BARE_BREAK_RE.sub(_join_bare, text)
 
 
 #: a lone letter at a line's end or start is a table's column more often than half a word: two letters or more
@@ -185,7 +198,8 @@ def join_word_fragments(line: str) -> str:
 _SPACE_LIKE_RE = re.compile(r"[\u00a0\u2000-\u200a\u202f\u205f]")
 
 
-def repair_text(text: str) -> str:
+def repair_text(text: str, words: DocumentWords | None = None) -> str:
     """Every repair, in order, on a page or paragraph of raw text (line breaks still in place); no-break
-    and thin spaces count as spaces (typesetters space letters out with them)."""
-    return collapse_letter_spacing(join_broken_words(_SPACE_LIKE_RE.sub(" ", text)))
+    and thin spaces count as spaces (typesetters space letters out with them). ``words``: the whole
+    document's, where the parser has it."""
+    return collapse_letter_spacing(join_broken_words(_SPACE_LIKE_RE.sub(" ", text), words))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ingest.parse.model import Block, BlockKind, PageRole
-from ingest.parse.repair import join_broken_words, repair_text
+from ingest.parse.repair import DocumentWords, join_broken_words, repair_text
 from ingest.parse.tables import TABLE_ROW, TABLE_START
 from service.search.answer.text import is_number_row
 
@@ -24,9 +24,10 @@ def strip_controls(text: str) -> str:
     return _CONTROL_RE.sub("", _ANSI_RE.sub("", text))
 
 
-def clean_text(text: str) -> str:
-    """Repair broken and letter-spaced words, drop control characters and leaders, fold spaces."""
-    text = repair_text(text.replace("\r\n", "\n").replace("\r", "\n"))
+def clean_text(text: str, words: DocumentWords | None = None) -> str:
+    """Repair broken and letter-spaced words (``words``: the whole document's, where the parser has it), drop
+    control characters and leaders, fold spaces."""
+    text = repair_text(text.replace("\r\n", "\n").replace("\r", "\n"), words)
     text = strip_controls(text.replace("\ufffe", "").replace("\u00ad", "").replace("\u2011", "-"))
     text = _LEADER_RE.sub(" … ", text)
     return "\n".join(_SPACES_RE.sub(" ", line).strip() for line in text.split("\n"))
@@ -135,15 +136,16 @@ def header_lines(buffer: list[str]) -> list[str]:
     return header
 
 
-def page_blocks(text: str, page: int, page_label: str | None = None) -> list[Block]:
+def page_blocks(text: str, page: int, page_label: str | None = None,
+                words: DocumentWords | None = None) -> list[Block]:
     """Blocks of one page: heading lines become ``title`` blocks, the rest paragraphs; a line that opens
     a numbered clause («4.2.5 Количество …») or a table or appendix starts a paragraph of its own. Rows of
     numbers (a table without ruling) stay lines of a ``table`` block led by the lines naming their columns, so
     that a row is a unit of its own under its caption's number. Every block of a contents, cover or imprint
-    page carries its ``role``."""
+    page carries its ``role``. ``words``: the whole document's, a witness for words broken at a line's end."""
     blocks: list[Block] = []
     buffer: list[str] = []
-    cleaned = clean_text(text)
+    cleaned = clean_text(text, words)
     role = page_role(cleaned)
 
     table: list[str] = []

@@ -5,10 +5,11 @@ from pathlib import Path
 import pytest
 
 from ingest.chunk import chunk_blocks, tail_at_word
+from ingest.parse import repair
 from ingest.parse.model import Block
 from ingest.parse.office import html_table_text
 from ingest.parse.plain import parse_plain
-from ingest.parse.repair import join_by_document_words, written_whole
+from ingest.parse.repair import DocumentWords
 from ingest.parse.text import clean_text, looks_like_heading, page_blocks, strip_running_lines
 
 
@@ -36,23 +37,54 @@ def test_clean_text_joins_soft_hyphenated_words_and_dot_leaders() -> None:
 def test_a_compound_broken_at_a_line_end_joins_where_the_document_writes_it_whole() -> None:
     broken = "установку проти- \nвооткольной сетки"
     assert "проти-вооткольной" in clean_text(broken)  # the dictionary does not know the compound: alone, it stays
-    pages = join_by_document_words([broken, "армирование противооткольной сеткой"])
-    assert clean_text(pages[0]) == "установку противооткольной сетки"
-    assert pages[1] == "армирование противооткольной сеткой"
+    words = DocumentWords([broken, "армирование противооткольной сеткой"])
+    assert clean_text(broken, words) == "установку противооткольной сетки"
 
 
 def test_two_dictionary_words_keep_their_hyphen_and_a_word_the_document_never_writes_stays_broken() -> None:
-    pages = ["зданий выше-\nуказанных", "вышеуказанных норм", "сетка проти-\nвооткольная"]
-    assert join_by_document_words(pages)[0] == pages[0]  # «выше» and «указанных» are words: the hyphen may be its own
-    assert join_by_document_words(pages)[2] == pages[2]  # «противооткольная» is nowhere whole
+    pages = ["профиль лист-\nметалл", "листметалл по ГОСТ", "сетка проти-\nвооткольная"]
+    words = DocumentWords(pages)
+    assert clean_text(pages[0], words) == "профиль лист-металл"  # two words: the hyphen may be its own
+    assert clean_text(pages[2], words) == "сетка проти-вооткольная"  # «противооткольная» is nowhere whole
 
 
 @pytest.mark.parametrize(("text", "whole"), [
-    ("сетка противооткольная.", True), ("(Противооткольная)", True), ("противоёмкость", False),
-    ("непротивооткольная сетка", False), ("противооткольнаяя", False), ("", False),
+    ("сетка противооткольная.", True), ("(Противооткольная)", True), ("ПРОТИВООТКОЛЬНАЯ", True),
+    ("противоёмкость", False), ("непротивооткольная сетка", False), ("противооткольнаяя", False), ("", False),
 ])
 def test_a_word_counts_as_written_only_with_no_letter_either_side(text: str, whole: bool) -> None:
-    assert written_whole("противооткольная", text.lower().replace("ё", "е")) is whole
+    assert DocumentWords([text]).writes("противооткольная") is whole
+
+
+def test_ye_and_e_are_one_letter_to_the_document_witness() -> None:
+    assert DocumentWords(["трёхслойной панели"]).writes("ТРЕХСЛОЙНОЙ")
+
+
+@pytest.mark.parametrize(("text", "cleaned"), [
+    ("испытаний в ис-\nпы-\nта-\nний", "испытаний в испытаний"),  # a narrow column: the whole is a word
+    ("обо-\nзначе-\nние", "обозначение"),  # «значение» first, then «обозначение»
+    ("забив-\nсжимаю-\nвыдерги", "забив-сжимаю-выдерги"),  # three column headers, not one word
+])
+def test_a_word_a_narrow_column_breaks_at_several_line_ends(text: str, cleaned: str) -> None:
+    assert clean_text(text, DocumentWords([text])) == cleaned
+
+
+def test_a_document_of_many_breaks_is_read_for_its_words_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The witness is linear in the document: thousands of breaks the dictionary leaves, one read of its text."""
+    reads: list[str] = []
+    pattern = repair._LETTER_RUN_RE
+
+    class Counting:
+        def findall(self, text: str) -> list[str]:
+            reads.append(text)
+            return pattern.findall(text)
+
+    monkeypatch.setattr(repair, "_LETTER_RUN_RE", Counting())
+    pages = [" ".join(f"аб{n:c}-\nвг{n:c}" for n in range(0x430, 0x44f)) for _ in range(100)]
+    words = DocumentWords(pages)
+    cleaned = [clean_text(page, words) for page in pages]
+    assert len(reads) == 1
+    assert "абв-вгв" in cleaned[0]  # «абввгв» is not written whole: the break keeps its hyphen
 
 
 def test_a_text_file_finds_a_compound_by_the_spelling_its_other_pages_use(tmp_path: Path) -> None:
