@@ -22,7 +22,7 @@ _HEADING_PATTERNS: tuple[tuple[SectionKind, str], ...] = (
     ("references", r"^нормативные\s+ссылки\b|^ссылочные\s+нормативн"),
     ("terms", r"^термины\b|^определения\b|^понятия\b"),
     ("abbreviations", r"^(обозначения\s+и\s+сокращения|сокращения|условные\s+обозначения\s+и\s+сокращения|"
-                      r"перечень\s+сокращений)\b"),
+                      r"перечень\s+сокращений|(основные\s+)?(условные\s+)?буквенные\s+обозначения)\b"),
     ("bibliography", r"^библиография\b|^список\s+(использованной\s+)?литературы\b"),
 )
 _HEADINGS = tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _HEADING_PATTERNS)
@@ -34,17 +34,21 @@ _CONTENTS_RE = re.compile(r"^(Содержание|СОДЕРЖАНИЕ|Огла
 #: the number that opens a clause or a section heading («5», «5.2.3»)
 _NUMBER_RE = re.compile(r"^(\d{1,2}(?:\.\d{1,3})*)\.?\s+")
 _APPENDIX_RE = re.compile(r"^(приложение|appendix)\s+[А-ЯЁA-Z0-9]", re.IGNORECASE)
+#: what leads an annex's title: «Приложение А (справочное)», or the status alone on a line of its own
+_ANNEX_LEAD_RE = re.compile(r"^(?:(?:приложение|appendix)\s+[А-ЯЁA-Z0-9]{1,2}\b\.?\s*)?"
+                            r"(?:\((?:обязательное|справочное|рекомендуемое|информационное)\)\s*)?", re.IGNORECASE)
 #: the most characters of a block read as a heading
 HEADING_CHARS = 120
 
 
 def heading_kind(text: str, heading: bool = True) -> SectionKind | None:
-    """The kind a block opens, read without its number: a heading's («2 Нормативные ссылки» → references; a
+    """The kind a block opens, read without its number or an annex's lead («Приложение А (справочное) Основные
+    буквенные обозначения» → abbreviations): a heading's («2 Нормативные ссылки» → references; a
     block of text only as short as a heading), or a foreword's numbered item («4 ВВЕДЕН ВПЕРВЫЕ»); else None."""
     stripped = text.strip()
     if _CONTENTS_RE.match(stripped):
         return "contents"
-    head = _NUMBER_RE.sub("", stripped, count=1)[:HEADING_CHARS]
+    head = _ANNEX_LEAD_RE.sub("", _NUMBER_RE.sub("", stripped, count=1), count=1)[:HEADING_CHARS]
     if head != stripped[:HEADING_CHARS] and _FOREWORD_ITEM_RE.match(head):
         return "foreword"
     kind = next((kind for kind, pattern in _HEADINGS if pattern.search(head)), None)

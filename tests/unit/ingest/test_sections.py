@@ -20,6 +20,11 @@ from service.search.dsl.sections import ASIDE, aside_for
     ("3 Термины и определения", "terms"),
     ("1 Область применения", "scope"),
     ("4 Обозначения и сокращения", "abbreviations"),
+    ("Основные буквенные обозначения величин", "abbreviations"),
+    ("Приложение А (справочное) Основные буквенные обозначения величин", "abbreviations"),
+    ("(справочное) Основные буквенные обозначения", "abbreviations"),
+    ("Приложение Б (обязательное) Термины и определения", "terms"),
+    ("Приложение В (обязательное) Расчет пожарного риска", None),
     ("Библиография", "bibliography"),
     ("Поправка к ГОСТ 31996-2012 Кабели силовые", "correction"),
     ("Изменение № 1 к СП 1.13130.2020", "amendment"),
@@ -37,6 +42,13 @@ def test_a_long_paragraph_opening_with_a_heading_word_is_no_heading() -> None:
     assert heading_kind("Сокращения", heading=False) == "abbreviations"
     # a numbered heading run into its first paragraph still opens its section
     assert heading_kind("1 Область применения 1.1 Настоящий свод правил " + "слово " * 40, heading=False) == "scope"
+
+
+def test_an_annex_of_symbols_run_into_its_list_is_abbreviations_not_requirements() -> None:
+    block = ("Приложение А (справочное) Основные буквенные обозначения величин Усилия, коэффициенты работы от внешних "
+             "нагрузок и воздействий Ys - коэффициент условия работы анкера; Yi коэффициент условий работы пояса")
+    assert next_kind(None, None, block, False) == ("abbreviations", None)
+    assert next_kind("abbreviations", None, "Приложение Б (обязательное) Расчет упоров", True) == ("annex", None)
 
 
 def test_a_foreword_item_number_holds_no_section() -> None:
