@@ -47,8 +47,16 @@ def test_a_long_paragraph_opening_with_a_heading_word_is_no_heading() -> None:
 def test_an_annex_of_symbols_run_into_its_list_is_abbreviations_not_requirements() -> None:
     block = ("Приложение А (справочное) Основные буквенные обозначения величин Усилия, коэффициенты работы от внешних "
              "нагрузок и воздействий Ys - коэффициент условия работы анкера; Yi коэффициент условий работы пояса")
-    assert next_kind(None, None, block, False) == ("abbreviations", None)
-    assert next_kind("abbreviations", None, "Приложение Б (обязательное) Расчет упоров", True) == ("annex", None)
+    kind, number = next_kind(None, None, block, False)
+    assert kind == "abbreviations"
+    # its list runs over pages whose numbers an OCR layer reads as a clause («1 0 6»): the kind holds
+    assert next_kind(kind, number, "1 0 6 температурных воздействий и усадки бетона", False) == (kind, number)
+    assert next_kind(kind, number, "Приложение Б (обязательное) Расчет упоров", True) == ("annex", None)
+    # the title on a line of its own after «Приложение А» holds the same way
+    kind, number = next_kind("annex", None, "Основные буквенные обозначения", True)
+    assert next_kind(kind, number, "5.1 Rb - расчетное сопротивление бетона", False) == ("abbreviations", number)
+    # outside an annex a numbered clause after a list of abbreviations is a requirement again
+    assert next_kind("abbreviations", "4", "5.1 Ригели следует проектировать", False) == (None, None)
 
 
 def test_a_foreword_item_number_holds_no_section() -> None:
