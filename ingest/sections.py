@@ -37,7 +37,8 @@ _APPENDIX_RE = re.compile(r"^(приложение|appendix)\s+[А-ЯЁA-Z0-9]",
 #: what leads an annex's title: «Приложение А (справочное)», or the status alone on a line of its own
 _ANNEX_LEAD_RE = re.compile(r"^(?:(?:приложение|appendix)\s+[А-ЯЁA-Z0-9]{1,2}\b\.?\s*)?"
                             r"(?:\((?:обязательное|справочное|рекомендуемое|информационное)\)\s*)?", re.IGNORECASE)
-#: the section number of a kind an annex's title set: only another appendix or kind heading ends it
+#: the section number of an annex of symbols: only another appendix or kind heading ends it (a list of symbols has
+#: no clauses; the numbers in it are formulas' or an OCR'd page number's)
 IN_ANNEX = "annex"
 #: the most characters of a block read as a heading
 HEADING_CHARS = 120
@@ -77,14 +78,14 @@ def next_kind(kind: SectionKind | None, number: str | None, text: str, heading: 
     """The section kind in effect after a block, and the number of the heading that set it: a kind's heading
     sets them, an appendix opens an annex, a numbered block outside that heading's section returns to
     requirements. A foreword's numbered items («4 ВВЕДЕН ВПЕРВЫЕ») stay in the foreword, a contents listing's
-    lines («5 Требования … 12») in the contents; an annex's kind (its title: «Основные буквенные обозначения»)
-    holds to the next appendix or kind heading, whatever its lines are numbered."""
+    lines («5 Требования … 12») in the contents; an annex of symbols («Приложение А Основные буквенные
+    обозначения») holds to the next appendix or kind heading, whatever its lines are numbered."""
     if kind == "contents" and "…" in text:
         return kind, number
     opened = clause_number(text)
     named = heading_kind(text, heading)
     if named is not None:
-        if kind == "annex" or number == IN_ANNEX or _APPENDIX_RE.match(text.strip()):
+        if named == "abbreviations" and (kind == "annex" or _APPENDIX_RE.match(text.strip())):
             return named, IN_ANNEX
         # a foreword's items are numbered 1, 2, 3 …: their numbers open no section the next clause is inside
         return named, None if named == "foreword" else opened
