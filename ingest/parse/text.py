@@ -210,13 +210,15 @@ _ENDS_BROKEN_RE = re.compile(r"[А-Яа-яЁё][-‐‑\u00ad]$")
 
 def merge_broken_blocks(blocks: list[Block]) -> list[Block]:
     """Paragraphs a word was broken across («эффектив-» / «ность …», as DOCX exported from a typeset
-    page holds them) become one, the word joined when the dictionary knows the joined form."""
+    page holds them) become one, the word joined when the dictionary or the document (written whole elsewhere)
+    knows the joined form."""
+    words = DocumentWords([block.text for block in blocks])
     merged: list[Block] = []
     for block in blocks:
         previous = merged[-1] if merged else None
         if previous is not None and previous.kind == block.kind == "text" and previous.page == block.page \
                 and _ENDS_BROKEN_RE.search(previous.text) and block.text[:1].islower():
-            joined = join_broken_words(previous.text.replace("\u00ad", "-") + "\n" + block.text)
+            joined = join_broken_words(previous.text.replace("\u00ad", "-") + "\n" + block.text, words)
             merged[-1] = Block(joined.replace("\n", " "), block.page, "text", block.page_label, block.role)
         else:
             merged.append(block)

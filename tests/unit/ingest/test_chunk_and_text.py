@@ -10,7 +10,7 @@ from ingest.parse.model import Block
 from ingest.parse.office import html_table_text
 from ingest.parse.plain import parse_plain
 from ingest.parse.repair import DocumentWords
-from ingest.parse.text import clean_text, looks_like_heading, page_blocks, strip_running_lines
+from ingest.parse.text import clean_text, looks_like_heading, merge_broken_blocks, page_blocks, strip_running_lines
 
 
 @pytest.mark.parametrize(
@@ -85,6 +85,16 @@ def test_a_document_of_many_breaks_is_read_for_its_words_once(monkeypatch: pytes
     cleaned = [clean_text(page, words) for page in pages]
     assert len(reads) == 1
     assert "абв-вгв" in cleaned[0]  # «абввгв» is not written whole: the break keeps its hyphen
+
+
+def test_paragraphs_a_compound_is_broken_across_join_where_the_document_writes_it_whole() -> None:
+    """DOCX exported from a typeset page: «проти-» ends a paragraph, «вооткольной …» opens the next."""
+    blocks = [Block("10.4 Следует предусматривать установку проти-", 3), Block("вооткольной сетки.", 3),
+              Block("9.16 Армирование противооткольной сеткой.", 4)]
+    assert [b.text for b in merge_broken_blocks(blocks)] == [
+        "10.4 Следует предусматривать установку противооткольной сетки.", "9.16 Армирование противооткольной сеткой."]
+    alone = merge_broken_blocks(blocks[:2])  # nowhere whole, unknown to the dictionary: the hyphen stays
+    assert [b.text for b in alone] == ["10.4 Следует предусматривать установку проти-вооткольной сетки."]
 
 
 def test_a_text_file_finds_a_compound_by_the_spelling_its_other_pages_use(tmp_path: Path) -> None:
