@@ -13,7 +13,7 @@ words collapsed. Each repair is conservative: when in doubt, the text stays as i
   (``феде рации`` stays), nor do numbers, codes or Latin symbols;
 - ``проти-\\nвооткольной`` → ``противооткольной`` when the document writes the word whole elsewhere (compounds
   the dictionary does not know): a parser with a whole document at hand passes its ``DocumentWords``;
-- ``ис-\nпы-\nта-\nний`` → ``испытаний``: a word a narrow table column breaks at several line ends joins
+- ``ис-\\nпы-\\nта-\\nний`` → ``испытаний``: a word a narrow table column breaks at several line ends joins
   whole when the dictionary or the document knows it, else break by break from the last.
 """
 
@@ -24,10 +24,14 @@ from collections.abc import Sequence
 from functools import lru_cache
 from typing import Any
 
-_SOFT_BREAK_RE = re.compile(r"[\u00ad\ufffe]\s*\n\s*")
-#: a word a hyphen breaks at one line's end or more («обо-⏎значе-⏎ние», a narrow table column)
-_HYPHEN_BREAK_RE = re.compile(r"(?<![\w-])[А-Яа-яЁё]{1,30}(?:[-‐‑]\s*\n\s*[а-яё]{1,30})+(?![\w-])")
-_BREAK_RE = re.compile(r"[-‐‑]\s*\n\s*")
+#: white space holding a line break, read from its first break on (``\s*\n\s*`` matches the same text, but tries
+#: every break of a long run of them when what follows does not match: quadratic in the run)
+_LINE_BREAK = r"[^\S\n]*\n\s*"
+_SOFT_BREAK_RE = re.compile(r"[\u00ad\ufffe]" + _LINE_BREAK)
+#: a word a hyphen breaks at one line's end or more («обо-⏎значе-⏎ние», a narrow table column); at most eight
+#: pieces a match, so a hostile run of them costs linear time
+_HYPHEN_BREAK_RE = re.compile(r"(?<![\w-])[А-Яа-яЁё]{1,30}(?:[-‐‑]" + _LINE_BREAK + r"[а-яё]{1,30}){1,7}(?![\w-])")
+_BREAK_RE = re.compile(r"[-‐‑]" + _LINE_BREAK)
 _LETTER_SPACED_RE = re.compile(r"(?<![\w])((?:[А-Яа-яЁёA-Za-z] ){3,}[А-Яа-яЁёA-Za-z])(?![\w])")
 _VERTICAL_RE = re.compile(r"(?m)^((?:[А-Яа-яЁёA-Za-z] ?\n){3,}[А-Яа-яЁёA-Za-z]) ?$")
 _ONE_LETTER_WORDS = frozenset("вксяоуиаВКСЯОУИА")

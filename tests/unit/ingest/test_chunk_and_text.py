@@ -9,7 +9,7 @@ from ingest.parse import repair
 from ingest.parse.model import Block
 from ingest.parse.office import html_table_text
 from ingest.parse.plain import parse_plain
-from ingest.parse.repair import DocumentWords
+from ingest.parse.repair import DocumentWords, join_broken_words
 from ingest.parse.text import clean_text, looks_like_heading, merge_broken_blocks, page_blocks, strip_running_lines
 
 
@@ -67,6 +67,14 @@ def test_ye_and_e_are_one_letter_to_the_document_witness() -> None:
 ])
 def test_a_word_a_narrow_column_breaks_at_several_line_ends(text: str, cleaned: str) -> None:
     assert clean_text(text, DocumentWords([text])) == cleaned
+
+
+def test_a_hostile_run_of_breaks_is_read_a_few_pieces_at_a_time() -> None:
+    """Bounded work: a match holds at most eight pieces of a word, and a run of line breaks is read from its first
+    break (the pattern never tries every split of it), so thousands of either cost linear time."""
+    chain = "а-\n" * 5_000 + "б"
+    assert max(len(repair._BREAK_RE.split(m[0])) for m in repair._HYPHEN_BREAK_RE.finditer(chain)) == 8
+    assert join_broken_words("слово-" + "\n" * 50_000 + "1").startswith("слово-")
 
 
 def test_a_document_of_many_breaks_is_read_for_its_words_once(monkeypatch: pytest.MonkeyPatch) -> None:
