@@ -52,6 +52,9 @@ def test_an_annex_of_symbols_run_into_its_list_is_abbreviations_not_requirements
     # its list runs over pages whose numbers an OCR layer reads as a clause («1 0 6»): the kind holds
     assert next_kind(kind, number, "1 0 6 температурных воздействий и усадки бетона", False) == (kind, number)
     assert next_kind(kind, number, "Приложение Б (обязательное) Расчет упоров", True) == ("annex", None)
+    # the next appendix ends it even run into its first paragraph (a long block, not a heading)
+    assert next_kind(kind, number, "Приложение Б (обязательное) Расчет упоров " + "слово " * 40, False) == \
+        ("annex", None)
     # the title on a line of its own after «Приложение А» holds the same way
     kind, number = next_kind("annex", None, "Основные буквенные обозначения", True)
     assert next_kind(kind, number, "5.1 Rb - расчетное сопротивление бетона", False) == ("abbreviations", number)
