@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import shutil
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -115,12 +116,13 @@ def build_sample(shared: Path, out: Path, pdf_documents: int = 2) -> list[Path]:
     return written
 
 
-def write_txt_corpus(shared: Path, out: Path, limit: int | None = None, marker: str = "") -> list[Path]:
-    """Each normative document as one UTF-8 TXT file, pages joined by form feeds; ``marker`` (if any)
-    is added to every page, so a copy of the corpus is not the same bytes as the original."""
+def write_txt_corpus(shared: Path, out: Path, limit: int | None = None, marker: str = "",
+                     names: Sequence[str] = ()) -> list[Path]:
+    """Each normative document (or those ``names`` gives) as one UTF-8 TXT file, pages joined by form feeds;
+    ``marker`` (if any) is added to every page, so a copy of the corpus is not the same bytes as the original."""
     out.mkdir(parents=True, exist_ok=True)
     written = []
-    for name in list_standards(shared)[:limit]:
+    for name in names or list_standards(shared)[:limit]:
         pages = [p["page_content"] + (f"\n{marker}" if marker else "") for p in load_standard(shared, name)["pages"]]
         path = out / f"{name}.txt"
         path.write_text("\f".join(pages), encoding="utf-8")

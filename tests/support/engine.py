@@ -5,14 +5,18 @@ from __future__ import annotations
 import shutil
 import subprocess
 import uuid
+from collections.abc import Sequence
+from pathlib import Path
 
 from opensearchpy import OpenSearch
 
+from service.embedders.base import Embedder
 from service.engine.index_admin.apply import drop_all as drop_index_resources
 from service.settings import EngineSettings, IndexSettings, IngestSettings, OpenSearchSettings, Settings
 from tests.support.net import free_port
 
-__all__ = ["docker_available", "drop_index_resources", "managed_engine_settings", "new_alias", "product_settings"]
+__all__ = ["docker_available", "drop_index_resources", "ingest_norms", "managed_engine_settings", "new_alias",
+           "product_settings"]
 
 
 def docker_available() -> bool:
@@ -42,6 +46,19 @@ def product_settings(opensearch_url: str, alias: str | None = None, **ingest: ob
         index=IndexSettings(alias=alias or new_alias(), embedding_dim=300),
         ingest=IngestSettings.model_validate({"workers": 2, "file_timeout_s": 120, **ingest}),
     )
+
+
+def ingest_norms(shared: Path, names: Sequence[str], root: Path, settings: Settings, client: OpenSearch,
+                 embedder: Embedder) -> None:
+    """The shared corpus's norms ``names`` written as TXT files under ``root`` and ingested as ``stroidok ingest``
+    does (``run_ingest``), every one indexed."""
+    from evaluation.sample import write_txt_corpus
+    from ingest.pipeline import run_ingest
+    from ingest.plan import IngestOptions
+
+    write_txt_corpus(shared, root, names=names)
+    report = run_ingest(IngestOptions([root]), settings, client, embedder, quiet=True)
+    assert report.counts["indexed"] == len(names), [o.line() for o in report.outcomes]
 
 
 def engine_client(url: str, timeout_s: float = 60.0) -> OpenSearch:

@@ -10,14 +10,11 @@ from collections.abc import Iterator
 import pytest
 from opensearchpy import OpenSearch, helpers
 
-from evaluation.sample import write_txt_corpus
-from ingest.pipeline import run_ingest
-from ingest.plan import IngestOptions
 from service.embedders.navec import NavecEmbedder
 from service.search.service import SearchService
 from service.settings import Settings
 from tests.support.documents import SHARED, requires_shared
-from tests.support.engine import drop_index_resources, product_settings
+from tests.support.engine import drop_index_resources, ingest_norms, product_settings
 
 pytestmark = [pytest.mark.integration, requires_shared]
 NAME = "Свод правил 266.1325800.2016"
@@ -26,13 +23,8 @@ NAME = "Свод правил 266.1325800.2016"
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
              navec_embedder: NavecEmbedder) -> Iterator[tuple[SearchService, Settings]]:
-    root = tmp_path_factory.mktemp("annex")
-    for path in write_txt_corpus(SHARED, root):
-        if path.stem != NAME:
-            path.unlink()
     settings = product_settings(opensearch_url)
-    report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
-    assert report.counts["indexed"] == 1, [o.line() for o in report.outcomes]
+    ingest_norms(SHARED, [NAME], tmp_path_factory.mktemp("annex"), settings, client, navec_embedder)
     settings.search.cache_ttl_s = 0
     yield SearchService(settings, client, navec_embedder), settings
     drop_index_resources(client, settings.index)

@@ -10,16 +10,13 @@ from typing import Any
 import pytest
 from opensearchpy import OpenSearch, helpers
 
-from evaluation.sample import write_txt_corpus
-from ingest.pipeline import run_ingest
-from ingest.plan import IngestOptions
 from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.errors import NotFound
 from service.search.service import SearchService
 from service.settings import Settings
 from tests.support.documents import SHARED, requires_shared
-from tests.support.engine import drop_index_resources, product_settings
+from tests.support.engine import drop_index_resources, ingest_norms, product_settings
 
 pytestmark = [pytest.mark.integration, requires_shared]
 NAMES = ("ГОСТ 10180-2012", "Свод правил 63.13330.2018", "Свод правил 1.13130.2020", "ГОСТ 25100-2020")
@@ -28,18 +25,12 @@ NAMES = ("ГОСТ 10180-2012", "Свод правил 63.13330.2018", "Свод
 @pytest.fixture(scope="module")
 def ingested(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
              navec_embedder: NavecEmbedder) -> Iterator[tuple[SearchService, Settings]]:
-    root = tmp_path_factory.mktemp("normative")
-    paths = [p for p in write_txt_corpus(SHARED, root) if p.stem in NAMES]
-    for path in root.glob("*.txt"):
-        if path not in paths:
-            path.unlink()
     settings = product_settings(opensearch_url)
     # One primary shard: with the default two, BM25 statistics are per shard, and on four documents which
     # shard each lands in (ids derive from the temporary path) decides the code query in 1 build of 6
     # (measured; docs/relevance.md, its defaults table). The ranking asserted here is the analysis's.
     settings.index.shards = 1
-    report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
-    assert report.counts["indexed"] == len(NAMES), [o.line() for o in report.outcomes]
+    ingest_norms(SHARED, NAMES, tmp_path_factory.mktemp("normative"), settings, client, navec_embedder)
     service_settings = settings.model_copy(deep=True)
     service_settings.search.cache_ttl_s = 0
     yield SearchService(service_settings, client, navec_embedder), settings

@@ -9,14 +9,11 @@ from collections.abc import Iterator
 import pytest
 from opensearchpy import OpenSearch
 
-from evaluation.sample import write_txt_corpus
-from ingest.pipeline import run_ingest
-from ingest.plan import IngestOptions
 from service.caller.principal import Principal
 from service.embedders.navec import NavecEmbedder
 from service.search.service import SearchService
 from tests.support.documents import SHARED, requires_shared
-from tests.support.engine import drop_index_resources, product_settings
+from tests.support.engine import drop_index_resources, ingest_norms, product_settings
 
 pytestmark = [pytest.mark.integration, requires_shared]
 NAME = "Свод правил 468.1325800.2019"  # its п. 10.4 reads «установку проти-⏎вооткольной сетки» (page 44)
@@ -25,13 +22,8 @@ NAME = "Свод правил 468.1325800.2019"  # its п. 10.4 reads «уста
 @pytest.fixture(scope="module")
 def service(tmp_path_factory: pytest.TempPathFactory, opensearch_url: str, client: OpenSearch,
             navec_embedder: NavecEmbedder) -> Iterator[SearchService]:
-    root = tmp_path_factory.mktemp("repair")
-    for path in write_txt_corpus(SHARED, root):
-        if path.stem != NAME:
-            path.unlink()
     settings = product_settings(opensearch_url)
-    report = run_ingest(IngestOptions([root]), settings, client, navec_embedder, quiet=True)
-    assert report.counts["indexed"] == 1, [o.line() for o in report.outcomes]
+    ingest_norms(SHARED, [NAME], tmp_path_factory.mktemp("repair"), settings, client, navec_embedder)
     settings.search.cache_ttl_s = 0
     yield SearchService(settings, client, navec_embedder)
     drop_index_resources(client, settings.index)
