@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import pickle
-import re
 from collections import defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ from typing import Any
 from opensearchpy import OpenSearch
 
 import evaluation.passage_fit as fit
+from evaluation.answers import fold
 from evaluation.capture import Captured
 from evaluation.evaluate import load_phrasings, open_kept_clause_set, phrased_request
 from ingest.parse.text import is_page_mark
@@ -38,18 +38,13 @@ from service.settings import SearchSettings, Settings
 Kinds = dict[str, list[tuple[str, str | None]]]
 
 
-def spaced(text: str) -> str:
-    """Text with its white space folded to single spaces (a passage is shown with other line breaks than its
-    chunk holds)."""
-    return re.sub(r"\s+", " ", text).strip(" …")
-
-
 def kinds_of(client: OpenSearch, alias: str) -> Kinds:
-    """Every chunk's text (white space folded) and section kind, by document id."""
+    """Every chunk's text (``answers.fold``: a passage is shown with other line breaks than its chunk holds) and
+    section kind, by document id."""
     out: Kinds = defaultdict(list)
     for hit in scan(client, index=alias, query={"_source": ["doc_id", "text", "section_kind"]}):
         src = hit["_source"]
-        out[src["doc_id"]].append((spaced(src["text"]), src.get("section_kind")))
+        out[src["doc_id"]].append((fold(src["text"]), src.get("section_kind")))
     return out
 
 
@@ -63,7 +58,7 @@ def first_passage(row: Captured, embedder: Embedder) -> tuple[str, ChunkResult] 
 
 def kind_of(kinds: Kinds, doc_id: str, text: str) -> str | None:
     """The section kind of the chunk of ``doc_id`` that holds ``text`` (its first 80 characters)."""
-    probe = spaced(text)[:80]
+    probe = fold(text.strip(" …"))[:80]
     return next((kind for chunk, kind in kinds.get(doc_id, []) if probe in chunk), None)
 
 
@@ -114,13 +109,14 @@ def main() -> None:
         name, path = item.split("=", 1)
         if args.live:
             asked = list(live_calls(args.live, args.documents, path, embedder))
+            total = len(asked)
             found = [(query_id, f) for query_id, request, doc_id, text in asked
                      if doc_id and (f := not_content(doc_id, text, request, kinds))]
-            print(f"{name:12s} {len(found)} of {len(asked)} first passages not content: {found}", flush=True)
-            continue
-        rows: list[Captured] = pickle.loads(Path(path).read_bytes())
-        found = [(row.query_id, f) for row in rows if (f := furniture(row, kinds, embedder))]
-        print(f"{name:12s} {len(found)} of {len(rows)} first passages not content: {found}", flush=True)
+        else:
+            rows: list[Captured] = pickle.loads(Path(path).read_bytes())
+            total = len(rows)
+            found = [(row.query_id, f) for row in rows if (f := furniture(row, kinds, embedder))]
+        print(f"{name:12s} {len(found)} of {total} first passages not content: {found}", flush=True)
 
 
 if __name__ == "__main__":
