@@ -84,12 +84,13 @@ def next_kind(kind: SectionKind | None, number: str | None, text: str, heading: 
         return kind, number
     opened = clause_number(text)
     named = heading_kind(text, heading)
+    appendix = _APPENDIX_RE.match(text.strip()) is not None
     if named is not None:
-        if named == "abbreviations" and (kind == "annex" or _APPENDIX_RE.match(text.strip())):
+        if named == "abbreviations" and (kind == "annex" or appendix):
             return named, IN_ANNEX
         # a foreword's items are numbered 1, 2, 3 …: their numbers open no section the next clause is inside
         return named, None if named == "foreword" else opened
-    if _APPENDIX_RE.match(text.strip()) and (heading or len(text) <= HEADING_CHARS or number == IN_ANNEX):
+    if appendix and (heading or len(text) <= HEADING_CHARS or number == IN_ANNEX):
         return "annex", None  # after an annex of symbols, the next appendix even run into its first paragraph
     if opened is not None and kind not in (None, "annex") and number != IN_ANNEX and not within(opened, number):
         return None, None
