@@ -62,7 +62,10 @@ def eval_command(
                                                       "(query-time sweeps); implies --keep."),
     as_json: bool = typer.Option(False, "--json"),
 ) -> None:
-    """Relevance of the product on a BEIR-format set: nDCG@10, Recall@5/10, MRR@10, P@5, success@5, latency."""
+    """Relevance of the product on a BEIR-format set: nDCG@10, Recall@5/10, MRR@10, P@5, success@5, latency.
+
+    A call the engine fails (ENGINE_TIMEOUT, ENGINE_BUSY …) counts as a miss and in ``failed_calls``; a run
+    whose every call fails stops with that error's code."""
     if citations is not None:
         citation_eval(ctx.obj, citations, documents, index, as_json)
         return

@@ -37,6 +37,7 @@ from ingest.pipeline import index_prepared
 from service.caller.principal import Principal
 from service.embedders.base import Embedder
 from service.engine.index_admin.apply import apply_all, drop_all
+from service.errors import SearchError
 from service.search.answer.budget import response_size
 from service.search.answer.models import SearchResponse
 from service.search.request.schema import eval_request
@@ -186,9 +187,16 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
     missed: list[tuple[str, SearchResponse]] = []
     overrides: dict[str, Any] = {"search_mode": mode, **({"operator": operator} if operator else {})}
     engine_before, server_before = engine_cpu_ms(service.client), time.process_time()
+    failed: list[str] = []
     for query_id, text in evalset.queries.items():
         began = time.perf_counter()
-        response = service.search(phrased_request(text, evalset.phrasings.get(query_id), **overrides), principal)
+        response = asked(service, phrased_request(text, evalset.phrasings.get(query_id), **overrides), principal,
+                         query_id)
+        if response is None:
+            failed.append(query_id)
+            if query_id in evalset.answers:
+                tally.add([], evalset.answers[query_id], 0)
+            continue
         latencies.append((time.perf_counter() - began) * 1000)
         routes[response.meta.route_used] = routes.get(response.meta.route_used, 0) + 1
         run += [ir_measures.ScoredDoc(query_id, ids[r.id], 10.0 - rank) for rank, r in enumerate(response.results)]
@@ -197,11 +205,16 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
             missed.append((query_id, response))
     calls = max(1, len(evalset.queries))
     cost = {"engine_cpu_ms_per_call": round((engine_cpu_ms(service.client) - engine_before) / calls, 1),
-            "server_cpu_ms_per_call": round((time.process_time() - server_before) * 1000 / calls, 1)}
+            "server_cpu_ms_per_call": round((time.process_time() - server_before) * 1000 / calls, 1),
+            "failed_calls": len(failed)}
+    if failed and len(failed) == len(evalset.queries):
+        raise SearchError(f"every call of the {mode} run failed (the first: {failed[0]})")
     for query_id, response in missed:
-        inside = service.search(phrased_request(evalset.queries[query_id], evalset.phrasings.get(query_id),
-                                                **overrides, **inside_first(response)), principal)
-        tally.second += any(answers(s, evalset.answers[query_id]) for s in shown_passages(inside, ids) if s.rank == 0)
+        inside = asked(service, phrased_request(evalset.queries[query_id], evalset.phrasings.get(query_id),
+                                                **overrides, **inside_first(response)), principal, query_id)
+        cost["failed_calls"] += inside is None
+        tally.second += inside is not None and any(answers(s, evalset.answers[query_id])
+                                                   for s in shown_passages(inside, ids) if s.rank == 0)
     qrels = [ir_measures.Qrel(q, d, s) for q, docs in evalset.qrels.items() for d, s in docs.items()]
     aggregate = ir_measures.calc_aggregate(MEASURES, qrels, run)
     metrics = {MEASURE_NAMES[str(m)]: round(float(v), 4) for m, v in aggregate.items()}
@@ -209,6 +222,17 @@ def run_mode(service: SearchService, evalset: EvalSet, ids: dict[str, str], mode
     return ModeResult(mode, metrics, round(statistics.median(latencies), 1),
                       round(latencies[int(0.95 * (len(latencies) - 1))], 1), routes,
                       (tally.metrics() | cost) if tally.questions else cost)
+
+
+def asked(service: SearchService, request: dict[str, Any], principal: Principal, query_id: str
+          ) -> SearchResponse | None:
+    """A call's answer; None where the engine failed it (a timeout, a busy queue): one such call is a miss the
+    report counts (``failed_calls``), not a lost run."""
+    try:
+        return service.search(request, principal)
+    except SearchError as error:
+        logger.warning("{}: {} ({})", query_id, error.code, error)
+        return None
 
 
 def engine_cpu_ms(client: OpenSearch) -> float:
