@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import pickle
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -33,6 +34,7 @@ from service.embedders.base import Embedder
 from service.embedders.factory import build_embedder
 from service.engine.gateway import build_client
 from service.search.answer.hits import chunks_by_document
+from service.search.answer.models import SearchMeta, SearchResponse
 from service.search.dsl.build import SearchPlan, build_chunks_request, build_document_chunks_request
 from service.search.service import SearchService
 from service.settings import Settings
@@ -56,6 +58,14 @@ class Captured:
     wholes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     #: every document's best chunks by the chunks request (the first's too), with ``--read-whole``
     evidence: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    #: the set's name of each document of the answer (engine doc_id → eval id): a passage of an ``also`` document
+    #: labelled with its clause answers in a replay as in the live call
+    names: dict[str, str] = field(default_factory=dict)
+    #: the alias the call searched: its embedder, with the statistics its ingest recorded, is the one a replay
+    #: must embed the passages' units with (``passage_fit.row_embedder``)
+    alias: str = ""
+    #: the answer's meta as the call sized it (its facets, suggestions …): a replay sizes its answer with it
+    meta: SearchMeta | None = None
 
 
 def open_kept_passage_set(alias: str, corpus: Path, queries: Path, qrels: Path, answers: Path,
@@ -113,6 +123,7 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
                   whole: dict[str, list[dict[str, Any]]] | None = None, naming: frozenset[str] = frozenset(),
                   aside: frozenset[str] = frozenset()) -> Any:
         out[-1].hits, out[-1].chunks, out[-1].whole = hits, chunks, whole or {}
+        out[-1].names = {i: kept.ids[i] for i in (str(h["_source"].get("doc_id")) for h in hits) if i in kept.ids}
         out[-1].settings = {"include_context": include_context, "max_chunks": max_chunks,
                             "passage_chars": passage_chars, "lexical_weight": lexical_weight,
                             "phrases": phrases, "dense_floor": dense_floor, "aside": aside}
@@ -137,7 +148,14 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
             out[-1].evidence = chunks_by_document(kept.service.reads.send(build_chunks_request(plan, every)))
         return found
 
+    sizing: Callable[[SearchResponse, int, int | None], SearchResponse] = getattr(searching, "fit_budget")  # noqa: B009
+
+    def sized(response: SearchResponse, budget_chars: int, answer_chars: int | None = None) -> SearchResponse:
+        out[-1].meta = response.meta.model_copy(deep=True)
+        return sizing(response, budget_chars, answer_chars)
+
     setattr(searching, "map_hits", recording)  # noqa: B010
+    setattr(searching, "fit_budget", sized)  # noqa: B010
     kept.service.searcher.unit_similarity = remembering  # type: ignore[method-assign]
     kept.service.searcher.execute = executing  # type: ignore[method-assign]
     try:
@@ -145,10 +163,12 @@ def capture(kept: KeptClauseSet, phrasings: Path | None, right: dict[str, str] |
             judged = kept.answers[query_id]
             request = phrased_request(text, asked.get(query_id))
             document = judged.document or (right or {}).get(query_id) or ""
-            out.append(Captured(query_id, request, judged, by_eval_id.get(document)))
+            out.append(Captured(query_id, request, judged, by_eval_id.get(document),
+                                alias=kept.service.settings.index.alias))
             kept.service.search(request, Principal.of("eval", []))
     finally:
         setattr(searching, "map_hits", original)  # noqa: B010
+        setattr(searching, "fit_budget", sizing)  # noqa: B010
     return out
 
 

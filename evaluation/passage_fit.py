@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import functools
 import hashlib
 import pickle
 from collections.abc import Callable, Sequence
@@ -27,7 +28,7 @@ import numpy as np
 
 from evaluation.answers import AnswerTally, Judged, contains_answer
 from evaluation.capture import Captured
-from evaluation.evaluate import shown_passages
+from evaluation.evaluate import eval_settings, shown_passages
 from service.embedders.base import Embedder
 from service.search.answer.budget import fit_budget
 from service.search.answer.map import chunk_contexts, document_signals, document_windows, map_hits
@@ -52,6 +53,26 @@ class Group:
     labels: np.ndarray
 
 
+@functools.cache
+def index_embedder(alias: str) -> Embedder:
+    """The embedder the service searches ``alias`` with: the configured one with the statistics the index's ingest
+    recorded (navec's word weights), as ``EmbedderResolver`` gives it to a call."""
+    from service.embedders.factory import build_embedder
+    from service.engine.gateway import build_client
+    from service.search.vectors import EmbedderResolver
+    from service.settings import Settings
+
+    settings = eval_settings(Settings(), alias)
+    return EmbedderResolver(build_client(settings), settings, build_embedder(settings.embedder)).current()[1]
+
+
+def row_embedder(row: Captured, embedder: Embedder) -> Embedder:
+    """The embedder a captured call's units are embedded with in a replay: its index's (a replay with another
+    one's statistics chooses other passages than the call did); ``embedder`` for a capture that kept no alias."""
+    alias = getattr(row, "alias", "")
+    return index_embedder(alias) if alias else embedder
+
+
 def similarity_for(embedder: Embedder, vector: list[float] | None) -> Similarity | None:
     """The unit similarity the service builds for a static embedder and this query vector."""
     if vector is None:
@@ -65,12 +86,19 @@ def fold_of(query_id: str, folds: int) -> int:
     return int(hashlib.sha1(query_id.encode()).hexdigest(), 16) % folds
 
 
+def folding(sets: dict[str, list[Captured]], by_document: set[str], folds: int) -> Callable[[Any], int]:
+    """The fold of a row or group: by its question, or by its judged document in the sets ``by_document`` names
+    (questions the archive writes itself: a document's are never both fitted and reported on)."""
+    documents = {row.query_id: str(row.judged.document) for name in by_document for row in sets.get(name, [])}
+    return lambda item: fold_of(documents.get(item.query_id, item.query_id), folds)
+
+
 def groups_of(set_name: str, row: Captured, embedder: Embedder) -> list[Group]:
     """The labelled windows of every document of a call that holds an answering window."""
     s = row.settings
     phrases = tuple(s["phrases"])
     candidates, weights, lexical, cosines = document_signals(row.hits, s["lexical_weight"],
-                                                             similarity_for(embedder, row.vector),
+                                                             similarity_for(row_embedder(row, embedder), row.vector),
                                                              s["dense_floor"], row.chunks, whole_of(row),
                                                              naming_of(row), aside_of(row))
     out = []
@@ -88,6 +116,12 @@ def groups_of(set_name: str, row: Captured, embedder: Embedder) -> list[Group]:
         if any(labels):
             out.append(Group(set_name, row.query_id, np.asarray(rows, dtype=float), np.asarray(labels, dtype=bool)))
     return out
+
+
+def names_of(row: Captured) -> dict[str, str]:
+    """The set's names of the call's documents (a capture made before they were kept: the judged one's alone)."""
+    names: dict[str, str] = getattr(row, "names", None) or {}
+    return names or ({row.right: row.judged.document} if row.right and row.judged.document else {})
 
 
 def whole_of(row: Captured) -> dict[str, list[dict[str, Any]]]:
@@ -156,9 +190,10 @@ def replayed_response(row: Captured, embedder: Embedder, model: Model | None) ->
     s = row.settings
     search = SearchSettings()
     results = map_hits(row.hits, s["include_context"], s["max_chunks"], s["passage_chars"], s["lexical_weight"],
-                       similarity_for(embedder, row.vector), s["phrases"], s["dense_floor"],
+                       similarity_for(row_embedder(row, embedder), row.vector), s["phrases"], s["dense_floor"],
                        row.chunks, model, whole_of(row), naming_of(row), aside_of(row))
-    return fit_budget(SearchResponse(results=results, meta=SearchMeta(
+    meta = getattr(row, "meta", None)  # the call's own (a capture made before they were kept: a bare one)
+    return fit_budget(SearchResponse(results=results, meta=meta.model_copy(deep=True) if meta else SearchMeta(
         query=str(row.request["query"]), total_results=len(results), route_used="hybrid", timings=Timings(),
         facets=Facets(), suggestions=Suggestions(),
         pagination=Pagination(page=1, limit=10, total_pages=1, has_more=False))),
@@ -170,7 +205,7 @@ def answered(rows: Sequence[Captured], embedder: Embedder, model: Model | None) 
     tally = AnswerTally()
     for row in rows:
         response = replayed_response(row, embedder, model)
-        shown = shown_passages(response, {row.right: row.judged.document} if row.right and row.judged.document else {})
+        shown = shown_passages(response, names_of(row))
         tally.add([dataclasses.replace(s, text=cells_as_line(s.text)) for s in shown], row.judged, 0)
     return tally.metrics()
 
@@ -182,6 +217,7 @@ def main() -> None:
     parser.add_argument("--l2", type=float, default=0.01)
     parser.add_argument("--drop", default="", help="comma-separated features left out (ablation)")
     parser.add_argument("--report-only", default="", help="comma-separated sets measured but not fitted on")
+    parser.add_argument("--by-document", default="", help="comma-separated sets whose folds split by document")
     args = parser.parse_args()
     from service.embedders.factory import build_embedder
     from service.settings import Settings
@@ -192,14 +228,15 @@ def main() -> None:
     sets = {name: [row for path in paths.split("+") for row in pickle.loads(Path(path).read_bytes())]
             for name, paths in (item.split("=", 1) for item in args.captures)}
     unfitted = set(args.report_only.split(",")) - {""}
+    fold_of_item = folding(sets, set(args.by_document.split(",")) - {""}, args.folds)
     groups = [g for name, rows in sets.items() if name not in unfitted for row in rows
               for g in groups_of(name, row, embedder)]
     print(f"{len(groups)} documents with an answering window, {sum(len(g.labels) for g in groups)} windows")
     held: dict[str, list[tuple[list[Captured], Model]]] = {name: [] for name in sets}
     for fold in range(args.folds):
-        weights = fit_model([g for g in groups if fold_of(g.query_id, args.folds) != fold], args.l2, drop)
+        weights = fit_model([g for g in groups if fold_of_item(g) != fold], args.l2, drop)
         for name, rows in sets.items():
-            held[name].append(([r for r in rows if fold_of(r.query_id, args.folds) == fold], weights))
+            held[name].append(([r for r in rows if fold_of_item(r) == fold], weights))
     print(f"{'set':16s} {'shipped (in-sample) a@1 a@5 cited':>34s} | {'fitted, held-out folds':>24s}")
     for name, rows in sets.items():
         before = answered(rows, embedder, None)
