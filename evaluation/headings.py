@@ -37,6 +37,13 @@ def document_texts(chunks: Iterable[dict[str, Any]]) -> dict[str, str]:
     return {name: "\n".join(text for _, text in sorted(items)) for name, items in parts.items()}
 
 
+def indexed_texts(alias: str) -> dict[str, str]:
+    """The text of every document of ``alias`` as the ingest made it (its content chunks, in order)."""
+    content = {"bool": {"must_not": {"exists": {"field": "role"}}}}
+    return document_texts(hit["_source"] for hit in scan(build_client(Settings()), index=alias, query={
+        "_source": ["file_name", "chunk_index", "text"], "query": content}))
+
+
 def heading_questions(name: str, text: str) -> Iterator[dict[str, Any]]:
     """A document's headings with the first sentences of the clauses under them."""
     lines = [line.strip() for line in text.split("\n")]
@@ -69,11 +76,7 @@ def main() -> None:
     parser.add_argument("--per-document", type=int, default=6)
     parser.add_argument("--seed", type=int, default=7)
     args = parser.parse_args()
-    settings = Settings()
-    content = {"bool": {"must_not": {"exists": {"field": "role"}}}}
-    chunks = (hit["_source"] for hit in scan(build_client(settings), index=args.alias, query={
-        "_source": ["file_name", "chunk_index", "text"], "query": content}))
-    texts = document_texts(chunks)
+    texts = indexed_texts(args.alias)
     rng = random.Random(args.seed)
     found = {name: list(heading_questions(name, texts[name])) for name in sorted(texts)}
     # a heading many norms share («Общие положения», «Область применения») names no section of one of them

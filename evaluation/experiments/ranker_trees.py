@@ -26,7 +26,7 @@ import numpy as np
 
 import service.search.answer.map as mapping
 from evaluation.capture import Captured
-from evaluation.passage_fit import Group, answered, fold_of, groups_of
+from evaluation.passage_fit import Group, answered, folding, groups_of
 from service.search.answer.passages import has_value
 from service.search.answer.ranker import FEATURES, ChunkContext, Model, non_overlapping
 
@@ -80,11 +80,6 @@ def trees_choose(booster: Any) -> Iterator[None]:
         mapping.best_window, mapping.best_windows = shipped
 
 
-def document_fold(row_or_group: Any, folds: int, documents: dict[str, str]) -> int:
-    """A heading question's fold by its document (``documents``: query id → document)."""
-    return fold_of(documents.get(row_or_group.query_id, row_or_group.query_id), folds)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("captures", nargs="+", help="name=path of a capture (name=a.pkl+b.pkl: one set)")
@@ -100,12 +95,7 @@ def main() -> None:
     embedder = build_embedder(Settings().embedder)
     sets = {name: [row for path in paths.split("+") for row in pickle.loads(Path(path).read_bytes())]
             for name, paths in (item.split("=", 1) for item in args.captures)}
-    by_document = set(args.by_document.split(",")) - {""}
-    documents = {row.query_id: str(row.judged.document) for name in by_document for row in sets.get(name, [])}
-
-    def fold(item: Any) -> int:
-        return document_fold(item, args.folds, documents) if item.query_id in documents else fold_of(
-            item.query_id, args.folds)
+    fold = folding(sets, set(args.by_document.split(",")) - {""}, args.folds)
 
     unfitted = set(args.report_only.split(",")) - {""}
     groups = [g for name, rows in sets.items() if name not in unfitted for row in rows
