@@ -1,5 +1,6 @@
 """A chunk's section kind: what part of a norm it is — requirements (no kind), scope, terms, normative references,
-foreword, abbreviations, a correction or amendment sheet, bibliography, an annex, a table. Pure functions.
+foreword, abbreviations, a correction or amendment sheet, bibliography, an annex, an annex of worked examples, a
+table. Pure functions.
 
 A kind is set by the heading that opens its section («2 Нормативные ссылки», «Предисловие», «Поправка к ГОСТ …»)
 and holds until a numbered clause outside that heading's section, an appendix, or a heading of another kind.
@@ -16,7 +17,7 @@ from service.search.dsl.sections import SectionKind
 #: what a heading names (after its number), first match wins
 _HEADING_PATTERNS: tuple[tuple[SectionKind, str], ...] = (
     ("correction", r"^поправка\s+к\b|^поправки\s+к\b"),
-    ("amendment", r"^изменени[ея]\s*(№|n)\s*\d+\s+к\b"),
+    ("amendment", r"^изменени[ея]\s*(№|n)\s*\d+\s+(к\b|(гост|сп|cп|снип)\s)"),
     ("foreword", r"^(предисловие|введение\s*$|сведения\s+о\s+(стандарте|своде\s+правил|документе))"),
     ("scope", r"^область\s+применения\b"),
     ("references", r"^нормативные\s+ссылки\b|^ссылочные\s+нормативн"),
@@ -24,6 +25,8 @@ _HEADING_PATTERNS: tuple[tuple[SectionKind, str], ...] = (
     ("abbreviations", r"^(обозначения\s+и\s+сокращения|сокращения|условные\s+обозначения\s+и\s+сокращения|"
                       r"перечень\s+сокращений|(основные\s+)?(условные\s+)?буквенные\s+обозначения)\b"),
     ("bibliography", r"^библиография\b|^список\s+(использованной\s+)?литературы\b"),
+    #: an annex's title only (``next_kind``): «Пример условного обозначения …» in a clause is a requirement's
+    ("example", r"^примеры?\s"),
 )
 _HEADINGS = tuple((kind, re.compile(pattern, re.IGNORECASE)) for kind, pattern in _HEADING_PATTERNS)
 #: a foreword's numbered items, in capitals as standards print them («4 ВВЕДЕН ВПЕРВЫЕ», «2 ВНЕСЕН Техническим …»)
@@ -37,6 +40,9 @@ _APPENDIX_RE = re.compile(r"^(приложение|appendix)\s+[А-ЯЁA-Z0-9]",
 #: what leads an annex's title: «Приложение А (справочное)», or the status alone on a line of its own
 _ANNEX_LEAD_RE = re.compile(r"^(?:(?:приложение|appendix)\s+[А-ЯЁA-Z0-9]{1,2}\b\.?\s*)?"
                             r"(?:\((?:обязательное|справочное|рекомендуемое|информационное)\)\s*)?", re.IGNORECASE)
+#: a standard's colophon, after its last annex («УДК 691.32:620.17:006.354 МКС 91.100.30 Ключевые слова …»): what
+#: follows it (an amendment sheet restating clauses) is no annex's
+_COLOPHON_RE = re.compile(r"^(УДК|МКС)\s+\d")
 #: the section number of an annex of symbols: only another appendix or kind heading ends it (a list of symbols has
 #: no clauses; the numbers in it are formulas' or an OCR'd page number's)
 IN_ANNEX = "annex"
@@ -79,14 +85,20 @@ def next_kind(kind: SectionKind | None, number: str | None, text: str, heading: 
     sets them, an appendix opens an annex, a numbered block outside that heading's section returns to
     requirements. A foreword's numbered items («4 ВВЕДЕН ВПЕРВЫЕ») stay in the foreword, a contents listing's
     lines («5 Требования … 12») in the contents; an annex of symbols («Приложение А Основные буквенные
-    обозначения») holds to the next appendix or kind heading, whatever its lines are numbered."""
+    обозначения») or of worked examples («Приложение Ж Пример расчета …») holds to the next appendix, kind
+    heading or a standard's colophon («УДК …»), whatever its lines are numbered."""
     if kind == "contents" and "…" in text:
         return kind, number
     opened = clause_number(text)
     named = heading_kind(text, heading)
     appendix = _APPENDIX_RE.match(text.strip()) is not None
+    if number == IN_ANNEX and _COLOPHON_RE.match(text.strip()):
+        return None, None
+    in_annex = kind == "annex" or appendix
+    if named == "example" and not in_annex:
+        named = None  # an example in a clause's own text is that clause's
     if named is not None:
-        if named == "abbreviations" and (kind == "annex" or appendix):
+        if named in ("abbreviations", "example") and in_annex:
             return named, IN_ANNEX
         # a foreword's items are numbered 1, 2, 3 …: their numbers open no section the next clause is inside
         return named, None if named == "foreword" else opened

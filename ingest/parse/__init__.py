@@ -19,7 +19,7 @@ from service.search.request.contract import FILE_TYPES
 
 SUPPORTED_TYPES = set(FILE_TYPES)
 #: bumped whenever parsing, repair or chunking changes what a file becomes (part of every file's fingerprint)
-PARSER_VERSION = 26
+PARSER_VERSION = 27
 PLAIN_TYPES = {"txt"}
 UNSTRUCTURED_TYPES = SUPPORTED_TYPES - {"pdf"} - PLAIN_TYPES
 

@@ -1,6 +1,7 @@
 """The section kinds a chunk is tagged with at ingest (``ingest.sections``), and which of them a query weighs down:
 front matter — a foreword, contents, normative references, abbreviations, a correction sheet, bibliography — and
-the terms and definitions are shown first only when the question asks for them. Pure functions.
+the terms and definitions, an annex of worked examples (its values are an example's, not a requirement's) are shown
+first only when the question asks for them. Pure functions.
 """
 
 from __future__ import annotations
@@ -9,13 +10,13 @@ import re
 from typing import Literal
 
 SectionKind = Literal["scope", "terms", "references", "foreword", "contents", "abbreviations", "correction",
-                      "amendment", "bibliography", "annex", "table"]
+                      "amendment", "bibliography", "annex", "example", "table"]
 
 #: kinds that are not a norm's requirements: shown first only when the question asks for them (the scope names
 #: every subject of its norm: «распространяется на проектирование … тоннелей» answers no question of a tunnel; a
 #: term's definition names its subject: «высотный стеллажный склад: складское помещение …» states no requirement)
 ASIDE: frozenset[str] = frozenset({"scope", "foreword", "contents", "references", "abbreviations", "correction",
-                                   "bibliography", "terms"})
+                                   "bibliography", "terms", "example"})
 
 #: what a question says when it asks for a front-matter section itself
 _ASKS: dict[str, re.Pattern[str]] = {kind: re.compile(pattern, re.IGNORECASE) for kind, pattern in (
@@ -27,6 +28,7 @@ _ASKS: dict[str, re.Pattern[str]] = {kind: re.compile(pattern, re.IGNORECASE) fo
     ("correction", r"поправк|опечатк"),
     ("bibliography", r"библиограф|литератур"),
     ("terms", r"термин|определени|понят|что\s+(такое|означает|понимается)|называ"),
+    ("example", r"пример"),
 )}
 
 

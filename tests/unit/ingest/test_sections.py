@@ -62,6 +62,35 @@ def test_an_annex_of_symbols_run_into_its_list_is_abbreviations_not_requirements
     assert next_kind("abbreviations", "4", "5.1 Ригели следует проектировать", False) == (None, None)
 
 
+def test_an_annex_of_worked_examples_is_an_example_to_the_next_appendix() -> None:
+    block = ("Приложение Ж (справочное) Пример расчета реверсивной системы струйной вентиляции Ж.1 Исходные данные: "
+             "автостоянка высотой 3 м, площадь 2400 м2 " + "слово " * 30)
+    kind, number = next_kind("annex", None, block, False)
+    assert kind == "example"
+    # its steps are numbered and state values: the kind holds through them, to the next appendix
+    assert next_kind(kind, number, "2 Температура газов 400 °С, время работы не менее 2 ч", False) == (kind, number)
+    assert next_kind(kind, number, "Приложение И (обязательное) Методика испытаний", True) == ("annex", None)
+    # the title on a line of its own after «Приложение Ж (справочное)»
+    assert next_kind("annex", None, "Примеры конструктивных решений", True)[0] == "example"
+
+
+def test_a_colophon_or_an_amendment_sheet_after_an_annex_of_examples_ends_it() -> None:
+    # ГОСТ 25192-2012: the sheet of its Change № 1 follows the annex of examples, and restates clause 2.11
+    kind, number = next_kind("annex", None, "Примеры уточняющих наименований типов (видов) бетонов", True)
+    assert next_kind(kind, number, "УДК 691.32:620.17:006.354 МКС 91.100.30 Ключевые слова: бетоны", False) == \
+        (None, None)  # the colophon after its last annex ends it, and what follows is no example's
+    sheet = "Изменение № 1 ГОСТ 25192— 2012 Бетоны. Классификация и общие технические требования"
+    kind, number = next_kind(kind, number, sheet, False)
+    assert kind == "amendment"
+    assert next_kind(kind, number, "2.11 По морозостойкости бетоны подразделяют на бетоны:", False) == (None, None)
+    assert next_kind(None, None, "Изменение № 3 к СП 118.13330.2022 «СНиП 31-06-2009»", True)[0] == "amendment"
+
+
+def test_an_example_in_a_clauses_own_text_is_that_clauses() -> None:
+    assert next_kind(None, "5.2", "Пример условного обозначения кирпича: КР-р-по 250x120x65", True) == (None, "5.2")
+    assert next_kind("references", "2", "Пример — ГОСТ 530-2012", True) == ("references", "2")
+
+
 def test_a_foreword_item_number_holds_no_section() -> None:
     kind, number = next_kind("foreword", None, "1 ИСПОЛНИТЕЛИ - ЗАО «ИСЗС-Консалт»", False)
     assert (kind, number) == ("foreword", None)
@@ -115,3 +144,5 @@ def test_a_query_asking_for_front_matter_keeps_it() -> None:
     assert "terms" in aside_for(["расстояние между оросителями в высотном стеллажном складе"])
     assert "terms" not in aside_for(["что такое высотный стеллажный склад"])
     assert "terms" not in aside_for(["определение термина «эвакуационный выход»"])
+    assert "example" in aside_for(["время работы струйных вентиляторов при пожаре"])
+    assert "example" not in aside_for(["пример расчета струйной вентиляции автостоянки"])
