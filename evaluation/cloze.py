@@ -12,15 +12,12 @@ Read from what the product indexed (``headings.indexed_texts``), written as a cl
 
 from __future__ import annotations
 
-import argparse
-import json
 import random
 import re
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
-from evaluation.headings import QUOTE_CHARS, indexed_texts
+from evaluation.headings import QUOTE_CHARS, indexed_texts, question_arguments, write_questions
 from service.search.answer.passages import has_value
 
 #: a numbered clause (two levels or more) opening a line: «5.3.2 Ширина …»
@@ -54,22 +51,14 @@ def cloze_questions(name: str, text: str) -> Iterator[dict[str, Any]]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--alias", required=True)
-    parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--per-document", type=int, default=6)
-    parser.add_argument("--seed", type=int, default=7)
-    args = parser.parse_args()
+    args = question_arguments(__doc__.splitlines()[0])
     texts = indexed_texts(args.alias)
     rng = random.Random(args.seed)
     rows = []
     for name in sorted(texts):
         found = list(cloze_questions(name, texts[name]))
         rows += rng.sample(found, min(args.per_document, len(found)))
-    with args.out.open("w", encoding="utf-8") as handle:
-        for n, row in enumerate(rows):
-            handle.write(json.dumps({"id": f"z{n:05d}", **row}, ensure_ascii=False) + "\n")
-    print(f"{len(rows)} cloze questions of {len({r['doc'] for r in rows})} documents → {args.out}")
+    write_questions(rows, args.out, "z", "cloze")
 
 
 if __name__ == "__main__":

@@ -69,13 +69,27 @@ def heading_questions(name: str, text: str) -> Iterator[dict[str, Any]]:
                    "answers": quotes}
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def question_arguments(description: str) -> argparse.Namespace:
+    """The options of a writer of questions the archive writes itself: the alias read, the file written, the most
+    questions a document, the sample's seed."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--alias", required=True)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--per-document", type=int, default=6)
     parser.add_argument("--seed", type=int, default=7)
-    args = parser.parse_args()
+    return parser.parse_args()
+
+
+def write_questions(rows: list[dict[str, Any]], out: Path, prefix: str, kind: str) -> None:
+    """``rows`` as a clause set (JSONL, ids ``prefix`` + their number), and a line saying how many."""
+    with out.open("w", encoding="utf-8") as handle:
+        for n, row in enumerate(rows):
+            handle.write(json.dumps({"id": f"{prefix}{n:05d}", **row}, ensure_ascii=False) + "\n")
+    print(f"{len(rows)} {kind} questions of {len({r['doc'] for r in rows})} documents → {out}")
+
+
+def main() -> None:
+    args = question_arguments(__doc__.splitlines()[0])
     texts = indexed_texts(args.alias)
     rng = random.Random(args.seed)
     found = {name: list(heading_questions(name, texts[name])) for name in sorted(texts)}
@@ -88,10 +102,7 @@ def main() -> None:
     for questions in found.values():
         own = [q for q in questions if len(shared[q["query"].lower()]) <= 2]
         rows += rng.sample(own, min(args.per_document, len(own)))
-    with args.out.open("w", encoding="utf-8") as handle:
-        for n, row in enumerate(rows):
-            handle.write(json.dumps({"id": f"h{n:05d}", **row}, ensure_ascii=False) + "\n")
-    print(f"{len(rows)} heading questions of {len({r['doc'] for r in rows})} documents → {args.out}")
+    write_questions(rows, args.out, "h", "heading")
 
 
 if __name__ == "__main__":
